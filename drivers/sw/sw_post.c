@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Software CQ device: write an entry, make it visible, fire an armed CQ. */
+
+#include <errno.h>
+
+#include "sw_private.h"
+
+int
+cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
+{
+	struct cqpoll_sw_cq *q;
+	struct cqpoll_sw_slot *s;
+	uint32_t pi;
+	int r = 0;
+
+	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops)
+		return -EINVAL;
+	q = cqpoll_cq_priv(cq);
+	pi = q->pi;
+	if (pi - q->ci_cache > q->mask) {
+		q->ci_cache = __atomic_load_n(&q->ci_db, __ATOMIC_ACQUIRE);
+		/* Full: refuse rather than overwrite an entry not yet read. */
+		if (pi - q->ci_cache > q->mask)
+			return -ENOSPC;
+	}
+	s = &q->ring[pi & q->mask];
+	s->comp = *comp;
+	if (cqpoll_sw_chance(&q->device_rng, q->faults.visibility_delay_pct))
+		cqpoll_sw_spin_ns(cqpoll_sw_rand(&q->device_rng) %
+				  (q->faults.visibility_delay_ns + 1ull));
+	s->comp.timestamp = cqpoll_sw_now_ns();
+	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP;
+	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
+	q->pi = ++pi;
+	__atomic_store_n(&q->pi_vis, pi, __ATOMIC_RELEASE);
+	/*
+	 * Entry visible, then look at the arm: the arm stores armed, then looks
+	 * at the entries. With a full fence on both sides, one of the two sees
+	 * the other, so an entry racing an arm is either polled or fires.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&q->armed, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_exchange_n(&q->armed, 0, __ATOMIC_ACQ_REL) != 0)
+		r = cqpoll_sw_raise(q, &q->device_rng, pi);
+	else if (cqpoll_sw_chance(&q->device_rng, q->faults.spurious_event_pct))
+		r = cqpoll_sw_signal(q, &q->device_rng);
+	/* After the raise: the oracle never sees an entry whose raise is pending. */
+	__atomic_store_n(&q->posted, pi, __ATOMIC_RELEASE);
+	return r;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_SW_PRIVATE_H
+#define CQPOLL_SW_PRIVATE_H
+
+/*
+ * Software CQ internals. Two threads share this: the consumer (poll, arm,
+ * events) and the device (cqpoll_sw_post()). Every field says who writes it;
+ * fields both threads touch are accessed with __atomic builtins only.
+ *
+ * Ring indices are free-running 32-bit counters; the size is a power of two
+ * no larger than 2^24, so index & mask is the slot and (index >> log2) & 1 is
+ * the phase the owner bit must carry in the current lap.
+ */
+
+#include <stdint.h>
+
+#include "cqpoll_driver.h"
+#include "cqpoll_sw.h"
+
+struct cqpoll_sw_slot {
+	struct cqpoll_completion comp;
+	uint32_t owner; /* phase of the lap that wrote comp; release-stored last */
+};
+
+struct cqpoll_sw_cq {
+	/* Set at creation, read-only afterwards. */
+	struct cqpoll_sw_slot *ring;
+	uint32_t mask;
+	uint32_t log2_size;
+	enum cqpoll_arm_semantics arm;
+	struct cqpoll_sw_faults faults;
+	int efd;   /* eventfd: immediate events */
+	int tfd;   /* timerfd: delayed events, -1 without event_delay_us */
+	int epfd;  /* epoll over efd and tfd, -1 without event_delay_us */
+
+	/* Consumer thread only. */
+	uint32_t ci;
+	uint64_t consumer_rng;
+	void (*hook[CQPOLL_SW_HOOK_COUNT])(void *arg);
+	void *hook_arg[CQPOLL_SW_HOOK_COUNT];
+
+	/* Device thread only. */
+	uint32_t pi;
+	uint32_t ci_cache;
+	uint64_t device_rng;
+
+	/* Shared. */
+	uint32_t ci_db;     /* consumer index record, written once per burst */
+	uint32_t pi_vis;    /* entries made visible: the device's producer index */
+	uint32_t armed;     /* 1 while an arm waits to fire; a raise clears it */
+	uint32_t covered;   /* entries below this are covered by a raised event */
+	uint32_t posted;    /* entries whose post finished (the oracle's frontier) */
+};
+
+/* The sw driver's table, to recognise its own handles. */
+extern const struct cqpoll_driver_ops cqpoll_sw_ops;
+
+int cqpoll_sw_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
+int cqpoll_sw_arm(void *priv);
+int cqpoll_sw_event_fd(void *priv);
+int cqpoll_sw_event_get(void *priv);
+int cqpoll_sw_stranded(void *priv);
+int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng, uint32_t cover);
+int cqpoll_sw_signal(struct cqpoll_sw_cq *q, uint64_t *rng);
+
+/* Fault helpers: a fixed-seed generator per thread, and calibrated spins. */
+static inline uint64_t
+cqpoll_sw_rand(uint64_t *s)
+{
+	/* xorshift64*: cheap, and good enough to place delays. */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static inline int
+cqpoll_sw_chance(uint64_t *rng, uint32_t pct)
+{
+	return pct != 0 && cqpoll_sw_rand(rng) % 100 < pct;
+}
+
+void cqpoll_sw_spin_ns(uint64_t ns);
+uint64_t cqpoll_sw_now_ns(void);
+
+/* Bump an index that both threads may advance, never moving it back. */
+static inline void
+cqpoll_sw_advance(uint32_t *idx, uint32_t to)
+{
+	uint32_t cur = __atomic_load_n(idx, __ATOMIC_ACQUIRE);
+
+	while ((int32_t)(to - cur) > 0 &&
+	       !__atomic_compare_exchange_n(idx, &cur, to, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+}
+
+#endif /* CQPOLL_SW_PRIVATE_H */

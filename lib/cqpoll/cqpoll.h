@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_H
+#define CQPOLL_H
+
+/**
+ * @file
+ * cqpoll: poll RDMA completion queues from run-to-completion threads, and fall
+ * asleep on a completion event when traffic stops, without losing a wake-up.
+ *
+ * The life of a consumer thread:
+ * @code
+ * for (;;) {
+ *	n = cqpoll_poll_burst(cq, c, 32);        // busy phase
+ *	...
+ *	n = cqpoll_poll_and_arm(cq, c, 32);      // going to sleep
+ *	if (n > 0) { process(c, n); continue; }
+ *	if (n == 0) cqpoll_cq_wait(cq, timeout); // armed: safe to sleep
+ * }
+ * @endcode
+ *
+ * cqpoll_poll_and_arm() returns 0 only when the CQ is armed and an event is
+ * certain once the CQ is non-empty; cqpoll_cq_wait() refuses to sleep on a CQ
+ * that is not in that state. See doc/guides/contract.md.
+ *
+ * Drivers create CQ handles (e.g. cqpoll_sw_cq_create() in cqpoll_sw.h); this
+ * header holds what every CQ supports, whatever its driver.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cqpoll_completion.h"
+#include "cqpoll_stats.h"
+#include "cqpoll_fp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * What a driver's arm guarantees, which decides how cqpoll_poll_and_arm()
+ * closes the race between the last empty poll and the arm.
+ */
+enum cqpoll_arm_semantics {
+	/**
+	 * The arm carries the consumer index and fires at once if entries at or
+	 * past it already exist (mlx5 hardware). Poll until empty, then arm.
+	 */
+	CQPOLL_ARM_LEVEL = 0,
+	/**
+	 * The arm fires only for entries written after it (the portable verbs
+	 * contract). Poll until empty, arm, then poll again.
+	 */
+	CQPOLL_ARM_EDGE,
+	/**
+	 * The arm reports whether entries may have been missed (kernel verbs'
+	 * IB_CQ_REPORT_MISSED_EVENTS); after such a report the CQ is not assumed
+	 * armed. Poll until empty, arm, and poll again while it reports.
+	 */
+	CQPOLL_ARM_REPORT_MISSED,
+};
+
+/** Static facts about a CQ. */
+struct cqpoll_cq_info {
+	const char *driver;                    /**< Driver name, e.g. "sw". */
+	enum cqpoll_arm_semantics arm;         /**< What the driver's arm guarantees. */
+	uint32_t size;                         /**< Entries the CQ holds. */
+	uint32_t event_ack_batch;              /**< Events acknowledged per driver call. */
+};
+
+/**
+ * Name of an arm semantics: "level", "edge" or "report-missed".
+ *
+ * @return
+ *   A static string; "unknown" for a value out of range.
+ *
+ * Thread safety: safe from any thread.
+ */
+const char *cqpoll_arm_semantics_name(enum cqpoll_arm_semantics arm);
+
+/**
+ * Parse an arm semantics name as printed by cqpoll_arm_semantics_name().
+ *
+ * @param name
+ *   "level", "edge" or "report-missed".
+ * @param[out] arm
+ *   Where to store the value.
+ * @return
+ *   0 on success, -EINVAL for NULL arguments or an unknown name.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_arm_semantics_parse(const char *name, enum cqpoll_arm_semantics *arm);
+
+/**
+ * Describe a CQ.
+ *
+ * @return
+ *   0 on success, -EINVAL if @p cq or @p info is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+int cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info);
+
+/**
+ * Destroy a CQ: acknowledge every event consumed and not yet acknowledged, then
+ * release the driver's resources. Completions still in the CQ are dropped.
+ *
+ * @param cq
+ *   The CQ; NULL is ignored.
+ *
+ * Thread safety: no other call may use @p cq during or after this one.
+ */
+void cqpoll_cq_destroy(struct cqpoll_cq *cq);
+
+/**
+ * Poll, and arm the CQ when it is empty: the only safe way into sleep.
+ *
+ * Reads completions like cqpoll_poll_burst(). When it finds none, it arms the
+ * CQ as the driver's arm semantics require (for edge and report-missed, it
+ * polls again after the arm) and returns 0 only once the CQ is armed and an
+ * event is certain when the CQ becomes non-empty. Call it in a loop,
+ * processing what it returns, until it returns 0; then cqpoll_cq_wait() may
+ * sleep. An arm stays in force until cqpoll_cq_event_get() consumes its event,
+ * so repeated calls do not ring the device again.
+ *
+ * @param cq
+ *   The CQ.
+ * @param comps
+ *   Array of at least @p n records to fill.
+ * @param n
+ *   Maximum number of completions to return, > 0.
+ * @return
+ *   - > 0: completions read; the CQ may or may not be armed; call again.
+ *   - 0: the CQ is empty and armed; an event will come for any new entry.
+ *   - -EINVAL: @p cq or @p comps is NULL, or @p n is 0.
+ *   - other < 0: -errno from the driver's poll or arm.
+ *
+ * Thread safety: consumer thread only (see cqpoll_poll_burst()).
+ */
+int cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
+			unsigned int n);
+
+/**
+ * Whether the CQ is armed: cqpoll_poll_and_arm() returned 0 and no event has
+ * been consumed since.
+ *
+ * @return
+ *   true if armed; false if not, or if @p cq is NULL.
+ *
+ * Thread safety: consumer thread only.
+ */
+bool cqpoll_cq_is_armed(const struct cqpoll_cq *cq);
+
+/**
+ * File descriptor that becomes readable when the CQ has a pending event.
+ *
+ * Use it to wait on many CQs and other sources with poll(2), epoll(7) or
+ * rte_epoll_wait(); never read it directly: consume events with
+ * cqpoll_cq_event_get(). CQs sharing a completion channel share the fd.
+ *
+ * @return
+ *   The fd (owned by the CQ, closed by cqpoll_cq_destroy()), or -EINVAL if
+ *   @p cq is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+int cqpoll_cq_event_fd(const struct cqpoll_cq *cq);
+
+/**
+ * Consume pending events without blocking.
+ *
+ * Each consumed event disarms the CQ (call cqpoll_poll_and_arm() before the
+ * next sleep). Events are acknowledged to the driver in batches of
+ * cqpoll_cq_info::event_ack_batch.
+ *
+ * @return
+ *   - > 0: number of events consumed.
+ *   - 0: no event was pending.
+ *   - -EINVAL: @p cq is NULL.
+ *   - other < 0: -errno from the driver.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_cq_event_get(struct cqpoll_cq *cq);
+
+/**
+ * Acknowledge to the driver every event consumed and not yet acknowledged.
+ *
+ * Not needed for correctness: cqpoll_cq_event_get() acknowledges in batches and
+ * cqpoll_cq_destroy() acknowledges the rest. Useful before handing the driver's
+ * objects to other code.
+ *
+ * @return
+ *   0 on success, -EINVAL if @p cq is NULL, other -errno from the driver.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
+
+/**
+ * Sleep until the CQ raises an event or @p timeout_ms passes, then consume
+ * the event.
+ *
+ * Sleeping is refused unless the CQ is armed, so a caller cannot sleep
+ * through a completion that already arrived. Every sleep is bounded: the
+ * timeout is the safety net that turns a lost wake-up into a delay, and it is
+ * counted in cqpoll_cq_stats::wait_timeouts.
+ *
+ * @param cq
+ *   The CQ.
+ * @param timeout_ms
+ *   Safety-net timeout, 1 .. 3600000 ms.
+ * @return
+ *   - 1: an event was consumed; poll the CQ.
+ *   - 0: the timeout passed; poll the CQ (it is still armed).
+ *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
+ *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
+ *   - -EINTR: a signal interrupted the sleep.
+ *   - other < 0: -errno from poll(2) or the driver.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms);
+
+/**
+ * Read a CQ's counters.
+ *
+ * @return
+ *   0 on success, -EINVAL if an argument is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists; each counter is
+ * read atomically, the set is not a single atomic snapshot.
+ */
+int cqpoll_cq_stats_get(const struct cqpoll_cq *cq, struct cqpoll_cq_stats *stats);
+
+/**
+ * Zero a CQ's counters.
+ *
+ * @return
+ *   0 on success, -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: consumer thread only (it writes the counters).
+ */
+int cqpoll_cq_stats_reset(struct cqpoll_cq *cq);
+
+/**
+ * The library's version, "MAJOR.MINOR.PATCH".
+ *
+ * @return
+ *   A static string.
+ *
+ * Thread safety: safe from any thread.
+ */
+const char *cqpoll_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_H */

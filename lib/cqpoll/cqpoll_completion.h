@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_COMPLETION_H
+#define CQPOLL_COMPLETION_H
+
+/**
+ * @file
+ * The completion record every cqpoll driver fills.
+ *
+ * One record describes one work completion, whatever the device: the fields
+ * are the ones RDMA consumers need on the hot path (which request finished,
+ * how, how many bytes, on which QP, and when). Drivers convert their native
+ * entries (mlx5 CQEs, struct ibv_wc, software ring slots) into this form.
+ */
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status of a completion; the values follow enum ibv_wc_status. */
+enum cqpoll_status {
+	CQPOLL_STATUS_SUCCESS = 0,      /**< The work request completed. */
+	CQPOLL_STATUS_LOC_LEN_ERR,      /**< Local length error. */
+	CQPOLL_STATUS_LOC_QP_OP_ERR,    /**< Local QP operation error. */
+	CQPOLL_STATUS_LOC_EEC_OP_ERR,   /**< Local EE context operation error. */
+	CQPOLL_STATUS_LOC_PROT_ERR,     /**< Local protection error. */
+	CQPOLL_STATUS_WR_FLUSH_ERR,     /**< Flushed: the QP went to the error state. */
+	CQPOLL_STATUS_MW_BIND_ERR,      /**< Memory window bind error. */
+	CQPOLL_STATUS_BAD_RESP_ERR,     /**< Bad response error. */
+	CQPOLL_STATUS_LOC_ACCESS_ERR,   /**< Local access error. */
+	CQPOLL_STATUS_REM_INV_REQ_ERR,  /**< Remote invalid request error. */
+	CQPOLL_STATUS_REM_ACCESS_ERR,   /**< Remote access error. */
+	CQPOLL_STATUS_REM_OP_ERR,       /**< Remote operation error. */
+	CQPOLL_STATUS_RETRY_EXC_ERR,    /**< Transport retry counter exceeded. */
+	CQPOLL_STATUS_RNR_RETRY_EXC_ERR, /**< RNR retry counter exceeded. */
+	CQPOLL_STATUS_LOC_RDD_VIOL_ERR, /**< Local RDD violation error. */
+	CQPOLL_STATUS_REM_INV_RD_REQ_ERR, /**< Remote invalid RD request. */
+	CQPOLL_STATUS_REM_ABORT_ERR,    /**< Remote aborted error. */
+	CQPOLL_STATUS_INV_EECN_ERR,     /**< Invalid EE context number. */
+	CQPOLL_STATUS_INV_EEC_STATE_ERR, /**< Invalid EE context state. */
+	CQPOLL_STATUS_FATAL_ERR,        /**< Fatal error. */
+	CQPOLL_STATUS_RESP_TIMEOUT_ERR, /**< Response timeout. */
+	CQPOLL_STATUS_GENERAL_ERR,      /**< Any other error. */
+};
+
+/** What kind of work completed; the values follow enum ibv_wc_opcode. */
+enum cqpoll_opcode {
+	CQPOLL_OP_SEND = 0,             /**< Send (requester). */
+	CQPOLL_OP_RDMA_WRITE,           /**< RDMA write (requester). */
+	CQPOLL_OP_RDMA_READ,            /**< RDMA read (requester). */
+	CQPOLL_OP_COMP_SWAP,            /**< Atomic compare and swap. */
+	CQPOLL_OP_FETCH_ADD,            /**< Atomic fetch and add. */
+	CQPOLL_OP_BIND_MW,              /**< Memory window bind. */
+	CQPOLL_OP_LOCAL_INV,            /**< Local invalidate. */
+	CQPOLL_OP_TSO,                  /**< TCP segmentation offload send. */
+	CQPOLL_OP_RECV = 128,           /**< Receive (responder). */
+	CQPOLL_OP_RECV_RDMA_WITH_IMM,   /**< RDMA write with immediate received. */
+};
+
+/** @name Completion flags (struct cqpoll_completion::flags) */
+/**@{*/
+#define CQPOLL_COMPLETION_F_IMM       (1u << 0) /**< imm_data holds immediate data. */
+#define CQPOLL_COMPLETION_F_INV       (1u << 1) /**< imm_data holds an invalidated rkey. */
+#define CQPOLL_COMPLETION_F_TIMESTAMP (1u << 2) /**< timestamp is valid. */
+#define CQPOLL_COMPLETION_F_SOLICITED (1u << 3) /**< The sender asked for a solicited event. */
+/**@}*/
+
+/**
+ * One work completion, 32 bytes so that two share a cache line.
+ */
+struct cqpoll_completion {
+	uint64_t wr_id;     /**< Work-request id given when the work was posted. */
+	/**
+	 * When the device completed the work, valid if CQPOLL_COMPLETION_F_TIMESTAMP
+	 * is set. Software and emulated devices write CLOCK_MONOTONIC nanoseconds
+	 * taken when the entry became visible; see each driver's page for others.
+	 */
+	uint64_t timestamp;
+	uint32_t byte_len;  /**< Bytes transferred (receives, reads, atomics). */
+	uint32_t qp_num;    /**< Local QP number the work belongs to. */
+	/**
+	 * Immediate data (network byte order) or invalidated rkey, as flags say;
+	 * for a failed completion, the vendor's error syndrome.
+	 */
+	uint32_t imm_data;
+	uint8_t status;     /**< enum cqpoll_status. */
+	uint8_t opcode;     /**< enum cqpoll_opcode. */
+	uint16_t flags;     /**< CQPOLL_COMPLETION_F_* bits. */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_COMPLETION_H */

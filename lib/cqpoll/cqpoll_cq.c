@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CQ handles: creation by drivers, destruction, description and counters.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cqpoll_config.h"
+#include "cqpoll_private.h"
+
+_Static_assert(offsetof(struct cqpoll_cq, fp) == 0,
+	       "cqpoll_poll_burst() relies on the fast-path part coming first");
+_Static_assert(sizeof(struct cqpoll_completion) == 32,
+	       "the completion record is part of the ABI");
+
+static int
+default_event_ack(void *priv, unsigned int n)
+{
+	(void)priv;
+	(void)n;
+	return 0;
+}
+
+static int
+default_stranded(void *priv)
+{
+	(void)priv;
+	return -ENOTSUP;
+}
+
+const char *
+cqpoll_version(void)
+{
+	return CQPOLL_VERSION;
+}
+
+static const char *const arm_names[] = {
+	[CQPOLL_ARM_LEVEL] = "level",
+	[CQPOLL_ARM_EDGE] = "edge",
+	[CQPOLL_ARM_REPORT_MISSED] = "report-missed",
+};
+
+const char *
+cqpoll_arm_semantics_name(enum cqpoll_arm_semantics arm)
+{
+	if ((unsigned int)arm >= sizeof(arm_names) / sizeof(arm_names[0]))
+		return "unknown";
+	return arm_names[arm];
+}
+
+int
+cqpoll_arm_semantics_parse(const char *name, enum cqpoll_arm_semantics *arm)
+{
+	unsigned int i;
+
+	if (name == NULL || arm == NULL)
+		return -EINVAL;
+	for (i = 0; i < sizeof(arm_names) / sizeof(arm_names[0]); i++) {
+		if (strcmp(name, arm_names[i]) == 0) {
+			*arm = (enum cqpoll_arm_semantics)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+struct cqpoll_cq *
+cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
+		void *priv, const struct cqpoll_cq_params *params)
+{
+	struct cqpoll_cq *cq;
+
+	if (ops == NULL || poll == NULL || params == NULL || ops->name == NULL ||
+	    ops->arm == NULL || ops->event_fd == NULL ||
+	    ops->event_get == NULL || ops->destroy == NULL ||
+	    (unsigned int)params->arm > CQPOLL_ARM_REPORT_MISSED) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->fp.poll = poll;
+	cq->fp.priv = priv;
+	cq->driver = ops;
+	cq->ops = *ops;
+	if (cq->ops.event_ack == NULL)
+		cq->ops.event_ack = default_event_ack;
+	if (cq->ops.stranded == NULL)
+		cq->ops.stranded = default_stranded;
+	cq->arm = params->arm;
+	cq->size = params->size;
+	cq->event_ack_batch = params->event_ack_batch != 0 ?
+		params->event_ack_batch : CQPOLL_EVENT_ACK_BATCH_DEFAULT;
+	return cq;
+}
+
+void *
+cqpoll_cq_priv(const struct cqpoll_cq *cq)
+{
+	return cq != NULL ? cq->fp.priv : NULL;
+}
+
+const struct cqpoll_driver_ops *
+cqpoll_cq_driver(const struct cqpoll_cq *cq)
+{
+	return cq != NULL ? cq->driver : NULL;
+}
+
+void
+cqpoll_cq_destroy(struct cqpoll_cq *cq)
+{
+	if (cq == NULL)
+		return;
+	/* Verbs blocks destroy until every event was acked: never leave any. */
+	if (cq->events_unacked != 0)
+		cq->ops.event_ack(cq->fp.priv, cq->events_unacked);
+	cq->ops.destroy(cq->fp.priv);
+	free(cq);
+}
+
+int
+cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info)
+{
+	if (cq == NULL || info == NULL)
+		return -EINVAL;
+	info->driver = cq->ops.name;
+	info->arm = cq->arm;
+	info->size = cq->size;
+	info->event_ack_batch = cq->event_ack_batch;
+	return 0;
+}
+
+int
+cqpoll_cq_stats_get(const struct cqpoll_cq *cq, struct cqpoll_cq_stats *stats)
+{
+	const uint64_t *src;
+	uint64_t *dst;
+	size_t i;
+
+	if (cq == NULL || stats == NULL)
+		return -EINVAL;
+	src = (const uint64_t *)&cq->fp.stats;
+	dst = (uint64_t *)stats;
+	for (i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+cqpoll_cq_stats_reset(struct cqpoll_cq *cq)
+{
+	uint64_t *dst;
+	size_t i;
+
+	if (cq == NULL)
+		return -EINVAL;
+	dst = (uint64_t *)&cq->fp.stats;
+	for (i = 0; i < sizeof(cq->fp.stats) / sizeof(uint64_t); i++)
+		__atomic_store_n(&dst[i], 0, __ATOMIC_RELAXED);
+	return 0;
+}

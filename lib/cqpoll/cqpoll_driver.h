@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_DRIVER_H
+#define CQPOLL_DRIVER_H
+
+/**
+ * @file
+ * Driver SDK: what a cqpoll driver implements and the calls it makes.
+ *
+ * Applications do not include this header. A driver creates its device-side
+ * state, then wraps it in a CQ handle with cqpoll_cq_alloc(), giving a const
+ * ops table and the burst poll function it chose for this CQ. The core owns
+ * the transition to sleep (cqpoll_poll_and_arm()); drivers only poll, arm and
+ * deliver events, and declare what their arm guarantees.
+ */
+
+#include <stdint.h>
+
+#include "cqpoll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Control operations of a driver, one const table per driver. Optional
+ * members may be NULL; cqpoll_cq_alloc() replaces them with defaults so the
+ * core never tests for NULL.
+ */
+struct cqpoll_driver_ops {
+	const char *name; /**< Driver name, e.g. "sw". Mandatory. */
+	/**
+	 * Request one event for the next completion. Mandatory.
+	 * @return 0 when armed; for CQPOLL_ARM_REPORT_MISSED drivers, > 0 when
+	 *   completions may have been missed (the CQ is then not assumed armed);
+	 *   < 0 -errno.
+	 */
+	int (*arm)(void *priv);
+	/** Pollable fd readable while an event is pending. Mandatory. */
+	int (*event_fd)(void *priv);
+	/**
+	 * Consume pending events without blocking. Mandatory.
+	 * @return number consumed (> 0), 0 if none, < 0 -errno.
+	 */
+	int (*event_get)(void *priv);
+	/** Acknowledge @p n consumed events. Optional: default does nothing. */
+	int (*event_ack)(void *priv, unsigned int n);
+	/**
+	 * Ground-truth oracle of an emulated device: 1 if a completion is visible
+	 * past the consumer index and no event is pending or due for it, else 0.
+	 * Optional: default returns -ENOTSUP (real hardware cannot tell).
+	 */
+	int (*stranded)(void *priv);
+	/** Release the driver's state. Mandatory. */
+	void (*destroy)(void *priv);
+};
+
+/** Per-CQ parameters given to cqpoll_cq_alloc(). */
+struct cqpoll_cq_params {
+	enum cqpoll_arm_semantics arm; /**< What this CQ's arm guarantees. */
+	uint32_t size;                 /**< Entries the CQ holds. */
+	uint32_t event_ack_batch;      /**< 0: the build-time default. */
+};
+
+/**
+ * Wrap a driver's CQ in a handle.
+ *
+ * @param ops
+ *   The driver's ops table; must outlive the CQ.
+ * @param poll
+ *   The burst poll function chosen for this CQ (resolved once, here).
+ * @param priv
+ *   Driver state passed to @p poll and every op.
+ * @param params
+ *   Arm semantics, size and ack batching.
+ * @return
+ *   The handle, or NULL with errno set (EINVAL: a mandatory op or argument
+ *   is missing; ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_cq *cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops,
+				  cqpoll_poll_burst_t poll, void *priv,
+				  const struct cqpoll_cq_params *params);
+
+/**
+ * The driver state given to cqpoll_cq_alloc().
+ *
+ * @return
+ *   The pointer, or NULL if @p cq is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+void *cqpoll_cq_priv(const struct cqpoll_cq *cq);
+
+/**
+ * The ops table given to cqpoll_cq_alloc(), so a driver can check that a
+ * handle is one of its own.
+ *
+ * @return
+ *   The table, or NULL if @p cq is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+const struct cqpoll_driver_ops *cqpoll_cq_driver(const struct cqpoll_cq *cq);
+
+/**
+ * Arm the CQ without polling it again: UNSAFE.
+ *
+ * This is "arm, then sleep", the transition that loses wake-ups on edge and
+ * report-missed devices. It exists only as the negative control of tests and
+ * for testpmd-cq's --transition=naive experiments. Marks the CQ armed, so that
+ * cqpoll_cq_wait() accepts to sleep.
+ *
+ * @return
+ *   0, or -EINVAL if @p cq is NULL, or -errno from the driver. A report-missed
+ *   arm's positive return is ignored, as naive code does.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
+
+/**
+ * Ask the device's oracle whether a completion is stranded (visible, with no
+ * event pending or due).
+ *
+ * @return
+ *   1 or 0; -ENOTSUP if the driver has no oracle; -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_cq_stranded(struct cqpoll_cq *cq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_DRIVER_H */

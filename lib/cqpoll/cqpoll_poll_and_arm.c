@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The transition into sleep, written once for every driver.
+ *
+ * A completion that lands after the last empty poll and before the arm takes
+ * effect raises no event on edge devices, so a consumer that arms and sleeps
+ * can sleep forever. Each arm semantics closes that window differently:
+ *  - level: the device compares the armed consumer index with its producer
+ *    index and fires at once for entries already there; arming after an empty
+ *    poll is enough.
+ *  - edge: only entries written after the arm fire; a poll after the arm sees
+ *    every entry written before it.
+ *  - report-missed: the arm says when entries may have been missed; then the
+ *    CQ is not assumed armed, and we poll and arm again.
+ */
+
+#include <errno.h>
+
+#include "cqpoll_private.h"
+
+/* Ring the device. > 0 means "poll again, the CQ is not armed". */
+static int
+arm_device(struct cqpoll_cq *cq)
+{
+	int r;
+
+	r = cq->ops.arm(cq->fp.priv);
+	if (r < 0)
+		return r;
+	cqpoll_stat_add(&cq->fp.stats.arms, 1);
+	if (r > 0) {
+		cqpoll_stat_add(&cq->fp.stats.missed_reports, 1);
+		return 1;
+	}
+	return 0;
+}
+
+int
+cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
+		    unsigned int n)
+{
+	int r;
+
+	r = cqpoll_poll_burst(cq, comps, n);
+	if (r != 0)
+		return r;
+	/*
+	 * An arm stays in force until its event is consumed: the device will
+	 * still fire, or its event is already pending. Ringing again would only
+	 * cost a doorbell.
+	 */
+	if (cq->armed)
+		return 0;
+	for (;;) {
+		r = arm_device(cq);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		/* A miss was reported: the CQ is not armed until an arm says so. */
+		r = cqpoll_poll_burst(cq, comps, n);
+		if (r != 0)
+			return r;
+	}
+	cq->armed = true;
+	if (cq->arm != CQPOLL_ARM_EDGE)
+		return 0;
+	/*
+	 * Edge: an entry that became visible between the first poll and the arm
+	 * raised no event, and none will come for it. Entries after the arm will
+	 * raise one, so a poll now is the last that can find a silent entry. If
+	 * it finds some, the arm stays in force for what comes next.
+	 */
+	return cqpoll_poll_burst(cq, comps, n);
+}
+
+int
+cqpoll_cq_arm_naive(struct cqpoll_cq *cq)
+{
+	int r;
+
+	if (cq == NULL)
+		return -EINVAL;
+	r = arm_device(cq);
+	if (r < 0)
+		return r;
+	/* Deliberately wrong: believes any arm, as naive code does. */
+	cq->armed = true;
+	return 0;
+}
+
+bool
+cqpoll_cq_is_armed(const struct cqpoll_cq *cq)
+{
+	return cq != NULL && cq->armed;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_STATS_H
+#define CQPOLL_STATS_H
+
+/**
+ * @file
+ * Per-CQ counters.
+ *
+ * The consumer thread is the only writer; any thread may read a snapshot with
+ * cqpoll_cq_stats_get(). Each counter is a 64-bit word written with a relaxed
+ * atomic store, so readers never see a torn value and the writer pays no locked
+ * instruction on the hot path. A snapshot is not taken atomically as a whole.
+ */
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Counters of one CQ since it was created or last reset. */
+struct cqpoll_cq_stats {
+	uint64_t polls;           /**< Burst polls, empty or not. */
+	uint64_t empty_polls;     /**< Burst polls that found nothing. */
+	uint64_t completions;     /**< Completions returned by polls. */
+	uint64_t arms;            /**< Arm requests issued to the device. */
+	uint64_t missed_reports;  /**< Report-missed arms that said "poll again". */
+	uint64_t events;          /**< Completion events consumed. */
+	/** Events after which the first poll found nothing. */
+	uint64_t spurious_events;
+	uint64_t event_acks;      /**< Acknowledgement calls made to the driver. */
+	uint64_t waits;           /**< Sleeps on the event fd (transitions to sleep). */
+	uint64_t wait_timeouts;   /**< Sleeps ended by the safety-net timeout. */
+	/**
+	 * Sleeps begun while a completion was visible and no event was pending or
+	 * due for it. Only devices with a ground-truth oracle (software and emulated
+	 * devices) can tell; on real hardware this stays 0 and wait_timeouts that
+	 * find completions are the detector.
+	 */
+	uint64_t lost_wakeups;
+};
+
+/**
+ * @internal
+ * Add to a counter that only the calling thread writes. A relaxed load and
+ * store compile to a plain add, yet keep concurrent readers race-free.
+ */
+static inline void
+cqpoll_stat_add(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_STATS_H */
