@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The software CQ on its own: configuration checks, the owner-bit ring across
+ * laps, a full ring refusing entries, each arm semantics' reaction to entries
+ * already present, and each injected fault.
+ */
+
+#include <errno.h>
+#include <time.h>
+
+#include "cqpoll.h"
+#include "cqpoll_config.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_sw.h"
+#include "cqpoll_test.h"
+
+static struct cqpoll_cq *
+sw_cq(uint32_t size, enum cqpoll_arm_semantics arm, const struct cqpoll_sw_faults *f)
+{
+	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+
+	if (f != NULL)
+		conf.faults = *f;
+	return cqpoll_sw_cq_create(&conf);
+}
+
+static int
+post_id(struct cqpoll_cq *cq, uint64_t id)
+{
+	struct cqpoll_completion c = { .wr_id = id, .byte_len = 64,
+				       .opcode = CQPOLL_OP_RECV };
+
+	return cqpoll_sw_post(cq, &c);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+test_bad_config(void)
+{
+	struct cqpoll_sw_conf conf = { .arm = (enum cqpoll_arm_semantics)5 };
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq;
+
+	errno = 0;
+	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "bad arm");
+	conf.arm = CQPOLL_ARM_EDGE;
+	conf.size = (1u << 24) + 1;
+	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "too big");
+	conf.size = 0;
+	conf.faults.spurious_event_pct = 101;
+	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "pct > 100");
+	TEST_ASSERT_EQ(cqpoll_sw_post(NULL, NULL), -EINVAL);
+
+	cq = cqpoll_sw_cq_create(NULL);
+	TEST_ASSERT(cq != NULL, "defaults");
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT(info.size >= CQPOLL_SW_CQ_SIZE_DEFAULT, "default size %u", info.size);
+	TEST_ASSERT_EQ(info.arm, CQPOLL_ARM_EDGE);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq, NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_COUNT, NULL, NULL), -EINVAL);
+	cqpoll_cq_destroy(cq);
+
+	cq = sw_cq(5, CQPOLL_ARM_LEVEL, NULL);
+	TEST_ASSERT(cq != NULL, "size 5");
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.size, 8);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_ring_laps(void)
+{
+	struct cqpoll_completion c[8];
+	struct cqpoll_cq *cq = sw_cq(8, CQPOLL_ARM_EDGE, NULL);
+	uint64_t next_post = 0, next_poll = 0, last_ts = 0;
+	unsigned int burst;
+	int r, i;
+
+	TEST_ASSERT(cq != NULL, "create");
+	/* Bursts of every size cross the wrap at every offset. */
+	for (burst = 1; burst <= 8; burst++) {
+		for (i = 0; i < (int)burst; i++)
+			TEST_ASSERT_EQ(post_id(cq, next_post++), 0);
+		r = cqpoll_poll_burst(cq, c, 8);
+		TEST_ASSERT_EQ(r, burst);
+		for (i = 0; i < r; i++) {
+			TEST_ASSERT_EQ(c[i].wr_id, next_poll++);
+			TEST_ASSERT(c[i].flags & CQPOLL_COMPLETION_F_TIMESTAMP, "timestamped");
+			TEST_ASSERT(c[i].timestamp >= last_ts, "timestamps in order");
+			TEST_ASSERT_EQ(c[i].byte_len, 64);
+			last_ts = c[i].timestamp;
+		}
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), 0);
+	}
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_full_ring(void)
+{
+	struct cqpoll_completion c[16];
+	struct cqpoll_cq *cq = sw_cq(8, CQPOLL_ARM_EDGE, NULL);
+	int i;
+
+	TEST_ASSERT(cq != NULL, "create");
+	for (i = 0; i < 8; i++)
+		TEST_ASSERT_EQ(post_id(cq, (uint64_t)i), 0);
+	/* Full: refused, never overwritten. */
+	TEST_ASSERT_EQ(post_id(cq, 99), -ENOSPC);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 3), 3);
+	TEST_ASSERT_EQ(post_id(cq, 8), 0);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 16), 6);
+	for (i = 0; i < 6; i++)
+		TEST_ASSERT_EQ(c[i].wr_id, 3 + i);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+/* An entry present before the arm: who fires, and what the oracle says. */
+static int
+check_existing_entry(enum cqpoll_arm_semantics arm, int expect_event)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq = sw_cq(8, arm, NULL);
+
+	TEST_ASSERT(cq != NULL, "create");
+	TEST_ASSERT_EQ(post_id(cq, 1), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), !expect_event);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), expect_event);
+	/* Whatever the arm did, poll-and-arm returns the entry. */
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_arm_semantics(void)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_stats st;
+	struct cqpoll_cq *cq;
+
+	if (check_existing_entry(CQPOLL_ARM_LEVEL, 1) != TEST_PASS ||
+	    check_existing_entry(CQPOLL_ARM_EDGE, 0) != TEST_PASS ||
+	    check_existing_entry(CQPOLL_ARM_REPORT_MISSED, 0) != TEST_PASS)
+		return TEST_FAIL;
+
+	/* Report-missed: the arm's report drives another poll. */
+	cq = sw_cq(8, CQPOLL_ARM_REPORT_MISSED, NULL);
+	TEST_ASSERT(cq != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
+	/* An entry after the arm fires, whatever the semantics. */
+	TEST_ASSERT_EQ(post_id(cq, 1), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.missed_reports, 0);
+	TEST_ASSERT_EQ(st.events, 1);
+	TEST_ASSERT_EQ(st.spurious_events, 0);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_fault_delayed_event(void)
+{
+	struct cqpoll_sw_faults f = { .event_delay_us = 20000 };
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq = sw_cq(8, CQPOLL_ARM_EDGE, &f);
+	uint64_t t0;
+
+	TEST_ASSERT(cq != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	t0 = now_ns();
+	TEST_ASSERT_EQ(post_id(cq, 1), 0);
+	/* Raised, not yet delivered: not pending, yet not stranded either. */
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 5000), 1);
+	TEST_ASSERT(now_ns() - t0 >= 19000000ull, "delivered after the delay");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_fault_duplicate_and_spurious(void)
+{
+	struct cqpoll_sw_faults f = { .duplicate_event_pct = 100 };
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_stats st;
+	struct cqpoll_cq *cq = sw_cq(8, CQPOLL_ARM_EDGE, &f);
+
+	TEST_ASSERT(cq != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(post_id(cq, 1), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 2);
+	cqpoll_cq_destroy(cq);
+
+	f.duplicate_event_pct = 0;
+	f.spurious_event_pct = 100;
+	cq = sw_cq(8, CQPOLL_ARM_EDGE, &f);
+	TEST_ASSERT(cq != NULL, "create");
+	/* Not armed, yet an event comes: the consumer must cope. */
+	TEST_ASSERT_EQ(post_id(cq, 1), 0);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.spurious_events, 1);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_fault_delays_keep_order(void)
+{
+	struct cqpoll_sw_faults f = {
+		.visibility_delay_ns = 2000, .visibility_delay_pct = 50,
+		.arm_delay_ns = 2000, .arm_delay_pct = 50, .seed = 7,
+	};
+	struct cqpoll_completion c[8];
+	struct cqpoll_cq *cq = sw_cq(16, CQPOLL_ARM_EDGE, &f);
+	uint64_t next = 0, id = 0;
+	int r, i, round;
+
+	TEST_ASSERT(cq != NULL, "create");
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < round % 5; i++)
+			TEST_ASSERT_EQ(post_id(cq, id++), 0);
+		while ((r = cqpoll_poll_and_arm(cq, c, 8)) > 0)
+			for (i = 0; i < r; i++)
+				TEST_ASSERT_EQ(c[i].wr_id, next++);
+		TEST_ASSERT_EQ(r, 0);
+		cqpoll_cq_event_get(cq);
+	}
+	TEST_ASSERT_EQ(next, id);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_bad_config),
+	TEST_CASE(test_ring_laps),
+	TEST_CASE(test_full_ring),
+	TEST_CASE(test_arm_semantics),
+	TEST_CASE(test_fault_delayed_event),
+	TEST_CASE(test_fault_duplicate_and_spurious),
+	TEST_CASE(test_fault_delays_keep_order),
+};
+
+TEST_MAIN("sw", cases)
