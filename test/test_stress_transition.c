@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stress of the transition into sleep: a device thread posts bursts with gaps
+ * of random length, so that completions land all around the consumer's
+ * transitions, while the software device injects delays into the race windows
+ * (before and after the arm takes effect, before an entry becomes visible) and
+ * spurious and duplicated events. The consumer cycles busy poll ->
+ * poll-and-arm -> sleep -> event.
+ *
+ * Checked: every completion delivered exactly once and in order, and no lost
+ * wake-up, by two independent detectors: the device's oracle (a sleep began
+ * while a completion was visible with no event pending or due), and a black
+ * box one (a sleep ended by its safety-net timeout found a completion that was
+ * visible before the sleep began).
+ *
+ * With --naive the consumer arms and sleeps without the final poll, and with
+ * --expect-lost the test passes only if a lost wake-up is detected: the
+ * negative control that shows this harness can fail.
+ *
+ * Usage: test_stress_transition --arm=level|edge|report-missed
+ *        [--keeps-armed] [--transitions=N] [--naive] [--expect-lost]
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_sw.h"
+#include "cqpoll_test.h"
+
+#define BURST 32
+#define WAIT_TIMEOUT_MS 100
+/* In naive mode, stop once this many losses prove the point. */
+#define NAIVE_ENOUGH 20
+
+struct shared {
+	struct cqpoll_cq *cq;
+	uint64_t consumed;  /* written by the consumer, read by the device */
+	uint64_t posted;    /* final count, written by the device at exit */
+	int stop;
+	uint64_t drain_stalls; /* device waited over 10 ms for a drain */
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void
+spin_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+static void *
+device_thread(void *arg)
+{
+	struct shared *sh = arg;
+	uint64_t seq = 0, rng = 0x243f6a8885a308d3ull, t0;
+	unsigned int burst, i;
+
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		burst = 1 + (unsigned int)(rnd(&rng) % 4);
+		for (i = 0; i < burst; i++) {
+			struct cqpoll_completion c = { .wr_id = seq, .byte_len = 8 };
+			int r;
+
+			while ((r = cqpoll_sw_post(sh->cq, &c)) == -ENOSPC)
+				;
+			if (r != 0) {
+				fprintf(stderr, "post: %d\n", r);
+				abort();
+			}
+			seq++;
+			if (rnd(&rng) % 4 == 0)
+				spin_ns(rnd(&rng) % 2000);
+		}
+		/* Let the consumer drain, so that what follows is a gap. */
+		t0 = now_ns();
+		while (__atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE) != seq &&
+		       !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
+			;
+		if (now_ns() - t0 > 10000000)
+			sh->drain_stalls++;
+		/* Gaps from none to longer than a wake-up. */
+		spin_ns(rnd(&rng) % (rnd(&rng) % 2 ? 5000 : 30000));
+	}
+	__atomic_store_n(&sh->posted, seq, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct result {
+	uint64_t transitions, order_errors, timeout_lost, consumed;
+	struct cqpoll_cq_stats st;
+};
+
+struct completion_check {
+	uint64_t expected;
+	uint64_t order_errors;
+};
+
+static void
+check_order(struct completion_check *chk, const struct cqpoll_completion *c, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (c[i].wr_id != chk->expected)
+			chk->order_errors++;
+		chk->expected = c[i].wr_id + 1;
+	}
+}
+
+static int
+run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
+    int naive, struct result *res)
+{
+	struct cqpoll_sw_conf conf = {
+		.size = 256,
+		.arm = arm,
+		.faults = {
+			.visibility_delay_ns = 1000, .visibility_delay_pct = 20,
+			.arm_delay_ns = 5000, .arm_delay_pct = 50,
+			.spurious_event_pct = 1, .duplicate_event_pct = 1,
+			.report_missed_keeps_armed = (uint32_t)keeps_armed,
+			.seed = 0x1234567,
+		},
+	};
+	struct completion_check chk = { 0 };
+	struct cqpoll_completion c[BURST];
+	struct shared sh = { 0 };
+	pthread_t dev;
+	uint64_t rng = 0x9e3779b97f4a7c15ull, sleep_start;
+	int r, w, i;
+
+	sh.cq = cqpoll_sw_cq_create(&conf);
+	TEST_ASSERT(sh.cq != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, &sh), 0);
+	memset(res, 0, sizeof(*res));
+	while (res->transitions < transitions) {
+		/* Busy phase of random length: the transition starts anywhere. */
+		for (i = (int)(rnd(&rng) % 4); i > 0; i--) {
+			r = cqpoll_poll_burst(sh.cq, c, BURST);
+			TEST_ASSERT(r >= 0, "poll: %d", r);
+			check_order(&chk, c, r);
+			res->consumed += (uint64_t)r;
+			__atomic_store_n(&sh.consumed, res->consumed, __ATOMIC_RELEASE);
+		}
+		if (naive) {
+			r = cqpoll_poll_burst(sh.cq, c, BURST);
+			if (r == 0)
+				TEST_ASSERT_EQ(cqpoll_cq_arm_naive(sh.cq), 0);
+		} else {
+			r = cqpoll_poll_and_arm(sh.cq, c, BURST);
+		}
+		TEST_ASSERT(r >= 0, "poll: %d", r);
+		if (r > 0) {
+			check_order(&chk, c, r);
+			res->consumed += (uint64_t)r;
+			__atomic_store_n(&sh.consumed, res->consumed, __ATOMIC_RELEASE);
+			continue;
+		}
+		sleep_start = now_ns();
+		w = cqpoll_cq_wait(sh.cq, WAIT_TIMEOUT_MS);
+		TEST_ASSERT(w >= 0, "wait: %d", w);
+		res->transitions++;
+		if (w == 0) {
+			/* Only the timeout woke us: was something already there? */
+			r = cqpoll_poll_burst(sh.cq, c, BURST);
+			TEST_ASSERT(r >= 0, "poll: %d", r);
+			if (r > 0 && c[0].timestamp < sleep_start)
+				res->timeout_lost++;
+			check_order(&chk, c, r);
+			res->consumed += (uint64_t)r;
+			__atomic_store_n(&sh.consumed, res->consumed, __ATOMIC_RELEASE);
+		}
+		if (naive) {
+			cqpoll_cq_stats_get(sh.cq, &res->st);
+			if (res->st.lost_wakeups >= NAIVE_ENOUGH &&
+			    res->timeout_lost >= NAIVE_ENOUGH)
+				break;
+		}
+	}
+	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(dev, NULL);
+	/* Everything posted is in the CQ now: drain it. */
+	while ((r = cqpoll_poll_burst(sh.cq, c, BURST)) > 0) {
+		check_order(&chk, c, r);
+		res->consumed += (uint64_t)r;
+	}
+	TEST_ASSERT_EQ(r, 0);
+	res->order_errors = chk.order_errors;
+	cqpoll_cq_stats_get(sh.cq, &res->st);
+	printf("arm=%s keeps_armed=%d naive=%d transitions=%" PRIu64 " posted=%" PRIu64
+	       " consumed=%" PRIu64 " order_errors=%" PRIu64 " lost_oracle=%" PRIu64
+	       " lost_timeout=%" PRIu64 " waits=%" PRIu64 " wait_timeouts=%" PRIu64
+	       " events=%" PRIu64 " spurious=%" PRIu64 " arms=%" PRIu64
+	       " missed_reports=%" PRIu64 " drain_stalls=%" PRIu64 "\n",
+	       cqpoll_arm_semantics_name(arm), keeps_armed, naive, res->transitions,
+	       sh.posted, res->consumed, res->order_errors, res->st.lost_wakeups,
+	       res->timeout_lost, res->st.waits, res->st.wait_timeouts, res->st.events,
+	       res->st.spurious_events, res->st.arms, res->st.missed_reports,
+	       sh.drain_stalls);
+	TEST_ASSERT_EQ(res->consumed, sh.posted);
+	cqpoll_cq_destroy(sh.cq);
+	return TEST_PASS;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "arm", required_argument, NULL, 'a' },
+		{ "keeps-armed", no_argument, NULL, 'k' },
+		{ "transitions", required_argument, NULL, 't' },
+		{ "naive", no_argument, NULL, 'n' },
+		{ "expect-lost", no_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum cqpoll_arm_semantics arm = CQPOLL_ARM_EDGE;
+	uint64_t transitions = 1000000;
+	int keeps = 0, naive = 0, expect_lost = 0, o;
+	struct result res;
+	char *end;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'a':
+			if (cqpoll_arm_semantics_parse(optarg, &arm) != 0) {
+				fprintf(stderr, "bad --arm: %s\n", optarg);
+				return TEST_FAIL;
+			}
+			break;
+		case 'k':
+			keeps = 1;
+			break;
+		case 't':
+			errno = 0;
+			transitions = strtoull(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || transitions == 0) {
+				fprintf(stderr, "bad --transitions: %s\n", optarg);
+				return TEST_FAIL;
+			}
+			break;
+		case 'n':
+			naive = 1;
+			break;
+		case 'x':
+			expect_lost = 1;
+			break;
+		default:
+			return TEST_FAIL;
+		}
+	}
+	if (run(arm, keeps, transitions, naive, &res) != TEST_PASS)
+		return TEST_FAIL;
+	TEST_ASSERT_EQ(res.order_errors, 0);
+	if (expect_lost) {
+		TEST_ASSERT(res.st.lost_wakeups > 0 && res.timeout_lost > 0,
+			    "the negative control must be caught by both detectors");
+		printf("negative control: lost wake-ups detected, as expected\n");
+		return TEST_PASS;
+	}
+	TEST_ASSERT_EQ(res.st.lost_wakeups, 0);
+	TEST_ASSERT_EQ(res.timeout_lost, 0);
+	TEST_ASSERT(res.transitions >= transitions, "too few transitions");
+	return TEST_PASS;
+}
