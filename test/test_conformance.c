@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Conformance: the same cases on every device that can run here. A device is
+ * a way to create a CQ and a way to post to it as the hardware would; the
+ * cases use only the generic API on the consumer side, so whatever passes
+ * here behaves the same for an application, whichever driver is underneath.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_sw.h"
+#include "cqpoll_test.h"
+
+struct conf_device {
+	const char *name;
+	/* A CQ of at least @p size entries; NULL with errno, or errno ENODEV: skip. */
+	struct cqpoll_cq *(*create)(uint32_t size);
+	/* Post as the device; 0, or -ENOSPC when full. */
+	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
+};
+
+static struct cqpoll_cq *
+sw_create(uint32_t size, enum cqpoll_arm_semantics arm, uint32_t keeps)
+{
+	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+
+	conf.faults.report_missed_keeps_armed = keeps;
+	return cqpoll_sw_cq_create(&conf);
+}
+
+static struct cqpoll_cq *
+sw_level(uint32_t size)
+{
+	return sw_create(size, CQPOLL_ARM_LEVEL, 0);
+}
+
+static struct cqpoll_cq *
+sw_edge(uint32_t size)
+{
+	return sw_create(size, CQPOLL_ARM_EDGE, 0);
+}
+
+static struct cqpoll_cq *
+sw_report_missed(uint32_t size)
+{
+	return sw_create(size, CQPOLL_ARM_REPORT_MISSED, 0);
+}
+
+static struct cqpoll_cq *
+sw_report_missed_keeps(uint32_t size)
+{
+	return sw_create(size, CQPOLL_ARM_REPORT_MISSED, 1);
+}
+
+static const struct conf_device devices[] = {
+	{ "sw-level", sw_level, cqpoll_sw_post },
+	{ "sw-edge", sw_edge, cqpoll_sw_post },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
+};
+
+static struct cqpoll_completion
+make_comp(uint64_t id)
+{
+	struct cqpoll_completion c = {
+		.wr_id = id,
+		.byte_len = (uint32_t)(64 + id % 4096),
+		.qp_num = 0x1234 + (uint32_t)(id % 3),
+		.opcode = id % 2 ? CQPOLL_OP_RECV : CQPOLL_OP_SEND,
+		.status = CQPOLL_STATUS_SUCCESS,
+	};
+
+	return c;
+}
+
+static int
+check_comp(const struct cqpoll_completion *c, uint64_t id)
+{
+	struct cqpoll_completion e = make_comp(id);
+
+	TEST_ASSERT_EQ(c->wr_id, e.wr_id);
+	TEST_ASSERT_EQ(c->status, e.status);
+	TEST_ASSERT_EQ(c->opcode, e.opcode);
+	TEST_ASSERT_EQ(c->qp_num, e.qp_num);
+	if (e.opcode == CQPOLL_OP_RECV)
+		TEST_ASSERT_EQ(c->byte_len, e.byte_len);
+	return TEST_PASS;
+}
+
+static int
+case_empty(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[4];
+
+	(void)d;
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	TEST_ASSERT(!cqpoll_cq_is_armed(cq), "not armed before poll-and-arm");
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 10), -EAGAIN);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT(cqpoll_cq_is_armed(cq), "armed");
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq) == 1, 0);
+	return TEST_PASS;
+}
+
+/* Many laps of the ring, bursts of every size, fields intact and in order. */
+static int
+case_laps(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[16];
+	struct cqpoll_cq_info info;
+	uint64_t posted = 0, polled = 0;
+	unsigned int burst;
+	int r, i;
+
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	for (burst = 1; posted < 4ull * info.size; burst = burst % 16 + 1) {
+		for (i = 0; i < (int)burst; i++) {
+			struct cqpoll_completion p = make_comp(posted);
+
+			TEST_ASSERT_EQ(d->post(cq, &p), 0);
+			posted++;
+		}
+		while ((r = cqpoll_poll_burst(cq, c, 7)) > 0)
+			for (i = 0; i < r; i++)
+				if (check_comp(&c[i], polled++) != TEST_PASS)
+					return TEST_FAIL;
+		TEST_ASSERT_EQ(r, 0);
+	}
+	TEST_ASSERT_EQ(polled, posted);
+	return TEST_PASS;
+}
+
+/* Full: the device is refused (or the driver reports an error), never silent. */
+static int
+case_full(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[16];
+	struct cqpoll_cq_info info;
+	uint32_t i;
+	int r, got = 0;
+
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	for (i = 0; i < info.size; i++) {
+		struct cqpoll_completion p = make_comp(i);
+
+		TEST_ASSERT_EQ(d->post(cq, &p), 0);
+	}
+	{
+		struct cqpoll_completion p = make_comp(i);
+
+		r = d->post(cq, &p);
+	}
+	if (r == -ENOSPC) {
+		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
+			for (int k = 0; k < r; k++)
+				if (check_comp(&c[k], (uint64_t)got++) != TEST_PASS)
+					return TEST_FAIL;
+		TEST_ASSERT_EQ(got, info.size);
+	} else {
+		/* A device that overruns: the consumer must be told. */
+		TEST_ASSERT_EQ(r, 0);
+		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
+			got += r;
+		TEST_ASSERT(r < 0, "overrun must surface as an error, got %d", r);
+	}
+	return TEST_PASS;
+}
+
+/* Armed, then a completion: the wait ends by an event, not by the timeout. */
+static int
+case_event(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_completion p = make_comp(0);
+	struct cqpoll_cq_stats st;
+	int round;
+
+	for (round = 0; round < 50; round++) {
+		p.wr_id = (uint64_t)round;
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(d->post(cq, &p), 0);
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), 1);
+		TEST_ASSERT(!cqpoll_cq_is_armed(cq), "the event disarms");
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 10), -EAGAIN);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
+		TEST_ASSERT_EQ(c[0].wr_id, (uint64_t)round);
+	}
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.events, 50);
+	TEST_ASSERT_EQ(st.completions, 50);
+	TEST_ASSERT_EQ(st.wait_timeouts, 0);
+	TEST_ASSERT_EQ(st.lost_wakeups, 0);
+	return TEST_PASS;
+}
+
+/* Completions before the transition are returned by it, never slept on. */
+static int
+case_transition_returns_pending(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[8];
+	int n, r, i;
+
+	for (n = 1; n <= 4; n++) {
+		for (i = 0; i < n; i++) {
+			struct cqpoll_completion p = make_comp((uint64_t)i);
+
+			TEST_ASSERT_EQ(d->post(cq, &p), 0);
+		}
+		r = cqpoll_poll_and_arm(cq, c, 8);
+		TEST_ASSERT_EQ(r, n);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), 0);
+		TEST_ASSERT_EQ(cqpoll_cq_stranded(cq) == 1, 0);
+		/* Consume whatever event the device raised, to start clean. */
+		cqpoll_cq_event_get(cq);
+	}
+	return TEST_PASS;
+}
+
+/* Repeated poll-and-arm on an armed, empty CQ rings the device once. */
+static int
+case_single_arm(const struct conf_device *d, struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_stats st;
+	int i;
+
+	(void)d;
+	for (i = 0; i < 10; i++)
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.arms, 1);
+	return TEST_PASS;
+}
+
+struct conf_case {
+	const char *name;
+	int (*fn)(const struct conf_device *d, struct cqpoll_cq *cq);
+};
+
+static const struct conf_case conf_cases[] = {
+	{ "empty", case_empty },
+	{ "laps", case_laps },
+	{ "full", case_full },
+	{ "event", case_event },
+	{ "transition-returns-pending", case_transition_returns_pending },
+	{ "single-arm", case_single_arm },
+};
+
+int
+main(void)
+{
+	size_t di, ci;
+	int failed = 0, ran = 0;
+
+	for (di = 0; di < sizeof(devices) / sizeof(devices[0]); di++) {
+		const struct conf_device *d = &devices[di];
+
+		for (ci = 0; ci < sizeof(conf_cases) / sizeof(conf_cases[0]); ci++) {
+			struct cqpoll_cq *cq;
+			int r;
+
+			errno = 0;
+			cq = d->create(64);
+			if (cq == NULL) {
+				printf("%-30s %-28s skip (%s)\n", d->name, conf_cases[ci].name,
+				       strerror(errno));
+				continue;
+			}
+			r = conf_cases[ci].fn(d, cq);
+			cqpoll_cq_destroy(cq);
+			printf("%-30s %-28s %s\n", d->name, conf_cases[ci].name,
+			       r == TEST_PASS ? "ok" : "FAIL");
+			failed += r != TEST_PASS;
+			ran++;
+		}
+	}
+	printf("conformance: %d runs, %d failed\n", ran, failed);
+	if (failed != 0)
+		return TEST_FAIL;
+	return ran == 0 ? TEST_SKIP : TEST_PASS;
+}
