@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * testpmd-cq: start the EAL, create the CQ, run the generator on a worker
+ * lcore and the poller on the main lcore, then report.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "testpmd_cq.h"
+
+/* Upper bound of the EAL arguments testpmd-cq adds by itself. */
+#define EAL_DEFAULT_ARGS 8
+
+static bool interrupted;
+
+bool
+tpcq_interrupted(void)
+{
+	return __atomic_load_n(&interrupted, __ATOMIC_RELAXED);
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&interrupted, true, __ATOMIC_RELAXED);
+}
+
+/*
+ * No SA_RESTART: a signal must end a sleep on the CQ (cqpoll_cq_wait()
+ * returns -EINTR), so that Ctrl-C stops the run at once.
+ */
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* HugePages_Free from /proc/meminfo; 0 if it cannot be read. */
+static unsigned long
+free_hugepages(void)
+{
+	unsigned long n = 0;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "HugePages_Free: %lu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Lcore list of the first two CPUs this process may run on: "-l 0-1" would
+ * fail under taskset or in a container limited to other CPUs. With fewer
+ * CPUs, the list has one and the lcore check after the EAL start says why
+ * that is not enough.
+ */
+static void
+default_lcores(char *buf, size_t len)
+{
+	int cpu, found = 0, n = 0;
+	cpu_set_t set;
+
+	buf[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		snprintf(buf, len, "0-1");
+		return;
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		n += snprintf(buf + n, len - (size_t)n, "%s%d",
+			      found ? "," : "", cpu);
+		found++;
+	}
+}
+
+/*
+ * Lost wake-ups are a measurement, not a failure: the negative control is
+ * expected to show them. A run fails when the library or the device failed, or
+ * when a completion was lost, duplicated, reordered or malformed.
+ */
+static int
+verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
+	const struct tpcq_result *res)
+{
+	int ret = 0;
+
+	if (res->error != 0) {
+		fprintf(stderr, TPCQ_PROG ": %s failed: %s\n", res->error_call,
+			strerror(-res->error));
+		ret = -1;
+	}
+	if (tr->gen_error != 0) {
+		fprintf(stderr, TPCQ_PROG ": posting to the %s device failed: %s\n",
+			p->dev->name, strerror(-tr->gen_error));
+		ret = -1;
+	}
+	if (res->order_errors != 0 || res->missing != 0 ||
+	    res->bad_completions != 0 || res->no_timestamp != 0) {
+		fprintf(stderr, TPCQ_PROG ": delivery check FAILED: %" PRIu64
+			" out of order or duplicated, %" PRIu64 " missing, %" PRIu64
+			" malformed, %" PRIu64 " without timestamp\n",
+			res->order_errors, res->missing, res->bad_completions,
+			res->no_timestamp);
+		ret = -1;
+	}
+	if (tpcq_interrupted()) {
+		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64 " of %"
+			PRIu64 " completions\n", tr->posted, tr->total);
+		ret = -1;
+	}
+	return ret;
+}
+
+static int
+run(const struct tpcq_params *p)
+{
+	struct tpcq_result res;
+	struct tpcq_run tr;
+	unsigned int worker;
+	int ret = TPCQ_EXIT_OK, r;
+
+	if (rte_lcore_count() < 2) {
+		fprintf(stderr, TPCQ_PROG ": needs 2 lcores (main: poller, worker: generator), "
+			"the EAL has %u; give at least two, e.g. -l 0-1 before '--'\n",
+			rte_lcore_count());
+		return TPCQ_EXIT_FAIL;
+	}
+	worker = rte_get_next_lcore(-1, 1, 0);
+
+	memset(&tr, 0, sizeof(tr));
+	memset(&res, 0, sizeof(res));
+	tr.params = p;
+	tr.total = (uint64_t)((double)p->rate * p->duration_s + 0.5);
+
+	res.latency = tpcq_hist_create();
+	if (res.latency == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return TPCQ_EXIT_FAIL;
+	}
+	errno = 0;
+	tr.cq = p->dev->open(p);
+	if (tr.cq == NULL) {
+		fprintf(stderr, TPCQ_PROG ": cannot create the %s CQ: %s\n",
+			p->dev->name, strerror(errno != 0 ? errno : EIO));
+		tpcq_hist_free(res.latency);
+		return TPCQ_EXIT_FAIL;
+	}
+	cqpoll_cq_info_get(tr.cq, &res.info);
+
+	r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
+	if (r != 0) {
+		fprintf(stderr, TPCQ_PROG ": cannot launch the generator on lcore %u: %s\n",
+			worker, strerror(-r));
+		cqpoll_cq_destroy(tr.cq);
+		tpcq_hist_free(res.latency);
+		return TPCQ_EXIT_FAIL;
+	}
+	tpcq_poller_run(&tr, &res);
+	rte_eal_wait_lcore(worker);
+
+	res.gen_s = (double)tr.gen_tsc / (double)rte_get_tsc_hz();
+	cqpoll_cq_stats_get(tr.cq, &res.stats);
+
+	tpcq_report_table(p, &tr, &res);
+	if (p->json_path != NULL &&
+	    tpcq_report_json(p->json_path, p, &tr, &res) != 0)
+		ret = TPCQ_EXIT_FAIL;
+
+	if (verdict(p, &tr, &res) != 0)
+		ret = TPCQ_EXIT_FAIL;
+
+	cqpoll_cq_destroy(tr.cq);
+	tpcq_hist_free(res.latency);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct tpcq_params params;
+	char **eal_argv, **app_argv;
+	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
+	char lcores[64];
+
+	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
+	app_argv = calloc((size_t)argc + 1, sizeof(*app_argv));
+	if (eal_argv == NULL || app_argv == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		free(app_argv);
+		free(eal_argv);
+		return TPCQ_EXIT_FAIL;
+	}
+
+	/* EAL options are those before "--"; without "--", there are none. */
+	for (sep = 1; sep < argc; sep++)
+		if (strcmp(argv[sep], "--") == 0)
+			break;
+	app_argv[app_argc++] = argv[0];
+	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
+		app_argv[app_argc++] = argv[i];
+	app_argv[app_argc] = NULL;
+
+	/* Option values point into argv's strings, not into app_argv. */
+	r = tpcq_params_parse(app_argc, app_argv, &params);
+	free(app_argv);
+	if (r != 0) {
+		free(eal_argv);
+		return r > 0 ? TPCQ_EXIT_OK : TPCQ_EXIT_USAGE;
+	}
+
+	eal_argv[eal_argc++] = argv[0];
+	if (sep < argc && sep > 1) {
+		for (i = 1; i < sep; i++)
+			eal_argv[eal_argc++] = argv[i];
+	} else {
+		/*
+		 * Nothing to ask of the EAL but two lcores: no device to probe,
+		 * no state to share with secondary processes, quiet unless wrong.
+		 */
+		default_lcores(lcores, sizeof(lcores));
+		eal_argv[eal_argc++] = "-l";
+		eal_argv[eal_argc++] = lcores;
+		eal_argv[eal_argc++] = "--no-pci";
+		eal_argv[eal_argc++] = "--no-telemetry";
+		eal_argv[eal_argc++] = "--log-level=lib.eal:error";
+		/* --no-huge implies legacy memory, which --in-memory refuses. */
+		if (free_hugepages() == 0) {
+			eal_argv[eal_argc++] = "--no-huge";
+			eal_argv[eal_argc++] = "--no-shconf";
+			fprintf(stderr, TPCQ_PROG ": no hugepages, running with "
+				"--no-huge --no-pci on lcores %s\n", lcores);
+		} else {
+			eal_argv[eal_argc++] = "--in-memory";
+		}
+	}
+	eal_argv[eal_argc] = NULL;
+
+	/* The EAL keeps pointers into eal_argv: free it only at exit. */
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, TPCQ_PROG ": cannot initialise the EAL: %s\n",
+			rte_strerror(rte_errno));
+		ret = TPCQ_EXIT_FAIL;
+	} else {
+		install_signals();
+		ret = run(&params);
+		rte_eal_cleanup();
+	}
+	free(eal_argv);
+	return ret;
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Application options (after "--"). They are parsed before the EAL starts, so
+ * --help and bad values answer at once, without EAL start-up noise.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include <cqpoll_config.h>
+
+#include "testpmd_cq.h"
+
+enum {
+	OPT_HELP = 'h',
+	OPT_DEV = 256,
+	OPT_MODE,
+	OPT_RATE,
+	OPT_DURATION,
+	OPT_TRANSITION,
+	OPT_ARM,
+	OPT_TIMEOUT_MS,
+	OPT_BURST,
+	OPT_SIZE,
+	OPT_FAULT_ARM_DELAY,
+	OPT_FAULT_VISIBILITY_DELAY,
+	OPT_FAULT_EVENT_DELAY,
+	OPT_FAULT_SPURIOUS,
+	OPT_FAULT_DUPLICATE,
+	OPT_FAULT_PCT,
+	OPT_FAULT_KEEP_ARMED,
+	OPT_SEED,
+	OPT_JSON,
+};
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "dev", required_argument, NULL, OPT_DEV },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "transition", required_argument, NULL, OPT_TRANSITION },
+	{ "arm", required_argument, NULL, OPT_ARM },
+	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS },
+	{ "burst", required_argument, NULL, OPT_BURST },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "fault-arm-delay", required_argument, NULL, OPT_FAULT_ARM_DELAY },
+	{ "fault-visibility-delay", required_argument, NULL, OPT_FAULT_VISIBILITY_DELAY },
+	{ "fault-event-delay", required_argument, NULL, OPT_FAULT_EVENT_DELAY },
+	{ "fault-spurious", required_argument, NULL, OPT_FAULT_SPURIOUS },
+	{ "fault-duplicate", required_argument, NULL, OPT_FAULT_DUPLICATE },
+	{ "fault-pct", required_argument, NULL, OPT_FAULT_PCT },
+	{ "fault-missed-keeps-armed", required_argument, NULL, OPT_FAULT_KEEP_ARMED },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *const mode_names[] = {
+	[TPCQ_MODE_POLL] = "poll",
+	[TPCQ_MODE_INTERRUPT] = "interrupt",
+};
+
+static const char *const transition_names[] = {
+	[TPCQ_TRANSITION_POLL_AND_ARM] = "poll-and-arm",
+	[TPCQ_TRANSITION_NAIVE] = "naive",
+};
+
+const char *
+tpcq_mode_name(enum tpcq_mode mode)
+{
+	if ((unsigned int)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+		return "unknown";
+	return mode_names[mode];
+}
+
+const char *
+tpcq_transition_name(enum tpcq_transition t)
+{
+	if ((unsigned int)t >= sizeof(transition_names) / sizeof(transition_names[0]))
+		return "unknown";
+	return transition_names[t];
+}
+
+static void
+usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"Usage: %s [EAL options] -- [options]\n"
+"\n"
+"Measure completion-queue polling with cqpoll: a generator lcore plays the\n"
+"device and posts completions at a constant rate (open loop); the main lcore\n"
+"consumes them, busy polling or sleeping on completion events, and reports\n"
+"latency, CPU use and lost wake-ups.\n"
+"\n"
+"Without EAL options, the EAL runs on the first two CPUs this process may\n"
+"use with --no-pci --no-telemetry --log-level=lib.eal:error, and either\n"
+"--in-memory or, when no hugepage is free, --no-huge --no-shconf.\n"
+"Two lcores are needed: the main one polls, a worker generates.\n"
+"\n"
+"Options:\n"
+"  --dev=NAME                 device: %s (default sw)\n"
+"  --mode=poll|interrupt      busy poll only, or sleep on completion events\n"
+"                             when the CQ is empty (default interrupt)\n"
+"  --transition=poll-and-arm|naive\n"
+"                             how the poller goes to sleep (default poll-and-arm):\n"
+"                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
+"                             naive: poll until empty, arm, sleep, with no poll\n"
+"                             after the arm. The negative control: it loses\n"
+"                             wake-ups on edge and report-missed arms.\n"
+"  --arm=level|edge|report-missed\n"
+"                             what the device's arm guarantees (default edge)\n"
+"  --rate=N                   completions per second, > 0 (default 20000)\n"
+"  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
+"  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
+"                             (default %d); a lost wake-up costs at most this\n"
+"  --burst=N                  completions per poll, 1..%d (default 32)\n"
+"  --size=N                   CQ entries, 0 = driver default (default 0)\n"
+"  --json=FILE                also write the results as a JSON object to FILE\n"
+"  -h, --help                 show this help\n"
+"\n"
+"Fault injection (sw device; all off by default). They widen the race windows\n"
+"between the last poll, the arm and the sleep, so that the naive negative\n"
+"control loses wake-ups within a short run; a correct transition must still\n"
+"report 0 lost wake-ups with any of them. If a naive run shows no lost\n"
+"wake-up, widen the window with --fault-arm-delay=NS (e.g. 2000).\n"
+"  --fault-arm-delay=NS       random delay, up to NS ns, before and after the\n"
+"                             arm takes effect\n"
+"  --fault-visibility-delay=NS\n"
+"                             random delay, up to NS ns, between writing an\n"
+"                             entry and making it visible\n"
+"  --fault-pct=PCT            chance, 0..100, that an arm or an entry is delayed\n"
+"                             as above (default 100 when a delay is given)\n"
+"  --fault-event-delay=US     deliver every event US microseconds late\n"
+"  --fault-spurious=PCT       chance, 0..100, per post of an event with no cause\n"
+"  --fault-duplicate=PCT      chance, 0..100, that an event is delivered twice\n"
+"  --fault-missed-keeps-armed=0|1\n"
+"                             whether a report-missed arm that reports a miss\n"
+"                             leaves the CQ armed (default 0)\n"
+"  --seed=N                   seed of the fault generator (default 0 = fixed)\n"
+"\n"
+"Every completion is checked: exactly once and in order (wr_id = sequence\n"
+"number), successful, with its device timestamp. Latency is the time from the\n"
+"completion becoming visible to the poller reading it.\n"
+"\n"
+"Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
+"%d on a device or library error, or completions lost, duplicated or out of\n"
+"order; %d on a bad option.\n",
+		prog, tpcq_dev_names(), TPCQ_TIMEOUT_MS_MAX,
+		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
+		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
+}
+
+static int __rte_format_printf(1, 2)
+bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, TPCQ_PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" TPCQ_PROG " -- --help'.\n");
+	return -EINVAL;
+}
+
+/* Unsigned decimal in [min, max]; strtoull() alone accepts "-1" and "". */
+static int
+parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
+	  uint64_t *v)
+{
+	unsigned long long x;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return bad("--%s: '%s' is not a non-negative integer", opt, s);
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (*end != '\0')
+		return bad("--%s: '%s' is not a non-negative integer", opt, s);
+	if (errno == ERANGE || x < min || x > max)
+		return bad("--%s: %s is out of range %llu..%llu", opt, s,
+			   (unsigned long long)min, (unsigned long long)max);
+	*v = x;
+	return 0;
+}
+
+static int
+parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max,
+	  uint32_t *v)
+{
+	uint64_t x;
+	int r;
+
+	r = parse_u64(opt, s, min, max, &x);
+	if (r == 0)
+		*v = (uint32_t)x;
+	return r;
+}
+
+static int
+parse_name(const char *opt, const char *s, const char *const *names,
+	   unsigned int n, unsigned int *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*v = i;
+			return 0;
+		}
+	}
+	return bad("--%s: unknown value '%s'", opt, s);
+}
+
+static int
+parse_duration(const char *s, double *v)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(s, &end);
+	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(x))
+		return bad("--duration: '%s' is not a number of seconds", s);
+	if (!(x > 0.0) || x > TPCQ_DURATION_MAX_S)
+		return bad("--duration: %s is out of range (0, %.0f] seconds", s,
+			   TPCQ_DURATION_MAX_S);
+	*v = x;
+	return 0;
+}
+
+static void
+defaults(struct tpcq_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->dev = tpcq_dev_find("sw");
+	p->mode = TPCQ_MODE_INTERRUPT;
+	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
+	p->arm = CQPOLL_ARM_EDGE;
+	p->rate = 20000;
+	p->duration_s = 3.0;
+	p->timeout_ms = CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
+	p->burst = 32;
+}
+
+/*
+ * Returns 0 to run, 1 when --help was answered, or -EINVAL after printing
+ * why the options are wrong.
+ */
+int
+tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
+{
+	int32_t fault_pct = -1;
+	unsigned int u = 0;
+	uint64_t v = 0;
+	int c, r = 0;
+
+	defaults(p);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HELP:
+			usage(stdout, argv[0]);
+			return 1;
+		case OPT_DEV:
+			p->dev = tpcq_dev_find(optarg);
+			if (p->dev == NULL)
+				r = bad("--dev: unknown device '%s' (available: %s)",
+					optarg, tpcq_dev_names());
+			break;
+		case OPT_MODE:
+			r = parse_name("mode", optarg, mode_names, 2, &u);
+			p->mode = (enum tpcq_mode)u;
+			break;
+		case OPT_TRANSITION:
+			r = parse_name("transition", optarg, transition_names, 2, &u);
+			p->transition = (enum tpcq_transition)u;
+			break;
+		case OPT_ARM:
+			if (cqpoll_arm_semantics_parse(optarg, &p->arm) != 0)
+				r = bad("--arm: unknown value '%s' (level, edge or report-missed)",
+					optarg);
+			break;
+		case OPT_RATE:
+			r = parse_u64("rate", optarg, 1, TPCQ_RATE_MAX, &p->rate);
+			break;
+		case OPT_DURATION:
+			r = parse_duration(optarg, &p->duration_s);
+			break;
+		case OPT_TIMEOUT_MS:
+			r = parse_u64("timeout-ms", optarg, 1, TPCQ_TIMEOUT_MS_MAX, &v);
+			p->timeout_ms = (int)v;
+			break;
+		case OPT_BURST:
+			r = parse_u64("burst", optarg, 1, TPCQ_BURST_MAX, &v);
+			p->burst = (unsigned int)v;
+			break;
+		case OPT_SIZE:
+			r = parse_u32("size", optarg, 0, TPCQ_SIZE_MAX, &p->size);
+			break;
+		case OPT_FAULT_ARM_DELAY:
+			r = parse_u32("fault-arm-delay", optarg, 0, UINT32_MAX,
+				      &p->faults.arm_delay_ns);
+			break;
+		case OPT_FAULT_VISIBILITY_DELAY:
+			r = parse_u32("fault-visibility-delay", optarg, 0, UINT32_MAX,
+				      &p->faults.visibility_delay_ns);
+			break;
+		case OPT_FAULT_EVENT_DELAY:
+			r = parse_u32("fault-event-delay", optarg, 0, UINT32_MAX,
+				      &p->faults.event_delay_us);
+			break;
+		case OPT_FAULT_SPURIOUS:
+			r = parse_u32("fault-spurious", optarg, 0, 100,
+				      &p->faults.spurious_event_pct);
+			break;
+		case OPT_FAULT_DUPLICATE:
+			r = parse_u32("fault-duplicate", optarg, 0, 100,
+				      &p->faults.duplicate_event_pct);
+			break;
+		case OPT_FAULT_PCT:
+			r = parse_u64("fault-pct", optarg, 0, 100, &v);
+			fault_pct = (int32_t)v;
+			break;
+		case OPT_FAULT_KEEP_ARMED:
+			r = parse_u32("fault-missed-keeps-armed", optarg, 0, 1,
+				      &p->faults.report_missed_keeps_armed);
+			break;
+		case OPT_SEED:
+			r = parse_u64("seed", optarg, 0, UINT64_MAX, &p->faults.seed);
+			break;
+		case OPT_JSON:
+			if (*optarg == '\0')
+				r = bad("--json: empty file name");
+			p->json_path = optarg;
+			break;
+		case ':':
+			return bad("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt != 0 && optopt < 256)
+				return bad("unknown option '-%c'%s", optopt,
+					   " (EAL options go before '--')");
+			return bad("unknown option '%s'%s", argv[optind - 1],
+				   " (EAL options go before '--')");
+		}
+		if (r != 0)
+			return r;
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+
+	/* A delay with no chance given applies to every arm or entry. */
+	if (fault_pct < 0)
+		fault_pct = 100;
+	if (p->faults.arm_delay_ns != 0)
+		p->faults.arm_delay_pct = (uint32_t)fault_pct;
+	if (p->faults.visibility_delay_ns != 0)
+		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
+
+	if (p->rate * p->duration_s < 1.0)
+		return bad("--rate x --duration gives no completion to post");
+	return 0;
+}

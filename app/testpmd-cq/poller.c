@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poller: the consumer side, on the main lcore. It runs one of three loops
+ * until the generator is done, then drains what is left with plain polls, so
+ * that every posted completion is accounted for whatever the mode.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cqpoll_driver.h>
+
+#include "testpmd_cq.h"
+
+#define NS_PER_S 1000000000ULL
+/* How long the drain may take beyond any injected visibility delay. */
+#define DRAIN_LIMIT_NS NS_PER_S
+
+struct poller {
+	struct tpcq_run *run;
+	struct tpcq_result *res;
+	struct cqpoll_cq *cq;
+	struct cqpoll_completion *comps;
+	unsigned int burst;
+	int timeout_ms;
+	uint64_t expected;        /* wr_id of the next completion */
+};
+
+static inline uint64_t
+now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void
+process(struct poller *pl, unsigned int n)
+{
+	struct tpcq_result *res = pl->res;
+	const struct cqpoll_completion *c;
+	uint64_t now;
+	unsigned int i;
+
+	/* One clock read per burst: the whole burst was read at this time. */
+	now = now_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < n; i++) {
+		c = &pl->comps[i];
+		/* Resynchronise, so one lost entry counts once, not forever. */
+		if (c->wr_id != pl->expected)
+			res->order_errors++;
+		pl->expected = c->wr_id + 1;
+		if (c->status != CQPOLL_STATUS_SUCCESS ||
+		    c->opcode != CQPOLL_OP_RECV ||
+		    c->byte_len != TPCQ_BYTE_LEN || c->qp_num != TPCQ_QP_NUM)
+			res->bad_completions++;
+		if (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP)
+			tpcq_hist_add(res->latency,
+				      now > c->timestamp ? now - c->timestamp : 0);
+		else
+			res->no_timestamp++;
+	}
+	res->completions += n;
+}
+
+static int
+fail(struct poller *pl, const char *call, int err)
+{
+	pl->res->error = err;
+	pl->res->error_call = call;
+	return err;
+}
+
+static bool
+gen_finished(const struct tpcq_run *run)
+{
+	return __atomic_load_n(&run->gen_done, __ATOMIC_ACQUIRE);
+}
+
+/* Sleep; a timeout or a signal only means "poll again". */
+static int
+wait_event(struct poller *pl)
+{
+	int r;
+
+	r = cqpoll_cq_wait(pl->cq, pl->timeout_ms);
+	if (r < 0 && r != -EINTR)
+		return fail(pl, "cqpoll_cq_wait", r);
+	return 0;
+}
+
+static int
+loop_poll(struct poller *pl)
+{
+	int n;
+
+	for (;;) {
+		n = cqpoll_poll_burst(pl->cq, pl->comps, pl->burst);
+		if (n > 0)
+			process(pl, (unsigned int)n);
+		else if (n < 0)
+			return fail(pl, "cqpoll_poll_burst", n);
+		else if (gen_finished(pl->run))
+			return 0;
+	}
+}
+
+static int
+loop_poll_and_arm(struct poller *pl)
+{
+	int n, r;
+
+	for (;;) {
+		n = cqpoll_poll_and_arm(pl->cq, pl->comps, pl->burst);
+		if (n > 0) {
+			process(pl, (unsigned int)n);
+			continue;
+		}
+		if (n < 0)
+			return fail(pl, "cqpoll_poll_and_arm", n);
+		/* Checked before each sleep, so the end costs no sleep. */
+		if (gen_finished(pl->run))
+			return 0;
+		r = wait_event(pl);
+		if (r < 0)
+			return r;
+	}
+}
+
+/*
+ * The negative control: empty poll, arm, sleep. An entry written between the
+ * last poll and the arm raises no event on an edge arm and sits in the CQ
+ * until the safety-net timeout; the library counts such sleeps as lost
+ * wake-ups.
+ */
+static int
+loop_naive(struct poller *pl)
+{
+	int n, r;
+
+	for (;;) {
+		n = cqpoll_poll_burst(pl->cq, pl->comps, pl->burst);
+		if (n > 0) {
+			process(pl, (unsigned int)n);
+			continue;
+		}
+		if (n < 0)
+			return fail(pl, "cqpoll_poll_burst", n);
+		if (gen_finished(pl->run))
+			return 0;
+		r = cqpoll_cq_arm_naive(pl->cq);
+		if (r < 0)
+			return fail(pl, "cqpoll_cq_arm_naive", r);
+		r = wait_event(pl);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* Read what the generator posted, then make sure nothing more comes. */
+static int
+drain(struct poller *pl)
+{
+	const struct tpcq_params *p = pl->run->params;
+	uint64_t posted, limit;
+	int n;
+
+	posted = __atomic_load_n(&pl->run->posted, __ATOMIC_ACQUIRE);
+	limit = now_ns(CLOCK_MONOTONIC) + DRAIN_LIMIT_NS +
+		p->faults.visibility_delay_ns;
+	while (pl->res->completions < posted) {
+		n = cqpoll_poll_burst(pl->cq, pl->comps, pl->burst);
+		if (n > 0)
+			process(pl, (unsigned int)n);
+		else if (n < 0)
+			return fail(pl, "cqpoll_poll_burst", n);
+		else if (now_ns(CLOCK_MONOTONIC) > limit)
+			break;
+	}
+	/* Anything still there was delivered twice or never posted. */
+	while ((n = cqpoll_poll_burst(pl->cq, pl->comps, pl->burst)) > 0)
+		process(pl, (unsigned int)n);
+	if (n < 0)
+		return fail(pl, "cqpoll_poll_burst", n);
+	if (pl->res->completions < posted)
+		pl->res->missing = posted - pl->res->completions;
+	return 0;
+}
+
+void
+tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
+{
+	const struct tpcq_params *p = run->params;
+	uint64_t wall0, wall1, cpu0, cpu1;
+	struct poller pl = {
+		.run = run,
+		.res = res,
+		.cq = run->cq,
+		.burst = p->burst,
+		.timeout_ms = p->timeout_ms,
+	};
+	int r;
+
+	pl.comps = calloc(p->burst, sizeof(*pl.comps));
+	if (pl.comps == NULL) {
+		fail(&pl, "calloc", -ENOMEM);
+		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
+		return;
+	}
+
+	wall0 = now_ns(CLOCK_MONOTONIC);
+	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
+
+	if (p->mode == TPCQ_MODE_POLL)
+		r = loop_poll(&pl);
+	else if (p->transition == TPCQ_TRANSITION_NAIVE)
+		r = loop_naive(&pl);
+	else
+		r = loop_poll_and_arm(&pl);
+	if (r == 0)
+		r = drain(&pl);
+	if (r < 0)
+		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
+
+	cpu1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall1 = now_ns(CLOCK_MONOTONIC);
+	res->wall_s = (double)(wall1 - wall0) / (double)NS_PER_S;
+	if (wall1 > wall0)
+		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
+			(double)(wall1 - wall0);
+	free(pl.comps);
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Results as a key/value table on stdout and, on request, as JSON. Both use
+ * the same key names, so a figure read on the terminal is found in the file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_version.h>
+
+#include "testpmd_cq.h"
+
+#define RULE "-------------------------------------------------------------------------------"
+
+struct latency {
+	uint64_t p50, p99, p999, min, max;
+};
+
+static void
+latency_get(const struct tpcq_result *res, struct latency *l)
+{
+	const struct tpcq_hist *h = res->latency;
+
+	l->p50 = tpcq_hist_quantile(h, 0.50);
+	l->p99 = tpcq_hist_quantile(h, 0.99);
+	l->p999 = tpcq_hist_quantile(h, 0.999);
+	l->min = h->count ? h->min : 0;
+	l->max = h->max;
+}
+
+/* A rate is only meaningful over a measured, non-zero time. */
+static double
+achieved_rate(const struct tpcq_run *run, const struct tpcq_result *res)
+{
+	return res->gen_s > 0.0 ? (double)run->posted / res->gen_s : 0.0;
+}
+
+/* Poll mode never goes to sleep, so no transition is in use. */
+static const char *
+transition_name(const struct tpcq_params *p)
+{
+	if (p->mode == TPCQ_MODE_POLL)
+		return "none";
+	return tpcq_transition_name(p->transition);
+}
+
+static void
+faults_describe(const struct cqpoll_sw_faults *f, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define FAULT(cond, ...) do { \
+		if ((cond) && n < len) \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); \
+	} while (0)
+	FAULT(f->arm_delay_ns, "arm-delay=%" PRIu32 "ns@%" PRIu32 "%% ",
+	      f->arm_delay_ns, f->arm_delay_pct);
+	FAULT(f->visibility_delay_ns, "visibility-delay=%" PRIu32 "ns@%" PRIu32 "%% ",
+	      f->visibility_delay_ns, f->visibility_delay_pct);
+	FAULT(f->event_delay_us, "event-delay=%" PRIu32 "us ", f->event_delay_us);
+	FAULT(f->spurious_event_pct, "spurious=%" PRIu32 "%% ",
+	      f->spurious_event_pct);
+	FAULT(f->duplicate_event_pct, "duplicate=%" PRIu32 "%% ",
+	      f->duplicate_event_pct);
+	FAULT(f->report_missed_keeps_armed, "missed-keeps-armed ");
+#undef FAULT
+	if (n == 0)
+		snprintf(buf, len, "none");
+	else if (n < len)
+		buf[n - 1] = '\0';
+}
+
+void
+tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
+		  const struct tpcq_result *res)
+{
+	const struct cqpoll_cq_stats *s = &res->stats;
+	char faults[256];
+	struct latency l;
+
+	latency_get(res, &l);
+	faults_describe(&p->faults, faults, sizeof(faults));
+
+	printf(RULE "\n");
+	printf(" testpmd-cq: cqpoll %s, %s\n", cqpoll_version(), rte_version());
+	printf(RULE "\n");
+#define ROW(key, fmt, ...) printf(" %-20s: " fmt "\n", key, __VA_ARGS__)
+	ROW("dev", "%s", p->dev->name);
+	ROW("mode", "%s", tpcq_mode_name(p->mode));
+	ROW("transition", "%s", transition_name(p));
+	ROW("arm", "%s", cqpoll_arm_semantics_name(p->arm));
+	ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
+	    achieved_rate(run, res));
+	ROW("duration", "%.3f s (generator %.3f s, poller %.3f s)",
+	    p->duration_s, res->gen_s, res->wall_s);
+	ROW("timeout_ms", "%d", p->timeout_ms);
+	ROW("burst", "%u", p->burst);
+	ROW("cq_size", "%" PRIu32, res->info.size);
+	ROW("faults", "%s", faults);
+	printf(RULE "\n");
+	ROW("posted", "%" PRIu64, run->posted);
+	ROW("completions", "%" PRIu64, res->completions);
+	ROW("overruns", "%" PRIu64, run->overruns);
+	ROW("order_errors", "%" PRIu64, res->order_errors);
+	ROW("missing", "%" PRIu64, res->missing);
+	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
+	ROW("cpu_pct", "%.1f", res->cpu_pct);
+	ROW("latency_p50_ns", "%" PRIu64, l.p50);
+	ROW("latency_p99_ns", "%" PRIu64, l.p99);
+	ROW("latency_p99.9_ns", "%" PRIu64, l.p999);
+	ROW("latency_max_ns", "%" PRIu64, l.max);
+	ROW("arms", "%" PRIu64, s->arms);
+	ROW("missed_reports", "%" PRIu64, s->missed_reports);
+	ROW("events", "%" PRIu64, s->events);
+	ROW("spurious_events", "%" PRIu64, s->spurious_events);
+	ROW("waits", "%" PRIu64, s->waits);
+	ROW("wait_timeouts", "%" PRIu64, s->wait_timeouts);
+	ROW("polls", "%" PRIu64, s->polls);
+	ROW("empty_polls", "%" PRIu64, s->empty_polls);
+#undef ROW
+	printf(RULE "\n");
+	fflush(stdout);
+}
+
+/*
+ * Every string written is one of the fixed names above (device, mode, arm,
+ * versions), none needing escapes, so plain printf is a valid JSON writer.
+ */
+int
+tpcq_report_json(const char *path, const struct tpcq_params *p,
+		 const struct tpcq_run *run, const struct tpcq_result *res)
+{
+	const struct cqpoll_sw_faults *f = &p->faults;
+	const struct cqpoll_cq_stats *s = &res->stats;
+	struct latency l;
+	int err = 0;
+	FILE *out;
+
+	out = fopen(path, "w");
+	if (out == NULL) {
+		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
+			strerror(errno));
+		return -errno;
+	}
+	latency_get(res, &l);
+
+	fprintf(out, "{\n");
+	fprintf(out, "  \"dev\": \"%s\",\n", p->dev->name);
+	fprintf(out, "  \"mode\": \"%s\",\n", tpcq_mode_name(p->mode));
+	fprintf(out, "  \"transition\": \"%s\",\n", transition_name(p));
+	fprintf(out, "  \"arm\": \"%s\",\n", cqpoll_arm_semantics_name(p->arm));
+	fprintf(out, "  \"rate\": %" PRIu64 ",\n", p->rate);
+	fprintf(out, "  \"duration_s\": %.6f,\n", p->duration_s);
+	fprintf(out, "  \"timeout_ms\": %d,\n", p->timeout_ms);
+	fprintf(out, "  \"burst\": %u,\n", p->burst);
+	fprintf(out, "  \"cq_size\": %" PRIu32 ",\n", res->info.size);
+	fprintf(out, "  \"faults\": {\"arm_delay_ns\": %" PRIu32
+		", \"arm_delay_pct\": %" PRIu32
+		", \"visibility_delay_ns\": %" PRIu32
+		", \"visibility_delay_pct\": %" PRIu32
+		", \"event_delay_us\": %" PRIu32
+		", \"spurious_event_pct\": %" PRIu32
+		", \"duplicate_event_pct\": %" PRIu32
+		", \"report_missed_keeps_armed\": %" PRIu32
+		", \"seed\": %" PRIu64 "},\n",
+		f->arm_delay_ns, f->arm_delay_pct, f->visibility_delay_ns,
+		f->visibility_delay_pct, f->event_delay_us,
+		f->spurious_event_pct, f->duplicate_event_pct,
+		f->report_missed_keeps_armed, f->seed);
+	fprintf(out, "  \"posted\": %" PRIu64 ",\n", run->posted);
+	fprintf(out, "  \"completions\": %" PRIu64 ",\n", res->completions);
+	fprintf(out, "  \"overruns\": %" PRIu64 ",\n", run->overruns);
+	fprintf(out, "  \"order_errors\": %" PRIu64 ",\n", res->order_errors);
+	fprintf(out, "  \"missing\": %" PRIu64 ",\n", res->missing);
+	fprintf(out, "  \"bad_completions\": %" PRIu64 ",\n", res->bad_completions);
+	fprintf(out, "  \"no_timestamp\": %" PRIu64 ",\n", res->no_timestamp);
+	fprintf(out, "  \"lost_wakeups\": %" PRIu64 ",\n", s->lost_wakeups);
+	fprintf(out, "  \"cpu_pct\": %.3f,\n", res->cpu_pct);
+	fprintf(out, "  \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+		", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"min\": %" PRIu64
+		", \"samples\": %" PRIu64 "},\n",
+		l.p50, l.p99, l.p999, l.max, l.min, res->latency->count);
+	fprintf(out, "  \"arms\": %" PRIu64 ",\n", s->arms);
+	fprintf(out, "  \"missed_reports\": %" PRIu64 ",\n", s->missed_reports);
+	fprintf(out, "  \"events\": %" PRIu64 ",\n", s->events);
+	fprintf(out, "  \"spurious_events\": %" PRIu64 ",\n", s->spurious_events);
+	fprintf(out, "  \"event_acks\": %" PRIu64 ",\n", s->event_acks);
+	fprintf(out, "  \"waits\": %" PRIu64 ",\n", s->waits);
+	fprintf(out, "  \"wait_timeouts\": %" PRIu64 ",\n", s->wait_timeouts);
+	fprintf(out, "  \"polls\": %" PRIu64 ",\n", s->polls);
+	fprintf(out, "  \"empty_polls\": %" PRIu64 ",\n", s->empty_polls);
+	fprintf(out, "  \"achieved_rate\": %.1f,\n", achieved_rate(run, res));
+	fprintf(out, "  \"generator_s\": %.6f,\n", res->gen_s);
+	fprintf(out, "  \"poller_s\": %.6f,\n", res->wall_s);
+	fprintf(out, "  \"cqpoll_version\": \"%s\",\n", cqpoll_version());
+	fprintf(out, "  \"dpdk_version\": \"%s\"\n", rte_version());
+	fprintf(out, "}\n");
+
+	if (ferror(out))
+		err = EIO;
+	if (fclose(out) != 0 && err == 0)
+		err = errno;
+	if (err != 0) {
+		fprintf(stderr, TPCQ_PROG ": cannot write %s: %s\n", path,
+			strerror(err));
+		return -err;
+	}
+	return 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""End-to-end check of testpmd-cq: run it, read its JSON, assert on it.
+
+Usage: check_testpmd.py TESTPMD --expect-lost|--expect-no-lost -- [app options]
+The JSON file is added by this script; the keys checked are the ones the
+README and the issues name.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
+            "events", "spurious_events"]
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[3] != "--":
+        print(__doc__)
+        return 2
+    exe, expect, opts = sys.argv[1], sys.argv[2], sys.argv[4:]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.json")
+        cmd = [exe, "--"] + opts + ["--json=" + out]
+        print("$", " ".join(cmd), flush=True)
+        run = subprocess.run(cmd, stdin=subprocess.DEVNULL, timeout=120)
+        if run.returncode != 0:
+            print("testpmd-cq exited with", run.returncode)
+            return 1
+        with open(out) as f:
+            res = json.load(f)
+    missing = [k for k in REQUIRED if k not in res]
+    if missing:
+        print("missing JSON keys:", missing)
+        return 1
+    for k in ["p50", "p99", "p999", "max"]:
+        if k not in res["latency_ns"]:
+            print("missing latency_ns." + k)
+            return 1
+    lat = res["latency_ns"]
+    if not lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"]:
+        print("percentiles out of order:", lat)
+        return 1
+    if res["completions"] <= 0 or res.get("order_errors", 0) != 0:
+        print("bad delivery:", res["completions"], res.get("order_errors"))
+        return 1
+    if expect == "--expect-no-lost" and res["lost_wakeups"] != 0:
+        print("lost wake-ups:", res["lost_wakeups"])
+        return 1
+    if expect == "--expect-lost" and res["lost_wakeups"] == 0:
+        print("the naive transition lost no wake-up: the detector is blind")
+        return 1
+    print("ok: completions", res["completions"], "lost_wakeups", res["lost_wakeups"],
+          "cpu_pct", res["cpu_pct"], "p99", lat["p99"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
