@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Install what cqpoll needs to build, test and document itself, on Debian 12.
+#
+# usage: devtools/install-deps.sh
+#
+# Only packages that are not installed yet are installed, so on a prepared
+# machine this checks dpkg and returns without touching apt. Installing needs
+# root (or sudo); it never reads stdin.
+set -euo pipefail
+
+packages=(
+    build-essential     # gcc, make, libc headers
+    g++                 # checks that the public headers compile as C++
+    pkg-config
+    meson
+    ninja-build
+    python3
+    dpdk-dev            # DPDK tools (dpdk-devbind, ...)
+    libdpdk-dev         # DPDK libraries and libdpdk.pc for app/testpmd-cq
+    libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
+    libnuma-dev         # needed by libdpdk.pc
+    clang               # ThreadSanitizer build when gcc's cannot be used
+    libclang-rt-14-dev  # clang's sanitizer runtimes
+    valgrind
+    spin                # model checking of the arm protocol
+    doxygen             # API reference (ninja -C build doc)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    if [ "$status" != installed ]; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages are installed"
+    exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+        echo "install-deps: missing packages: ${missing[*]}" >&2
+        echo "install-deps: run as root to install them" >&2
+        exit 1
+    fi
+    sudo=(sudo -n)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt_opts=(
+    -y -q
+    -o DPkg::Lock::Timeout=300            # a fresh machine may run unattended-upgrades
+    -o Dpkg::Options::=--force-confdef
+    -o Dpkg::Options::=--force-confold
+)
+
+echo "install-deps: installing: ${missing[*]}"
+"${sudo[@]}" apt-get "${apt_opts[@]}" update </dev/null
+"${sudo[@]}" apt-get "${apt_opts[@]}" install "${missing[@]}" </dev/null
+echo "install-deps: installed: ${missing[*]}"
