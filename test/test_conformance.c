@@ -13,6 +13,8 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
+#include "cqpoll_verbs.h"
+#include "cqpoll_verbs_emu.h"
 
 struct conf_device {
 	const char *name;
@@ -55,11 +57,35 @@ sw_report_missed_keeps(uint32_t size)
 	return sw_create(size, CQPOLL_ARM_REPORT_MISSED, 1);
 }
 
+/* The verbs driver on verbs-emu: extended CQ with timestamps, then ibv_poll_cq(). */
+static struct cqpoll_cq *
+verbs_emu_create(uint32_t size, uint32_t emu_flags)
+{
+	struct cqpoll_verbs_emu_conf conf = { .size = size, .emu_flags = emu_flags };
+
+	return cqpoll_verbs_emu_cq_create(&conf);
+}
+
+static struct cqpoll_cq *
+verbs_emu_ex(uint32_t size)
+{
+	return verbs_emu_create(size, 0);
+}
+
+static struct cqpoll_cq *
+verbs_emu_wc(uint32_t size)
+{
+	/* A device without create_cq_ex: the driver falls back to ibv_poll_cq(). */
+	return verbs_emu_create(size, CQPOLL_VERBS_EMU_F_NO_CQ_EX);
+}
+
 static const struct conf_device devices[] = {
 	{ "sw-level", sw_level, cqpoll_sw_post },
 	{ "sw-edge", sw_edge, cqpoll_sw_post },
 	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post },
 	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
+	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post },
+	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post },
 };
 
 static struct cqpoll_completion

@@ -17,7 +17,11 @@
  * --expect-lost the test passes only if a lost wake-up is detected: the
  * negative control that shows this harness can fail.
  *
- * Usage: test_stress_transition --arm=level|edge|report-missed
+ * --dev=verbs-emu runs the same on the verbs driver over the emulated verbs
+ * device (edge arm only), with the same faults.
+ *
+ * Usage: test_stress_transition [--dev=sw|verbs-emu]
+ *        --arm=level|edge|report-missed
  *        [--keeps-armed] [--transitions=N] [--naive] [--expect-lost]
  */
 
@@ -32,6 +36,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
+#include "cqpoll_verbs_emu.h"
 
 #define BURST 32
 #define WAIT_TIMEOUT_MS 100
@@ -40,6 +45,7 @@
 
 struct shared {
 	struct cqpoll_cq *cq;
+	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
 	uint64_t consumed;  /* written by the consumer, read by the device */
 	uint64_t posted;    /* final count, written by the device at exit */
 	int stop;
@@ -86,7 +92,7 @@ device_thread(void *arg)
 			struct cqpoll_completion c = { .wr_id = seq, .byte_len = 8 };
 			int r;
 
-			while ((r = cqpoll_sw_post(sh->cq, &c)) == -ENOSPC)
+			while ((r = sh->post(sh->cq, &c)) == -ENOSPC)
 				;
 			if (r != 0) {
 				fprintf(stderr, "post: %d\n", r);
@@ -132,9 +138,29 @@ check_order(struct completion_check *chk, const struct cqpoll_completion *c, int
 	}
 }
 
+/* The same device faults on the verbs emulator (which is edge-only). */
+static struct cqpoll_cq *
+verbs_emu_create(const struct cqpoll_sw_conf *sw)
+{
+	struct cqpoll_verbs_emu_conf conf = {
+		.size = sw->size,
+		.faults = {
+			.visibility_delay_ns = sw->faults.visibility_delay_ns,
+			.visibility_delay_pct = sw->faults.visibility_delay_pct,
+			.arm_delay_ns = sw->faults.arm_delay_ns,
+			.arm_delay_pct = sw->faults.arm_delay_pct,
+			.spurious_event_pct = sw->faults.spurious_event_pct,
+			.duplicate_event_pct = sw->faults.duplicate_event_pct,
+			.seed = sw->faults.seed,
+		},
+	};
+
+	return cqpoll_verbs_emu_cq_create(&conf);
+}
+
 static int
 run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
-    int naive, struct result *res)
+    int naive, int verbs_emu, struct result *res)
 {
 	struct cqpoll_sw_conf conf = {
 		.size = 256,
@@ -154,7 +180,8 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 	uint64_t rng = 0x9e3779b97f4a7c15ull, sleep_start;
 	int r, w, i;
 
-	sh.cq = cqpoll_sw_cq_create(&conf);
+	sh.cq = verbs_emu ? verbs_emu_create(&conf) : cqpoll_sw_cq_create(&conf);
+	sh.post = verbs_emu ? cqpoll_verbs_emu_cq_post : cqpoll_sw_post;
 	TEST_ASSERT(sh.cq != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, &sh), 0);
 	memset(res, 0, sizeof(*res));
@@ -212,12 +239,12 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 	TEST_ASSERT_EQ(r, 0);
 	res->order_errors = chk.order_errors;
 	cqpoll_cq_stats_get(sh.cq, &res->st);
-	printf("arm=%s keeps_armed=%d naive=%d transitions=%" PRIu64 " posted=%" PRIu64
+	printf("dev=%s arm=%s keeps_armed=%d naive=%d transitions=%" PRIu64 " posted=%" PRIu64
 	       " consumed=%" PRIu64 " order_errors=%" PRIu64 " lost_oracle=%" PRIu64
 	       " lost_timeout=%" PRIu64 " waits=%" PRIu64 " wait_timeouts=%" PRIu64
 	       " events=%" PRIu64 " spurious=%" PRIu64 " arms=%" PRIu64
 	       " missed_reports=%" PRIu64 " drain_stalls=%" PRIu64 "\n",
-	       cqpoll_arm_semantics_name(arm), keeps_armed, naive, res->transitions,
+	       verbs_emu ? "verbs-emu" : "sw", cqpoll_arm_semantics_name(arm), keeps_armed, naive, res->transitions,
 	       sh.posted, res->consumed, res->order_errors, res->st.lost_wakeups,
 	       res->timeout_lost, res->st.waits, res->st.wait_timeouts, res->st.events,
 	       res->st.spurious_events, res->st.arms, res->st.missed_reports,
@@ -231,6 +258,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, 'd' },
 		{ "arm", required_argument, NULL, 'a' },
 		{ "keeps-armed", no_argument, NULL, 'k' },
 		{ "transitions", required_argument, NULL, 't' },
@@ -240,12 +268,20 @@ main(int argc, char **argv)
 	};
 	enum cqpoll_arm_semantics arm = CQPOLL_ARM_EDGE;
 	uint64_t transitions = 1000000;
-	int keeps = 0, naive = 0, expect_lost = 0, o;
+	int keeps = 0, naive = 0, expect_lost = 0, verbs_emu = 0, o;
 	struct result res;
 	char *end;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
+		case 'd':
+			if (strcmp(optarg, "verbs-emu") == 0) {
+				verbs_emu = 1;
+			} else if (strcmp(optarg, "sw") != 0) {
+				fprintf(stderr, "bad --dev: %s\n", optarg);
+				return TEST_FAIL;
+			}
+			break;
 		case 'a':
 			if (cqpoll_arm_semantics_parse(optarg, &arm) != 0) {
 				fprintf(stderr, "bad --arm: %s\n", optarg);
@@ -273,7 +309,11 @@ main(int argc, char **argv)
 			return TEST_FAIL;
 		}
 	}
-	if (run(arm, keeps, transitions, naive, &res) != TEST_PASS)
+	if (verbs_emu && (arm != CQPOLL_ARM_EDGE || keeps)) {
+		fprintf(stderr, "verbs-emu: verbs arms are edge only\n");
+		return TEST_FAIL;
+	}
+	if (run(arm, keeps, transitions, naive, verbs_emu, &res) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(res.order_errors, 0);
 	if (expect_lost) {

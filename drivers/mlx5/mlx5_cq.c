@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mlx5 CQs on a device: creation or attachment through mlx5dv, and events
+ * through the completion channel. Everything the poll and arm code needs is
+ * taken from struct mlx5dv_cq, the same structure the emulator fills.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include "mlx5_autoconf.h"
+#include "mlx5_prm.h"
+#include "mlx5_private.h"
+
+#define MLX5_CQ_SIZE_DEFAULT 4096
+
+int
+cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
+		     uint32_t ci, uint32_t sn, uint32_t flags)
+{
+	if (dv->buf == NULL || dv->dbrec == NULL || dv->cq_uar == NULL ||
+	    dv->cqe_cnt < 2 || dv->cqe_cnt > CQPOLL_MLX5_CQE_CNT_MAX ||
+	    (dv->cqe_cnt & (dv->cqe_cnt - 1)) != 0 ||
+	    cqpoll_mlx5_poll_select(dv->cqe_size) == NULL)
+		return -EINVAL;
+	q->buf = dv->buf;
+	q->dbrec = (volatile uint32_t *)dv->dbrec;
+	q->cqe_cnt = dv->cqe_cnt;
+	q->cqe_size = dv->cqe_size;
+	q->uar_db = (volatile uint64_t *)(void *)((uint8_t *)dv->cq_uar + MLX5_CQ_DOORBELL);
+	q->cqn = dv->cqn;
+	q->ci = ci;
+	q->sn = sn;
+	q->arm_cmd = (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ?
+		MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
+	return 0;
+}
+
+static int
+hw_event_fd(void *priv)
+{
+	struct cqpoll_mlx5_cq *q = priv;
+
+	return q->chan->fd;
+}
+
+static int
+hw_event_get(void *priv)
+{
+	struct cqpoll_mlx5_cq *q = priv;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int n = 0;
+
+	/* The channel fd is non-blocking: EAGAIN ends the batch. */
+	while (ibv_get_cq_event(q->chan, &ev_cq, &ev_ctx) == 0)
+		n++;
+	if (errno != EAGAIN && n == 0)
+		return -errno;
+	cqpoll_mlx5_events_consumed(q, (unsigned int)n);
+	return n;
+}
+
+static int
+hw_event_ack(void *priv, unsigned int n)
+{
+	struct cqpoll_mlx5_cq *q = priv;
+
+	ibv_ack_cq_events(q->ibcq, n);
+	return 0;
+}
+
+static void
+hw_destroy(void *priv)
+{
+	struct cqpoll_mlx5_cq *q = priv;
+
+	if (q->own_verbs) {
+		ibv_destroy_cq(q->ibcq);
+		ibv_destroy_comp_channel(q->chan);
+	}
+	free(q);
+}
+
+const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
+	.name = "mlx5",
+	.arm = cqpoll_mlx5_arm,
+	.event_fd = hw_event_fd,
+	.event_get = hw_event_get,
+	.event_ack = hw_event_ack,
+	.destroy = hw_destroy,
+};
+
+static int
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Take over @p q->ibcq: read its mlx5dv description and wrap it in a handle. */
+static struct cqpoll_cq *
+hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
+	uint32_t ack_batch)
+{
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
+	struct mlx5dv_obj obj;
+	struct mlx5dv_cq dv;
+	int r;
+
+	memset(&obj, 0, sizeof(obj));
+	memset(&dv, 0, sizeof(dv));
+	obj.cq.in = q->ibcq;
+	obj.cq.out = &dv;
+	/* From here on the provider leaves the consumer index to us (§1.1). */
+	r = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	if (r != 0) {
+		errno = r > 0 ? r : -r;
+		return NULL;
+	}
+	r = set_nonblock(q->chan->fd);
+	if (r == 0)
+		r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	params.size = dv.cqe_cnt;
+	params.event_ack_batch = ack_batch;
+	return cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
+			       q, &params);
+}
+
+static struct ibv_cq *
+hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t flags,
+		   struct ibv_comp_channel *chan)
+{
+	/* The provider rounds cqe + 1 up to a power of two (§1.2). */
+	int cqe = (int)n - 1;
+
+	if (flags & CQPOLL_MLX5_F_CQE128) {
+#if CQPOLL_MLX5_HAVE_CQE_SIZE_ATTR
+		struct ibv_cq_init_attr_ex attr = {
+			.cqe = (uint32_t)cqe,
+			.channel = chan,
+			.comp_vector = (uint32_t)vector,
+		};
+		struct mlx5dv_cq_init_attr dv_attr = {
+			.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
+			.cqe_size = 128,
+		};
+		struct ibv_cq_ex *cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
+
+		return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
+#else
+		errno = EOPNOTSUPP;
+		return NULL;
+#endif
+	}
+	return ibv_create_cq(ctx, cqe, NULL, chan, vector);
+}
+
+struct cqpoll_cq *
+cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *conf)
+{
+	static const struct cqpoll_mlx5_conf defaults = { .size = 0 };
+	struct cqpoll_mlx5_cq *q;
+	struct cqpoll_cq *cq;
+	uint32_t n = 2;
+	int e;
+
+	if (conf == NULL)
+		conf = &defaults;
+	if (ctx == NULL || conf->size > CQPOLL_MLX5_CQE_CNT_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+#if CQPOLL_MLX5_HAVE_IS_SUPPORTED
+	if (!mlx5dv_is_supported(ctx->device)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+#endif
+	while (n < (conf->size != 0 ? conf->size : MLX5_CQ_SIZE_DEFAULT))
+		n <<= 1;
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->own_verbs = 1;
+	q->chan = ibv_create_comp_channel(ctx);
+	if (q->chan == NULL)
+		goto fail;
+	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, q->chan);
+	if (q->ibcq == NULL)
+		goto fail;
+	cq = hw_wrap(q, 0, 0, conf->flags, conf->event_ack_batch);
+	if (cq != NULL)
+		return cq;
+fail:
+	e = errno != 0 ? errno : EIO;
+	if (q->ibcq != NULL)
+		ibv_destroy_cq(q->ibcq);
+	if (q->chan != NULL)
+		ibv_destroy_comp_channel(q->chan);
+	free(q);
+	errno = e;
+	return NULL;
+}
+
+struct cqpoll_cq *
+cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
+		      const struct cqpoll_mlx5_attach_conf *conf)
+{
+	static const struct cqpoll_mlx5_attach_conf defaults = { .ci = 0 };
+	struct cqpoll_mlx5_cq *q;
+	struct cqpoll_cq *cq;
+	int e;
+
+	if (conf == NULL)
+		conf = &defaults;
+	if (ibcq == NULL || channel == NULL || ibcq->channel != channel) {
+		errno = EINVAL;
+		return NULL;
+	}
+#if CQPOLL_MLX5_HAVE_IS_SUPPORTED
+	if (!mlx5dv_is_supported(ibcq->context->device)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+#endif
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->ibcq = ibcq;
+	q->chan = channel;
+	cq = hw_wrap(q, conf->ci, conf->sn, conf->flags & CQPOLL_MLX5_F_SOLICITED_ONLY,
+		     conf->event_ack_batch);
+	if (cq == NULL) {
+		e = errno;
+		free(q);
+		errno = e;
+	}
+	return cq;
+}
+
+struct ibv_cq *
+cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq)
+{
+	struct cqpoll_mlx5_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_ops)
+		return NULL;
+	q = cqpoll_cq_priv(cq);
+	return q->ibcq;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_MLX5_EMU_PRIVATE_H
+#define CQPOLL_MLX5_EMU_PRIVATE_H
+
+/*
+ * The emulated mlx5 device: the memory a provider would map (CQ buffer,
+ * doorbell record, UAR page), the device's CQ context, and its event sink.
+ *
+ * Who runs the device: cqpoll_mlx5_emu_post() (the producer thread writes
+ * CQEs) and a device thread that reads the UAR doorbell periodically; both
+ * under dev->lock, which serialises the device as the hardware's CQ context
+ * is. The driver never calls into the emulator: it stores to the UAR page as
+ * it would to a device, and the device finds the store (see mlx5_emu_dev.c).
+ */
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "mlx5_private.h"
+
+enum cqpoll_mlx5_emu_state {
+	EMU_DISARMED = 0, /* fired, or never armed */
+	EMU_ARMED,
+	EMU_ARMED_SOL,
+};
+
+struct cqpoll_mlx5_emu_dev {
+	pthread_mutex_t lock;
+	/* Memory, set at creation. */
+	struct mlx5dv_cq dv;
+	uint32_t log2_n;
+	int lazy;            /* lazy arm: only CQEs after the doorbell fire */
+	int strict_sn;
+	int overrun_error;
+	uint32_t event_delay_us;
+	uint32_t poll_ns;    /* device thread period */
+	int efd;             /* eventfd: events */
+	int tfd;             /* timerfd: delayed events, -1 without delay */
+	int errfd;           /* eventfd: async errors (overrun), not events */
+	int epfd;            /* epoll over the three: the CQ's event fd */
+	int32_t *drv_err;    /* where device errors reach the driver */
+
+	/* CQ context, under lock. */
+	uint32_t pi;         /* CQEs written, free-running */
+	uint32_t checked_pi; /* pi at the last doorbell check */
+	uint32_t arm_from;   /* lazy: first CQE the current arm may fire for */
+	uint32_t last_sol;   /* index of the last solicited or error CQE */
+	int have_sol;
+	enum cqpoll_mlx5_emu_state state;
+	uint32_t arm_ci;
+	uint32_t fired;      /* events delivered: what the driver's sn must follow */
+	int broken;          /* overrun: the CQ is in error */
+	struct cqpoll_mlx5_emu_stats stats;
+
+	/* Device thread. */
+	pthread_t thread;
+	int thread_started;
+	int stop;
+};
+
+int cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev);
+void cqpoll_mlx5_emu_dev_evaluate(struct cqpoll_mlx5_emu_dev *dev);
+int cqpoll_mlx5_emu_dev_stranded(struct cqpoll_mlx5_emu_dev *dev);
+int cqpoll_mlx5_emu_dev_start(struct cqpoll_mlx5_emu_dev *dev);
+void cqpoll_mlx5_emu_dev_stop(struct cqpoll_mlx5_emu_dev *dev);
+int cqpoll_mlx5_emu_dev_raise_error(struct cqpoll_mlx5_emu_dev *dev, int32_t err);
+
+#endif /* CQPOLL_MLX5_EMU_PRIVATE_H */

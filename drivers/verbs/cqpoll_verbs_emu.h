@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_VERBS_EMU_H
+#define CQPOLL_VERBS_EMU_H
+
+/**
+ * @file
+ * verbs-emu: a software RDMA device behind a real struct ibv_context.
+ *
+ * The context's ops (poll_cq, req_notify_cq), its extended ops (create_cq_ex,
+ * query_device_ex) and the ibv_cq_ex poll functions (start_poll, next_poll,
+ * end_poll, read_*) are filled in, so the verbs driver's production code calls
+ * the real libibverbs inlines on it. Only what needs a kernel device (channel
+ * and CQ creation and destruction, ibv_get_cq_event(), ibv_ack_cq_events())
+ * goes through a seam inside the driver, which recognises emulated contexts.
+ *
+ * The arm is edge-only: an event fires only for a completion made visible
+ * after the arm, the weakest contract verbs allows. Faults widen the race
+ * windows; an oracle knows whether a completion is stranded.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "cqpoll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Faults the emulated device injects; zero means none. Percentages 0..100. */
+struct cqpoll_verbs_emu_faults {
+	/** Longest random delay between writing an entry and making it visible. */
+	uint32_t visibility_delay_ns;
+	uint32_t visibility_delay_pct;  /**< Chance an entry is delayed so. */
+	/** Longest random delay spent before and after the arm takes effect. */
+	uint32_t arm_delay_ns;
+	uint32_t arm_delay_pct;         /**< Chance an arm is delayed so. */
+	uint32_t spurious_event_pct;    /**< Chance per post of an event with no cause. */
+	uint32_t duplicate_event_pct;   /**< Chance a raised event is queued twice. */
+	uint64_t seed;                  /**< Seed of the fault generator; 0: fixed default. */
+};
+
+/** @name Flags of cqpoll_verbs_emu_open() */
+/**@{*/
+/** The device has no create_cq_ex: ibv_create_cq_ex() fails with EOPNOTSUPP. */
+#define CQPOLL_VERBS_EMU_F_NO_CQ_EX     (1u << 0)
+/** The device reports no completion timestamp support. */
+#define CQPOLL_VERBS_EMU_F_NO_TIMESTAMP (1u << 1)
+/**@}*/
+
+/**
+ * Open an emulated device.
+ *
+ * @param faults
+ *   Faults of every CQ created on it; NULL for none.
+ * @param flags
+ *   CQPOLL_VERBS_EMU_F_* bits.
+ * @return
+ *   The context, or NULL with errno set (EINVAL: a percentage over 100;
+ *   ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_context *cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults,
+					  uint32_t flags);
+
+/**
+ * Drop the opener's reference; the context is freed once its last channel
+ * and CQ are destroyed.
+ *
+ * @return
+ *   0, or -EINVAL if @p ctx is not an emulated context.
+ *
+ * Thread safety: safe from any thread; not with other calls on @p ctx.
+ */
+int cqpoll_verbs_emu_close(struct ibv_context *ctx);
+
+/**
+ * Whether @p ctx is an emulated context.
+ *
+ * @return
+ *   true for a verbs-emu context, false otherwise (and for NULL).
+ *
+ * Thread safety: safe from any thread.
+ */
+bool cqpoll_verbs_emu_is_context(const struct ibv_context *ctx);
+
+/**
+ * ibv_create_comp_channel() for an emulated context. Its fd is non-blocking.
+ *
+ * @return
+ *   The channel, or NULL with errno set (EINVAL, ENOMEM, or an errno from
+ *   eventfd(2)).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_comp_channel *cqpoll_verbs_emu_ibv_create_comp_channel(struct ibv_context *ctx);
+
+/**
+ * ibv_destroy_comp_channel() for an emulated channel.
+ *
+ * @return
+ *   0, -EBUSY if CQs still use it, -EINVAL for a bad argument.
+ *
+ * Thread safety: not with other calls on @p ch or its CQs.
+ */
+int cqpoll_verbs_emu_ibv_destroy_comp_channel(struct ibv_comp_channel *ch);
+
+/**
+ * ibv_create_cq() for an emulated context. Extended CQs are created with the
+ * real inline ibv_create_cq_ex().
+ *
+ * @param cqe
+ *   Minimum entries, 1 .. 2^22; rounded up to a power of two (cq->cqe).
+ * @param ch
+ *   Channel for events, or NULL.
+ * @return
+ *   The CQ, or NULL with errno set (EINVAL, ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_cq *cqpoll_verbs_emu_ibv_create_cq(struct ibv_context *ctx, int cqe,
+					      void *cq_context,
+					      struct ibv_comp_channel *ch,
+					      int comp_vector);
+
+/**
+ * ibv_destroy_cq() for an emulated CQ.
+ *
+ * The real call blocks until every event read is acknowledged; this one
+ * returns -EBUSY instead, and counts it (cqpoll_verbs_emu_busy_destroys()),
+ * so that a test can tell that a destroy would have hung.
+ *
+ * @return
+ *   0, -EBUSY (events read but not acknowledged), -EINVAL.
+ *
+ * Thread safety: not with other calls on @p cq.
+ */
+int cqpoll_verbs_emu_ibv_destroy_cq(struct ibv_cq *cq);
+
+/**
+ * Destroys refused since the process started because events were not
+ * acknowledged: destroys that would have hung on a real device.
+ *
+ * @return
+ *   The count.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_verbs_emu_busy_destroys(void);
+
+/**
+ * Post one completion to an emulated CQ, as the device would: the entry is
+ * written, made visible (after any injected delay) and stamped with
+ * CLOCK_MONOTONIC ns (ibv_wc_read_completion_ts()), and an event is queued on
+ * the channel if the CQ is armed for it.
+ *
+ * @param cq
+ *   An emulated CQ.
+ * @param comp
+ *   The completion, in cqpoll form; CQPOLL_COMPLETION_F_SOLICITED marks a
+ *   solicited one; imm_data is the vendor error of a failed one.
+ * @return
+ *   0; -ENOSPC if the CQ is full (nothing written); -EINVAL.
+ *
+ * Thread safety: one producer thread per CQ, concurrently with the consumer.
+ */
+int cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *comp);
+
+/** Points inside ibv_req_notify_cq() where a test hook runs. */
+enum cqpoll_verbs_emu_hook_point {
+	CQPOLL_VERBS_EMU_HOOK_BEFORE_ARM = 0, /**< Not yet in effect. */
+	CQPOLL_VERBS_EMU_HOOK_AFTER_ARM,      /**< In effect, not yet returned. */
+	CQPOLL_VERBS_EMU_HOOK_COUNT,          /**< Number of hook points. */
+};
+
+/**
+ * Run @p fn inside the arm at @p point, on the arming thread.
+ *
+ * @return
+ *   0, or -EINVAL for a bad argument.
+ *
+ * Thread safety: consumer thread only, while no arm is in progress.
+ */
+int cqpoll_verbs_emu_set_hook(struct ibv_cq *cq, enum cqpoll_verbs_emu_hook_point point,
+			      void (*fn)(void *arg), void *arg);
+
+/**
+ * Ground truth: 1 if a completion is visible past the consumer index and no
+ * event is queued or being raised for it, else 0. Completions that the
+ * current solicited-only arm does not cover are not counted.
+ *
+ * @return
+ *   1, 0, or -EINVAL.
+ *
+ * Thread safety: consumer thread only.
+ */
+int cqpoll_verbs_emu_ibv_stranded(struct ibv_cq *cq);
+
+/** Configuration of cqpoll_verbs_emu_cq_create(). */
+struct cqpoll_verbs_emu_conf {
+	uint32_t size;                          /**< Minimum entries; 0: 4096. */
+	uint32_t emu_flags;                     /**< CQPOLL_VERBS_EMU_F_* bits. */
+	uint32_t verbs_flags;                   /**< CQPOLL_VERBS_F_* bits. */
+	uint32_t event_ack_batch;               /**< 0: the build-time default. */
+	struct cqpoll_verbs_emu_faults faults;  /**< Fault injection. */
+};
+
+/**
+ * One call for the whole stack: open an emulated device, create a channel and
+ * a CQ on it with cqpoll_verbs_cq_create() (the production path), and close
+ * the device, which lives on until cqpoll_cq_destroy().
+ *
+ * @return
+ *   A handle of the verbs driver, or NULL with errno set.
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_cq *cqpoll_verbs_emu_cq_create(const struct cqpoll_verbs_emu_conf *conf);
+
+/**
+ * cqpoll_verbs_emu_ibv_post() on the CQ under a verbs handle.
+ *
+ * @return
+ *   As cqpoll_verbs_emu_ibv_post(); -EINVAL also if @p cq is not a verbs
+ *   handle on an emulated device.
+ *
+ * Thread safety: as cqpoll_verbs_emu_ibv_post().
+ */
+int cqpoll_verbs_emu_cq_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_VERBS_EMU_H */

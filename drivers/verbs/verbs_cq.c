@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Verbs CQ handles: attach, create, destroy, and the driver's ops table. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "verbs_private.h"
+
+#define VERBS_CQ_SIZE_DEFAULT 4096
+/* Fields every completion record needs from an extended CQ. */
+#define VERBS_WC_FLAGS_NEEDED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
+			       IBV_WC_EX_WITH_IMM)
+
+static void
+verbs_destroy(void *priv)
+{
+	struct cqpoll_verbs_cq *q = priv;
+	const struct cqpoll_verbs_backend *be = q->chan->be;
+	struct ibv_comp_channel *ch;
+
+	/* Leave first: events read for this CQ from now on are acked by the reader. */
+	ch = cqpoll_verbs_channel_leave(q);
+	if (q->owns_cq)
+		be->destroy_cq(q->cq);
+	if (ch != NULL)
+		be->destroy_channel(ch);
+	free(q);
+}
+
+const struct cqpoll_driver_ops cqpoll_verbs_ops = {
+	.name = "verbs",
+	.arm = cqpoll_verbs_arm,
+	.event_fd = cqpoll_verbs_event_fd,
+	.event_get = cqpoll_verbs_event_get,
+	.event_ack = cqpoll_verbs_event_ack,
+	.stranded = cqpoll_verbs_stranded,
+	.destroy = verbs_destroy,
+};
+
+struct cqpoll_cq *
+cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
+		    bool owns_channel, uint64_t wc_flags,
+		    const struct cqpoll_verbs_conf *conf)
+{
+	struct cqpoll_cq_params params;
+	cqpoll_poll_burst_t poll;
+	struct cqpoll_cq *cq;
+	int r;
+
+	q->efd = q->epfd = -1;
+	q->solicited_only = (conf->flags & CQPOLL_VERBS_F_SOLICITED_ONLY) != 0;
+	r = cqpoll_verbs_channel_join(q, ch, cqpoll_verbs_backend_of(q->cq->context),
+				      owns_channel);
+	if (r < 0) {
+		errno = -r;
+		return NULL;
+	}
+	/* Chosen once: the burst never tests which API the CQ speaks. */
+	if (q->cq_ex == NULL)
+		poll = cqpoll_verbs_poll_wc;
+	else if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		poll = cqpoll_verbs_poll_ex_ts;
+	else
+		poll = cqpoll_verbs_poll_ex;
+	params.arm = CQPOLL_ARM_EDGE;
+	params.size = q->cq->cqe > 0 ? (uint32_t)q->cq->cqe : 0;
+	params.event_ack_batch = conf->event_ack_batch;
+	cq = cqpoll_cq_alloc(&cqpoll_verbs_ops, poll, q, &params);
+	if (cq == NULL) {
+		r = errno;
+		/* The caller destroys what it created, CQ first. */
+		(void)cqpoll_verbs_channel_leave(q);
+		errno = r;
+	}
+	return cq;
+}
+
+static struct cqpoll_cq *
+attach(struct ibv_cq *cq, struct ibv_cq_ex *cq_ex, struct ibv_comp_channel *ch,
+       uint64_t wc_flags, const struct cqpoll_verbs_conf *conf)
+{
+	static const struct cqpoll_verbs_conf defaults;
+	struct cqpoll_verbs_cq *q;
+	struct cqpoll_cq *h;
+	int r;
+
+	if (conf == NULL)
+		conf = &defaults;
+	if (cq == NULL || ch == NULL || cq->channel != ch) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->cq = cq;
+	q->cq_ex = cq_ex;
+	h = cqpoll_verbs_handle(q, ch, false, wc_flags, conf);
+	if (h == NULL) {
+		r = errno;
+		free(q);
+		errno = r;
+	}
+	return h;
+}
+
+struct cqpoll_cq *
+cqpoll_verbs_cq_attach(struct ibv_cq *cq, struct ibv_comp_channel *ch,
+		       const struct cqpoll_verbs_conf *conf)
+{
+	return attach(cq, NULL, ch, 0, conf);
+}
+
+struct cqpoll_cq *
+cqpoll_verbs_cq_attach_ex(struct ibv_cq_ex *cq, struct ibv_comp_channel *ch,
+			  const struct cqpoll_verbs_conf *conf)
+{
+	if (cq == NULL || conf == NULL ||
+	    (conf->wc_flags & VERBS_WC_FLAGS_NEEDED) != VERBS_WC_FLAGS_NEEDED) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return attach(ibv_cq_ex_to_cq(cq), cq, ch, conf->wc_flags, conf);
+}
+
+/* The extended CQ, with timestamps when the device has a clock; NULL if refused. */
+static struct ibv_cq_ex *
+create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
+	     const struct cqpoll_verbs_conf *conf, uint64_t *wc_flags)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = (uint32_t)cqe,
+		.channel = ch,
+		.comp_vector = (uint32_t)conf->comp_vector,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		/* One consumer thread per CQ: the provider's lock is not needed. */
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+	struct ibv_device_attr_ex dev;
+	struct ibv_cq_ex *cq;
+
+	if (!(conf->flags & CQPOLL_VERBS_F_NO_TIMESTAMP) &&
+	    ibv_query_device_ex(ctx, NULL, &dev) == 0 &&
+	    dev.completion_timestamp_mask != 0) {
+		attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+		cq = ibv_create_cq_ex(ctx, &attr);
+		if (cq != NULL) {
+			*wc_flags = attr.wc_flags;
+			return cq;
+		}
+	}
+	/* Providers differ in what they accept: retry with the least we need. */
+	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+	attr.comp_mask = 0;
+	attr.flags = 0;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	if (cq != NULL)
+		*wc_flags = attr.wc_flags;
+	return cq;
+}
+
+struct cqpoll_cq *
+cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *conf)
+{
+	static const struct cqpoll_verbs_conf defaults;
+	const struct cqpoll_verbs_backend *be;
+	struct ibv_comp_channel *ch;
+	struct cqpoll_verbs_cq *q;
+	struct cqpoll_cq *h = NULL;
+	uint64_t wc_flags = 0;
+	int cqe, r;
+
+	if (ctx == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (conf == NULL)
+		conf = &defaults;
+	be = cqpoll_verbs_backend_of(ctx);
+	cqe = conf->size != 0 ? (int)conf->size : VERBS_CQ_SIZE_DEFAULT;
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch = conf->channel != NULL ? conf->channel : be->create_channel(ctx);
+	if (ch == NULL)
+		goto fail;
+	if (!(conf->flags & CQPOLL_VERBS_F_NO_CQ_EX))
+		q->cq_ex = create_cq_ex(ctx, cqe, ch, conf, &wc_flags);
+	if (q->cq_ex != NULL)
+		q->cq = ibv_cq_ex_to_cq(q->cq_ex);
+	else
+		q->cq = be->create_cq(ctx, cqe, NULL, ch, conf->comp_vector);
+	if (q->cq == NULL)
+		goto fail;
+	q->owns_cq = true;
+	h = cqpoll_verbs_handle(q, ch, conf->channel == NULL, wc_flags, conf);
+	if (h != NULL)
+		return h;
+fail:
+	r = errno != 0 ? errno : EIO;
+	if (q->cq != NULL)
+		be->destroy_cq(q->cq);
+	if (ch != NULL && conf->channel == NULL)
+		be->destroy_channel(ch);
+	free(q);
+	errno = r;
+	return NULL;
+}
+
+struct ibv_cq *
+cqpoll_verbs_cq_ibv(const struct cqpoll_cq *cq)
+{
+	const struct cqpoll_verbs_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_verbs_ops)
+		return NULL;
+	q = cqpoll_cq_priv(cq);
+	return q->cq;
+}
+
+int
+cqpoll_verbs_cq_is_ex(const struct cqpoll_cq *cq)
+{
+	const struct cqpoll_verbs_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_verbs_ops)
+		return -EINVAL;
+	q = cqpoll_cq_priv(cq);
+	return q->cq_ex != NULL;
+}

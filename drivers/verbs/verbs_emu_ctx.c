@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs-emu device: the context libibverbs' inlines see, its completion
+ * channels, and the backend the verbs driver uses for what needs a kernel.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs_emu_private.h"
+#include "verbs_private.h"
+
+/* Recognised by address: a real provider never hands out this device. */
+static struct ibv_device emu_device = {
+	.node_type = IBV_NODE_UNKNOWN,
+	.transport_type = IBV_TRANSPORT_UNKNOWN,
+	.name = "verbs-emu",
+	.dev_name = "verbs-emu",
+};
+
+/* A 1 GHz clock: ibv_wc_read_completion_ts() returns CLOCK_MONOTONIC ns. */
+#define EMU_HCA_CORE_CLOCK_KHZ 1000000
+#define EMU_MAX_CQE (1 << 22)
+
+static int
+emu_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
+		    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct cqpoll_verbs_emu_ctx *emu = emu_ctx(ctx);
+
+	(void)input;
+	if (attr_size < sizeof(*attr))
+		return EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	strcpy(attr->orig_attr.fw_ver, "cqpoll-emu");
+	attr->orig_attr.max_cq = 1 << 16;
+	attr->orig_attr.max_cqe = EMU_MAX_CQE;
+	attr->orig_attr.phys_port_cnt = 1;
+	if (!(emu->flags & CQPOLL_VERBS_EMU_F_NO_TIMESTAMP)) {
+		attr->completion_timestamp_mask = UINT64_MAX;
+		attr->hca_core_clock = EMU_HCA_CORE_CLOCK_KHZ;
+	}
+	return 0;
+}
+
+static int
+faults_valid(const struct cqpoll_verbs_emu_faults *f)
+{
+	return f->visibility_delay_pct <= 100 && f->arm_delay_pct <= 100 &&
+	       f->spurious_event_pct <= 100 && f->duplicate_event_pct <= 100;
+}
+
+struct ibv_context *
+cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults, uint32_t flags)
+{
+	struct cqpoll_verbs_emu_ctx *emu;
+	struct ibv_context *ctx;
+
+	if (faults != NULL && !faults_valid(faults)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	emu = calloc(1, sizeof(*emu));
+	if (emu == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (faults != NULL)
+		emu->faults = *faults;
+	emu->flags = flags;
+	emu->refs = 1;
+	pthread_mutex_init(&emu->lock, NULL);
+	ctx = &emu->vctx.context;
+	ctx->device = &emu_device;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = -1;
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	/* The same inlines as for a provider: ops for poll and arm... */
+	ctx->ops.poll_cq = cqpoll_verbs_emu_poll_cq;
+	ctx->ops.req_notify_cq = cqpoll_verbs_emu_req_notify_cq;
+	/* ...and verbs_get_ctx_op() finds the extended ops through these. */
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	emu->vctx.sz = sizeof(emu->vctx);
+	emu->vctx.query_device_ex = emu_query_device_ex;
+	if (!(flags & CQPOLL_VERBS_EMU_F_NO_CQ_EX))
+		emu->vctx.create_cq_ex = cqpoll_verbs_emu_create_cq_ex;
+	return ctx;
+}
+
+bool
+cqpoll_verbs_emu_is_context(const struct ibv_context *ctx)
+{
+	return ctx != NULL && ctx->device == &emu_device;
+}
+
+void
+cqpoll_verbs_emu_ctx_get(struct cqpoll_verbs_emu_ctx *emu)
+{
+	pthread_mutex_lock(&emu->lock);
+	emu->refs++;
+	pthread_mutex_unlock(&emu->lock);
+}
+
+void
+cqpoll_verbs_emu_ctx_put(struct cqpoll_verbs_emu_ctx *emu)
+{
+	unsigned int refs;
+
+	pthread_mutex_lock(&emu->lock);
+	refs = --emu->refs;
+	pthread_mutex_unlock(&emu->lock);
+	if (refs != 0)
+		return;
+	pthread_mutex_destroy(&emu->lock);
+	pthread_mutex_destroy(&emu->vctx.context.mutex);
+	free(emu);
+}
+
+int
+cqpoll_verbs_emu_close(struct ibv_context *ctx)
+{
+	if (!cqpoll_verbs_emu_is_context(ctx))
+		return -EINVAL;
+	cqpoll_verbs_emu_ctx_put(emu_ctx(ctx));
+	return 0;
+}
+
+struct ibv_comp_channel *
+cqpoll_verbs_emu_ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	struct cqpoll_verbs_emu_channel *c;
+
+	if (!cqpoll_verbs_emu_is_context(ctx)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Semaphore: one read, one event, as a uverbs read returns one. */
+	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	c->ch.context = ctx;
+	c->emu = emu_ctx(ctx);
+	pthread_mutex_init(&c->lock, NULL);
+	cqpoll_verbs_emu_ctx_get(c->emu);
+	return &c->ch;
+}
+
+int
+cqpoll_verbs_emu_ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	struct cqpoll_verbs_emu_channel *c = (struct cqpoll_verbs_emu_channel *)(void *)ch;
+
+	if (ch == NULL || !cqpoll_verbs_emu_is_context(ch->context))
+		return -EINVAL;
+	if (c->cqs != NULL)
+		return -EBUSY;
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->lock);
+	cqpoll_verbs_emu_ctx_put(c->emu);
+	free(c);
+	return 0;
+}
+
+const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu = {
+	.name = "verbs-emu",
+	.create_channel = cqpoll_verbs_emu_ibv_create_comp_channel,
+	.destroy_channel = cqpoll_verbs_emu_ibv_destroy_comp_channel,
+	.create_cq = cqpoll_verbs_emu_ibv_create_cq,
+	.destroy_cq = cqpoll_verbs_emu_ibv_destroy_cq,
+	.get_cq_event = cqpoll_verbs_emu_get_cq_event,
+	.ack_cq_events = cqpoll_verbs_emu_ack_cq_events,
+	.stranded = cqpoll_verbs_emu_ibv_stranded,
+};

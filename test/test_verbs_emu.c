@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs driver on verbs-emu, beyond what the conformance suite checks:
+ * the completion record on each poll variant, the create fallbacks, the edge
+ * window placed exactly with the emulator's hooks, channels shared by several
+ * CQs, acknowledgements (no destroy that would hang), solicited-only arms,
+ * and driver selection.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_ibv.h"
+#include "cqpoll_test.h"
+#include "cqpoll_verbs.h"
+#include "cqpoll_verbs_emu.h"
+
+static struct cqpoll_cq *
+emu_cq(uint32_t emu_flags, uint32_t verbs_flags)
+{
+	struct cqpoll_verbs_emu_conf conf = {
+		.size = 64, .emu_flags = emu_flags, .verbs_flags = verbs_flags,
+	};
+
+	return cqpoll_verbs_emu_cq_create(&conf);
+}
+
+static int
+fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* Every field through each poll variant; timestamps only where asked for. */
+static int
+check_fields(uint32_t emu_flags, int want_ex, int want_ts)
+{
+	struct cqpoll_completion in[4] = {
+		{ .wr_id = 1, .byte_len = 100, .qp_num = 7, .opcode = CQPOLL_OP_RECV },
+		{ .wr_id = 2, .byte_len = 8, .qp_num = 8, .opcode = CQPOLL_OP_RECV_RDMA_WITH_IMM,
+		  .imm_data = 0x11223344, .flags = CQPOLL_COMPLETION_F_IMM },
+		{ .wr_id = 3, .qp_num = 9, .opcode = CQPOLL_OP_LOCAL_INV,
+		  .imm_data = 0xabcd, .flags = CQPOLL_COMPLETION_F_INV },
+		{ .wr_id = 4, .qp_num = 10, .status = CQPOLL_STATUS_REM_ACCESS_ERR,
+		  .imm_data = 0x55 },
+	};
+	struct cqpoll_completion out[8];
+	struct cqpoll_cq *cq;
+	int i, r;
+
+	cq = emu_cq(emu_flags, 0);
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_verbs_cq_is_ex(cq), want_ex);
+	for (i = 0; i < 4; i++)
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &in[i]), 0);
+	r = cqpoll_poll_burst(cq, out, 8);
+	TEST_ASSERT_EQ(r, 4);
+	for (i = 0; i < 4; i++) {
+		TEST_ASSERT_EQ(out[i].wr_id, in[i].wr_id);
+		TEST_ASSERT_EQ(out[i].status, in[i].status);
+		TEST_ASSERT_EQ(out[i].qp_num, in[i].qp_num);
+		TEST_ASSERT_EQ(out[i].imm_data, in[i].imm_data);
+		if (in[i].status != CQPOLL_STATUS_SUCCESS)
+			continue;
+		TEST_ASSERT_EQ(out[i].opcode, in[i].opcode);
+		TEST_ASSERT_EQ(out[i].byte_len, in[i].byte_len);
+		TEST_ASSERT_EQ(out[i].flags & ~CQPOLL_COMPLETION_F_TIMESTAMP, in[i].flags);
+		TEST_ASSERT_EQ(!!(out[i].flags & CQPOLL_COMPLETION_F_TIMESTAMP), want_ts);
+		TEST_ASSERT(!want_ts || out[i].timestamp != 0, "timestamp set");
+	}
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_fields_ex_ts(void)
+{
+	return check_fields(0, 1, 1);
+}
+
+static int
+test_fields_ex_no_ts(void)
+{
+	return check_fields(CQPOLL_VERBS_EMU_F_NO_TIMESTAMP, 1, 0);
+}
+
+static int
+test_fields_poll_cq(void)
+{
+	return check_fields(CQPOLL_VERBS_EMU_F_NO_CQ_EX, 0, 0);
+}
+
+static int
+test_create_flags(void)
+{
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq;
+
+	cq = emu_cq(0, CQPOLL_VERBS_F_NO_CQ_EX);
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_verbs_cq_is_ex(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT(strcmp(info.driver, "verbs") == 0, "driver %s", info.driver);
+	TEST_ASSERT_EQ(info.arm, CQPOLL_ARM_EDGE);
+	TEST_ASSERT_EQ(info.size, 64);
+	cqpoll_cq_destroy(cq);
+	TEST_ASSERT(cqpoll_verbs_cq_ibv(NULL) == NULL, "NULL handle");
+	TEST_ASSERT_EQ(cqpoll_verbs_cq_is_ex(NULL), -EINVAL);
+	return TEST_PASS;
+}
+
+static void
+post_one(void *arg)
+{
+	struct cqpoll_completion c = { .wr_id = 42, .opcode = CQPOLL_OP_RECV };
+
+	if (cqpoll_verbs_emu_cq_post(arg, &c) != 0)
+		abort();
+}
+
+/*
+ * A completion that lands between the last empty poll and the arm: the
+ * double poll returns it; the naive transition strands it, and the oracle
+ * and the safety-net timeout both see the loss.
+ */
+static int
+test_edge_window(void)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_stats st;
+	struct cqpoll_cq *cq;
+	int naive;
+
+	for (naive = 0; naive <= 1; naive++) {
+		cq = emu_cq(0, 0);
+		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_set_hook(cqpoll_verbs_cq_ibv(cq),
+				CQPOLL_VERBS_EMU_HOOK_BEFORE_ARM, post_one, cq), 0);
+		if (!naive) {
+			TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
+			TEST_ASSERT_EQ(c[0].wr_id, 42);
+			TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
+		} else {
+			TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+			TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
+			TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 1);
+			TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 20), 0);
+			TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+			TEST_ASSERT_EQ(st.lost_wakeups, 1);
+			TEST_ASSERT_EQ(st.wait_timeouts, 1);
+		}
+		cqpoll_cq_destroy(cq);
+	}
+	return TEST_PASS;
+}
+
+/* Two CQs on one channel: each event reaches its own CQ, whoever reads it. */
+static int
+test_shared_channel(void)
+{
+	struct cqpoll_verbs_conf vconf = { 0 };
+	struct cqpoll_completion c[4], p = { .wr_id = 9 };
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct cqpoll_cq *a, *b;
+	int round;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	TEST_ASSERT(ctx != NULL, "open");
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	TEST_ASSERT(ch != NULL, "channel");
+	vconf.channel = ch;
+	vconf.size = 64;
+	a = cqpoll_verbs_cq_create(ctx, &vconf);
+	b = cqpoll_verbs_cq_create(ctx, &vconf);
+	TEST_ASSERT(a != NULL && b != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT(cqpoll_cq_event_fd(a) != cqpoll_cq_event_fd(b), "an fd per CQ");
+	for (round = 0; round < 10; round++) {
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), 0);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(b, c, 4), 0);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(b, &p), 0);
+		/* A reads B's event off the channel: nothing for A, B keeps it. */
+		TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), 0);
+		TEST_ASSERT(cqpoll_cq_is_armed(a), "A still armed");
+		TEST_ASSERT(!fd_readable(cqpoll_cq_event_fd(a)), "A's fd quiet");
+		TEST_ASSERT(fd_readable(cqpoll_cq_event_fd(b)), "B's fd readable");
+		TEST_ASSERT_EQ(cqpoll_cq_stranded(b), 0);
+		TEST_ASSERT_EQ(cqpoll_cq_wait(b, 1000), 1);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(b, c, 4), 1);
+		/* And the other way round, read by its own CQ. */
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(a, &p), 0);
+		TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), 1);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), 1);
+	}
+	/* B's event read by A and never consumed: destroy must ack it. */
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(b, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(b, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(a), 0);
+	cqpoll_cq_destroy(b);
+	cqpoll_cq_destroy(a);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+	/* The channel is the caller's, and free now. */
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
+/*
+ * Events consumed but not yet acknowledged (under the batch): a raw destroy
+ * would hang, cqpoll_cq_destroy() acks first. An event for a CQ on the
+ * channel that is not attached is acked by the reader.
+ */
+static int
+test_acks(void)
+{
+	struct cqpoll_verbs_conf vconf = { .event_ack_batch = 64 };
+	struct cqpoll_completion c[4], p = { .wr_id = 1 };
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_cq *vcq, *raw;
+	struct cqpoll_cq *cq;
+	int i;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	TEST_ASSERT(ctx != NULL, "open");
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	vcq = cqpoll_verbs_emu_ibv_create_cq(ctx, 64, NULL, ch, 0);
+	raw = cqpoll_verbs_emu_ibv_create_cq(ctx, 64, NULL, ch, 0);
+	TEST_ASSERT(ch != NULL && vcq != NULL && raw != NULL, "verbs objects");
+	cq = cqpoll_verbs_cq_attach(vcq, ch, &vconf);
+	TEST_ASSERT(cq != NULL, "attach: %s", strerror(errno));
+	for (i = 0; i < 5; i++) {
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+	}
+	/* Not attached: armed and fired behind cqpoll's back. */
+	TEST_ASSERT_EQ(ibv_req_notify_cq(raw, 0), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_post(raw, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(raw), 0);
+	/* Five events unacked: the emulator refuses, where verbs would hang. */
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(vcq), -EBUSY);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy + 1);
+	cqpoll_cq_destroy(cq);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(vcq), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
+/* Solicited-only: unsolicited completions wait; a solicited one wakes. */
+static int
+test_solicited_only(void)
+{
+	struct cqpoll_completion c[4], p = { .wr_id = 1, .opcode = CQPOLL_OP_RECV };
+	struct cqpoll_cq_stats st;
+	struct cqpoll_cq *cq;
+
+	cq = emu_cq(0, CQPOLL_VERBS_F_SOLICITED_ONLY);
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 20), 0);
+	p.wr_id = 2;
+	p.flags = CQPOLL_COMPLETION_F_SOLICITED;
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 2);
+	/* A failed completion fires a solicited-only arm too. */
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	p.flags = 0;
+	p.status = CQPOLL_STATUS_WR_FLUSH_ERR;
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.lost_wakeups, 0);
+	TEST_ASSERT_EQ(st.wait_timeouts, 1);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_attach_args(void)
+{
+	struct cqpoll_verbs_conf vconf = { .wc_flags = IBV_WC_EX_WITH_BYTE_LEN };
+	struct ibv_comp_channel *ch, *other;
+	struct ibv_context *ctx;
+	struct ibv_cq *vcq;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	other = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	vcq = cqpoll_verbs_emu_ibv_create_cq(ctx, 16, NULL, ch, 0);
+	TEST_ASSERT(vcq != NULL && other != NULL, "verbs objects");
+	errno = 0;
+	TEST_ASSERT(cqpoll_verbs_cq_attach(vcq, other, NULL) == NULL && errno == EINVAL,
+		    "wrong channel");
+	TEST_ASSERT(cqpoll_verbs_cq_attach(vcq, NULL, NULL) == NULL, "no channel");
+	TEST_ASSERT(cqpoll_verbs_cq_attach_ex((struct ibv_cq_ex *)(void *)vcq, ch, &vconf) == NULL &&
+		    errno == EINVAL, "wc_flags lack fields");
+	TEST_ASSERT(cqpoll_verbs_cq_create(NULL, NULL) == NULL && errno == EINVAL, "no ctx");
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), -EBUSY);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(vcq), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(other), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
+/* Selection on emulated CQs: always verbs, extended when told so. */
+static int
+test_select(void)
+{
+	struct ibv_cq_init_attr_ex attr = { .cqe = 32, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct cqpoll_ibv_conf conf = { 0 };
+	struct cqpoll_completion c[2], p = { .wr_id = 5 };
+	struct cqpoll_cq_info info;
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_cq_ex *ex;
+	struct cqpoll_cq *cq;
+	int pass;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	TEST_ASSERT(ch != NULL, "channel");
+	attr.channel = ch;
+	for (pass = 0; pass < 3; pass++) {
+		/* The real inline, through the emulated verbs_context. */
+		ex = ibv_create_cq_ex(ctx, &attr);
+		TEST_ASSERT(ex != NULL, "ibv_create_cq_ex: %s", strerror(errno));
+		conf.flags = pass == 1 ? CQPOLL_IBV_F_FORCE_VERBS :
+			     pass == 2 ? CQPOLL_IBV_F_CQ_EX : 0;
+		conf.wc_flags = attr.wc_flags;
+		cq = cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf);
+		TEST_ASSERT(cq != NULL, "select: %s", strerror(errno));
+		TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+		TEST_ASSERT(strcmp(info.driver, "verbs") == 0, "driver %s", info.driver);
+		TEST_ASSERT_EQ(cqpoll_verbs_cq_is_ex(cq), pass == 2);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 2), 1);
+		TEST_ASSERT_EQ(c[0].wr_id, 5);
+		cqpoll_cq_destroy(cq);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
+	}
+	TEST_ASSERT(cqpoll_cq_from_ibv(NULL, ch, NULL) == NULL && errno == EINVAL, "NULL cq");
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_fields_ex_ts),
+	TEST_CASE(test_fields_ex_no_ts),
+	TEST_CASE(test_fields_poll_cq),
+	TEST_CASE(test_create_flags),
+	TEST_CASE(test_edge_window),
+	TEST_CASE(test_shared_channel),
+	TEST_CASE(test_acks),
+	TEST_CASE(test_solicited_only),
+	TEST_CASE(test_attach_args),
+	TEST_CASE(test_select),
+};
+
+TEST_MAIN("verbs-emu", cases)
