@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -21,23 +22,34 @@ must_stop(const struct tpcq_run *run)
 		tpcq_interrupted();
 }
 
+/*
+ * For devices whose timestamps are on their own clock: when this post was
+ * made, on the poller's clock. Stored before the post, so that the poller,
+ * which reads it after the completion, finds it written.
+ */
+static inline void
+record_post_time(struct tpcq_run *run, uint64_t seq)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	__atomic_store_n(&run->post_ns[seq & run->post_ns_mask],
+			 (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+			 __ATOMIC_RELEASE);
+}
+
 int
 tpcq_gen_main(void *arg)
 {
 	struct tpcq_run *run = arg;
 	const struct tpcq_dev *dev = run->params->dev;
-	struct cqpoll_completion comp;
+	struct tpcq_devctx *dc = run->dc;
 	double tsc_per_comp;
 	uint64_t seq, start, due;
 	bool full;
 	int r = 0;
 
 	tsc_per_comp = (double)rte_get_tsc_hz() / (double)run->params->rate;
-	memset(&comp, 0, sizeof(comp));
-	comp.status = CQPOLL_STATUS_SUCCESS;
-	comp.opcode = CQPOLL_OP_RECV;
-	comp.byte_len = TPCQ_BYTE_LEN;
-	comp.qp_num = TPCQ_QP_NUM;
 
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
 		if (must_stop(run))
@@ -55,10 +67,14 @@ tpcq_gen_main(void *arg)
 			rte_pause();
 		}
 
-		comp.wr_id = seq;
 		full = false;
-		while ((r = dev->post(run->cq, &comp)) == -ENOSPC) {
-			/* A full CQ delays this completion; it is never dropped. */
+		for (;;) {
+			if (run->post_ns != NULL)
+				record_post_time(run, seq);
+			r = dev->post(dc, seq);
+			if (r != -ENOSPC)
+				break;
+			/* A full device delays this completion; it is never dropped. */
 			if (!full) {
 				full = true;
 				__atomic_store_n(&run->overruns, run->overruns + 1,

@@ -115,7 +115,7 @@ verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
 	}
 	if (tr->gen_error != 0) {
 		fprintf(stderr, TPCQ_PROG ": posting to the %s device failed: %s\n",
-			p->dev->name, strerror(-tr->gen_error));
+			p->dev_name, strerror(-tr->gen_error));
 		ret = -1;
 	}
 	if (res->order_errors != 0 || res->missing != 0 ||
@@ -135,8 +135,23 @@ verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
 	return ret;
 }
 
+/* Slots of the post-time ring: twice what the device may hold unread. */
+static uint64_t
+post_ns_slots(const struct tpcq_devctx *dc, uint64_t total)
+{
+	uint64_t n = 1;
+
+	/*
+	 * Twice, because a post that finds no room records its time before it
+	 * knows, in the slot of a post up to max_outstanding older.
+	 */
+	while (n < (dc->max_outstanding != 0 ? 2ULL * dc->max_outstanding : total))
+		n <<= 1;
+	return n;
+}
+
 static int
-run(const struct tpcq_params *p)
+run(const struct tpcq_params *p, struct tpcq_devctx *dc)
 {
 	struct tpcq_result res;
 	struct tpcq_run tr;
@@ -154,19 +169,20 @@ run(const struct tpcq_params *p)
 	memset(&tr, 0, sizeof(tr));
 	memset(&res, 0, sizeof(res));
 	tr.params = p;
+	tr.dc = dc;
+	tr.cq = dc->cq;
 	tr.total = (uint64_t)((double)p->rate * p->duration_s + 0.5);
+	dc->consumed = &tr.consumed;
 
 	res.latency = tpcq_hist_create();
-	if (res.latency == NULL) {
-		fprintf(stderr, TPCQ_PROG ": out of memory\n");
-		return TPCQ_EXIT_FAIL;
+	if (!dc->monotonic_ts) {
+		tr.post_ns_mask = post_ns_slots(dc, tr.total) - 1;
+		tr.post_ns = calloc(tr.post_ns_mask + 1, sizeof(*tr.post_ns));
 	}
-	errno = 0;
-	tr.cq = p->dev->open(p);
-	if (tr.cq == NULL) {
-		fprintf(stderr, TPCQ_PROG ": cannot create the %s CQ: %s\n",
-			p->dev->name, strerror(errno != 0 ? errno : EIO));
+	if (res.latency == NULL || (!dc->monotonic_ts && tr.post_ns == NULL)) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
 		tpcq_hist_free(res.latency);
+		free(tr.post_ns);
 		return TPCQ_EXIT_FAIL;
 	}
 	cqpoll_cq_info_get(tr.cq, &res.info);
@@ -175,8 +191,8 @@ run(const struct tpcq_params *p)
 	if (r != 0) {
 		fprintf(stderr, TPCQ_PROG ": cannot launch the generator on lcore %u: %s\n",
 			worker, strerror(-r));
-		cqpoll_cq_destroy(tr.cq);
 		tpcq_hist_free(res.latency);
+		free(tr.post_ns);
 		return TPCQ_EXIT_FAIL;
 	}
 	tpcq_poller_run(&tr, &res);
@@ -193,8 +209,8 @@ run(const struct tpcq_params *p)
 	if (verdict(p, &tr, &res) != 0)
 		ret = TPCQ_EXIT_FAIL;
 
-	cqpoll_cq_destroy(tr.cq);
 	tpcq_hist_free(res.latency);
+	free(tr.post_ns);
 	return ret;
 }
 
@@ -202,6 +218,7 @@ int
 main(int argc, char **argv)
 {
 	struct tpcq_params params;
+	struct tpcq_devctx dc;
 	char **eal_argv, **app_argv;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
 	char lcores[64];
@@ -230,6 +247,16 @@ main(int argc, char **argv)
 	if (r != 0) {
 		free(eal_argv);
 		return r > 0 ? TPCQ_EXIT_OK : TPCQ_EXIT_USAGE;
+	}
+
+	/*
+	 * The device first: a missing one is reported before any EAL output, and
+	 * the threads of emulated devices keep this process's CPU set instead of
+	 * inheriting the main lcore's single CPU.
+	 */
+	if (tpcq_dev_open(&dc, &params) != 0) {
+		free(eal_argv);
+		return TPCQ_EXIT_FAIL;
 	}
 
 	eal_argv[eal_argc++] = argv[0];
@@ -266,9 +293,10 @@ main(int argc, char **argv)
 		ret = TPCQ_EXIT_FAIL;
 	} else {
 		install_signals();
-		ret = run(&params);
+		ret = run(&params, &dc);
 		rte_eal_cleanup();
 	}
+	tpcq_dev_close(&params, &dc);
 	free(eal_argv);
 	return ret;
 }

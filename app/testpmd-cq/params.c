@@ -36,6 +36,7 @@ enum {
 	OPT_FAULT_PCT,
 	OPT_FAULT_KEEP_ARMED,
 	OPT_SEED,
+	OPT_NAIVE_DELAY_NS,
 	OPT_JSON,
 };
 
@@ -58,6 +59,7 @@ static const struct option long_opts[] = {
 	{ "fault-pct", required_argument, NULL, OPT_FAULT_PCT },
 	{ "fault-missed-keeps-armed", required_argument, NULL, OPT_FAULT_KEEP_ARMED },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "naive-delay-ns", required_argument, NULL, OPT_NAIVE_DELAY_NS },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,7 +107,15 @@ usage(FILE *f, const char *prog)
 "Two lcores are needed: the main one polls, a worker generates.\n"
 "\n"
 "Options:\n"
-"  --dev=NAME                 device: %s (default sw)\n"
+"  --dev=NAME                 the device (default: mlx5:IBDEV with the first\n"
+"                             mlx5 device if there is one, else mlx5-emu):\n",
+		prog);
+	tpcq_dev_usage(f);
+	fprintf(f,
+"                             On real devices (IBDEV as ibv_devices lists it)\n"
+"                             the generator posts signaled RDMA WRITE WITH IMM\n"
+"                             on a loopback RC QP pair on the first active port;\n"
+"                             completions arrive on the sender's CQ.\n"
 "  --mode=poll|interrupt      busy poll only, or sleep on completion events\n"
 "                             when the CQ is empty (default interrupt)\n"
 "  --transition=poll-and-arm|naive\n"
@@ -114,8 +124,15 @@ usage(FILE *f, const char *prog)
 "                             naive: poll until empty, arm, sleep, with no poll\n"
 "                             after the arm. The negative control: it loses\n"
 "                             wake-ups on edge and report-missed arms.\n"
+"  --naive-delay-ns=N         naive transition only: spin N ns (0..%u)\n"
+"                             between the last empty poll and the arm (default\n"
+"                             0). It widens the race window to make the naive\n"
+"                             transition's loss observable: it models a thread\n"
+"                             preempted in the window, which on emulated\n"
+"                             devices is otherwise a few nanoseconds wide.\n"
 "  --arm=level|edge|report-missed\n"
-"                             what the device's arm guarantees (default edge)\n"
+"                             what the device's arm guarantees (default: the\n"
+"                             device's, see above)\n"
 "  --rate=N                   completions per second, > 0 (default 20000)\n"
 "  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
 "  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
@@ -125,11 +142,12 @@ usage(FILE *f, const char *prog)
 "  --json=FILE                also write the results as a JSON object to FILE\n"
 "  -h, --help                 show this help\n"
 "\n"
-"Fault injection (sw device; all off by default). They widen the race windows\n"
-"between the last poll, the arm and the sleep, so that the naive negative\n"
-"control loses wake-ups within a short run; a correct transition must still\n"
-"report 0 lost wake-ups with any of them. If a naive run shows no lost\n"
-"wake-up, widen the window with --fault-arm-delay=NS (e.g. 2000).\n"
+"Fault injection (emulated devices, each the faults listed above; all off by\n"
+"default). They widen the race windows between the last poll, the arm and the\n"
+"sleep, so that the naive negative control loses wake-ups within a short run;\n"
+"a correct transition must still report 0 lost wake-ups with any of them. If a\n"
+"naive run shows no lost wake-up, widen the window with --fault-arm-delay=NS\n"
+"(e.g. 2000) or --naive-delay-ns=NS.\n"
 "  --fault-arm-delay=NS       random delay, up to NS ns, before and after the\n"
 "                             arm takes effect\n"
 "  --fault-visibility-delay=NS\n"
@@ -146,13 +164,17 @@ usage(FILE *f, const char *prog)
 "  --seed=N                   seed of the fault generator (default 0 = fixed)\n"
 "\n"
 "Every completion is checked: exactly once and in order (wr_id = sequence\n"
-"number), successful, with its device timestamp. Latency is the time from the\n"
-"completion becoming visible to the poller reading it.\n"
+"number; mlx5 returns its low 16 bits), successful, of the expected opcode,\n"
+"QP and length. Latency is the time from the completion becoming visible\n"
+"(its CLOCK_MONOTONIC device timestamp, on emulated devices) or, where the\n"
+"device's timestamps are on its own clock (real devices), from the post, to\n"
+"the poller reading it. Lost wake-ups are counted by the device's oracle,\n"
+"which only emulated devices have: on real devices they read 0.\n"
 "\n"
 "Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
-"%d on a device or library error, or completions lost, duplicated or out of\n"
-"order; %d on a bad option.\n",
-		prog, tpcq_dev_names(), TPCQ_TIMEOUT_MS_MAX,
+"%d on a device or library error, a missing device, or completions lost,\n"
+"duplicated or out of order; %d on a bad option.\n",
+		TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
 		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
 }
@@ -240,7 +262,6 @@ static void
 defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->dev = tpcq_dev_find("sw");
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
 	p->arm = CQPOLL_ARM_EDGE;
@@ -257,8 +278,10 @@ defaults(struct tpcq_params *p)
 int
 tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 {
+	bool arm_given = false, dev_given = false;
 	int32_t fault_pct = -1;
 	unsigned int u = 0;
+	char why[512];
 	uint64_t v = 0;
 	int c, r = 0;
 
@@ -271,8 +294,15 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			usage(stdout, argv[0]);
 			return 1;
 		case OPT_DEV:
-			p->dev = tpcq_dev_find(optarg);
-			if (p->dev == NULL)
+			dev_given = true;
+			r = tpcq_dev_select(optarg, p);
+			if (r == -ENAMETOOLONG)
+				r = bad("--dev: '%s' is too long", optarg);
+			else if (r == -EINVAL)
+				r = bad("--dev: '%s': the emulated devices take no "
+					"':IBDEV', the real ones need one (available: %s)",
+					optarg, tpcq_dev_names());
+			else if (r != 0)
 				r = bad("--dev: unknown device '%s' (available: %s)",
 					optarg, tpcq_dev_names());
 			break;
@@ -285,6 +315,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			p->transition = (enum tpcq_transition)u;
 			break;
 		case OPT_ARM:
+			arm_given = true;
 			if (cqpoll_arm_semantics_parse(optarg, &p->arm) != 0)
 				r = bad("--arm: unknown value '%s' (level, edge or report-missed)",
 					optarg);
@@ -307,35 +338,47 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u32("size", optarg, 0, TPCQ_SIZE_MAX, &p->size);
 			break;
 		case OPT_FAULT_ARM_DELAY:
+			p->faults_given |= TPCQ_FAULT_ARM_DELAY;
 			r = parse_u32("fault-arm-delay", optarg, 0, UINT32_MAX,
 				      &p->faults.arm_delay_ns);
 			break;
 		case OPT_FAULT_VISIBILITY_DELAY:
+			p->faults_given |= TPCQ_FAULT_VISIBILITY_DELAY;
 			r = parse_u32("fault-visibility-delay", optarg, 0, UINT32_MAX,
 				      &p->faults.visibility_delay_ns);
 			break;
 		case OPT_FAULT_EVENT_DELAY:
+			p->faults_given |= TPCQ_FAULT_EVENT_DELAY;
 			r = parse_u32("fault-event-delay", optarg, 0, UINT32_MAX,
 				      &p->faults.event_delay_us);
 			break;
 		case OPT_FAULT_SPURIOUS:
+			p->faults_given |= TPCQ_FAULT_SPURIOUS;
 			r = parse_u32("fault-spurious", optarg, 0, 100,
 				      &p->faults.spurious_event_pct);
 			break;
 		case OPT_FAULT_DUPLICATE:
+			p->faults_given |= TPCQ_FAULT_DUPLICATE;
 			r = parse_u32("fault-duplicate", optarg, 0, 100,
 				      &p->faults.duplicate_event_pct);
 			break;
 		case OPT_FAULT_PCT:
+			p->faults_given |= TPCQ_FAULT_PCT;
 			r = parse_u64("fault-pct", optarg, 0, 100, &v);
 			fault_pct = (int32_t)v;
 			break;
 		case OPT_FAULT_KEEP_ARMED:
+			p->faults_given |= TPCQ_FAULT_KEEP_ARMED;
 			r = parse_u32("fault-missed-keeps-armed", optarg, 0, 1,
 				      &p->faults.report_missed_keeps_armed);
 			break;
 		case OPT_SEED:
+			p->faults_given |= TPCQ_FAULT_SEED;
 			r = parse_u64("seed", optarg, 0, UINT64_MAX, &p->faults.seed);
+			break;
+		case OPT_NAIVE_DELAY_NS:
+			r = parse_u32("naive-delay-ns", optarg, 0,
+				      TPCQ_NAIVE_DELAY_NS_MAX, &p->naive_delay_ns);
 			break;
 		case OPT_JSON:
 			if (*optarg == '\0')
@@ -367,5 +410,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 
 	if (p->rate * p->duration_s < 1.0)
 		return bad("--rate x --duration gives no completion to post");
+	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
+				       p->transition != TPCQ_TRANSITION_NAIVE))
+		return bad("--naive-delay-ns: only the naive transition has this "
+			   "window (--mode=interrupt --transition=naive); use "
+			   "--fault-arm-delay to widen the others'");
+
+	/* Probing for hardware costs a look at sysfs: only when it decides. */
+	if (!dev_given)
+		tpcq_dev_default(p);
+	if (tpcq_dev_check(p, arm_given, why, sizeof(why)) != 0)
+		return bad("%s", why);
 	return 0;
 }

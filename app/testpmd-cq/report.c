@@ -46,6 +46,21 @@ transition_name(const struct tpcq_params *p)
 	return tpcq_transition_name(p->transition);
 }
 
+/* Where the latency samples come from. */
+static const char *
+latency_source(const struct tpcq_run *run)
+{
+	return run->post_ns != NULL ? "post-time" : "device-timestamp";
+}
+
+/* The arm the CQ follows, as its driver declared it: what the run used. */
+static const char *
+arm_name(const struct tpcq_params *p, const struct tpcq_result *res)
+{
+	return cqpoll_arm_semantics_name(res->info.driver != NULL ?
+					 res->info.arm : p->arm);
+}
+
 static void
 faults_describe(const struct cqpoll_sw_faults *f, char *buf, size_t len)
 {
@@ -86,12 +101,16 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 
 	printf(RULE "\n");
 	printf(" testpmd-cq: cqpoll %s, %s\n", cqpoll_version(), rte_version());
+	printf(" device %s%s%s%s\n", p->dev_name, p->dev_why != NULL ? " (" : "",
+	       p->dev_why != NULL ? p->dev_why : "", p->dev_why != NULL ? ")" : "");
 	printf(RULE "\n");
 #define ROW(key, fmt, ...) printf(" %-20s: " fmt "\n", key, __VA_ARGS__)
-	ROW("dev", "%s", p->dev->name);
+	ROW("dev", "%s", p->dev_name);
+	ROW("driver", "%s", res->info.driver != NULL ? res->info.driver : "?");
 	ROW("mode", "%s", tpcq_mode_name(p->mode));
 	ROW("transition", "%s", transition_name(p));
-	ROW("arm", "%s", cqpoll_arm_semantics_name(p->arm));
+	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);
+	ROW("arm", "%s", arm_name(p, res));
 	ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
 	    achieved_rate(run, res));
 	ROW("duration", "%.3f s (generator %.3f s, poller %.3f s)",
@@ -100,6 +119,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("burst", "%u", p->burst);
 	ROW("cq_size", "%" PRIu32, res->info.size);
 	ROW("faults", "%s", faults);
+	ROW("latency_source", "%s", latency_source(run));
 	printf(RULE "\n");
 	ROW("posted", "%" PRIu64, run->posted);
 	ROW("completions", "%" PRIu64, res->completions);
@@ -126,8 +146,9 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 }
 
 /*
- * Every string written is one of the fixed names above (device, mode, arm,
- * versions), none needing escapes, so plain printf is a valid JSON writer.
+ * Every string written is a fixed name (mode, arm, driver, versions) or the
+ * device name, which names a kernel device: none needs escapes, so plain
+ * printf is a valid JSON writer.
  */
 int
 tpcq_report_json(const char *path, const struct tpcq_params *p,
@@ -148,10 +169,15 @@ tpcq_report_json(const char *path, const struct tpcq_params *p,
 	latency_get(res, &l);
 
 	fprintf(out, "{\n");
-	fprintf(out, "  \"dev\": \"%s\",\n", p->dev->name);
+	fprintf(out, "  \"dev\": \"%s\",\n", p->dev_name);
+	fprintf(out, "  \"dev_default\": %s,\n", p->dev_why != NULL ? "true" : "false");
+	fprintf(out, "  \"driver\": \"%s\",\n",
+		res->info.driver != NULL ? res->info.driver : "");
 	fprintf(out, "  \"mode\": \"%s\",\n", tpcq_mode_name(p->mode));
 	fprintf(out, "  \"transition\": \"%s\",\n", transition_name(p));
-	fprintf(out, "  \"arm\": \"%s\",\n", cqpoll_arm_semantics_name(p->arm));
+	fprintf(out, "  \"naive_delay_ns\": %" PRIu32 ",\n", p->naive_delay_ns);
+	fprintf(out, "  \"arm\": \"%s\",\n", arm_name(p, res));
+	fprintf(out, "  \"latency_source\": \"%s\",\n", latency_source(run));
 	fprintf(out, "  \"rate\": %" PRIu64 ",\n", p->rate);
 	fprintf(out, "  \"duration_s\": %.6f,\n", p->duration_s);
 	fprintf(out, "  \"timeout_ms\": %d,\n", p->timeout_ms);

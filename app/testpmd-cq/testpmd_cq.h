@@ -9,7 +9,9 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cqpoll.h>
 #include <cqpoll_sw.h>
@@ -30,9 +32,10 @@
 #define TPCQ_BURST_MAX 4096
 #define TPCQ_SIZE_MAX (1U << 24)
 
-/* The completion every generator post carries, checked by the poller. */
+/* The completion every emulated post carries, checked by the poller. */
 #define TPCQ_BYTE_LEN 64
 #define TPCQ_QP_NUM 1
+#define TPCQ_NAIVE_DELAY_NS_MAX 100000000U
 
 enum tpcq_mode {
 	TPCQ_MODE_POLL = 0,
@@ -44,10 +47,27 @@ enum tpcq_transition {
 	TPCQ_TRANSITION_NAIVE,
 };
 
+/* Fault options, as given on the command line (struct tpcq_params::faults_given). */
+#define TPCQ_FAULT_ARM_DELAY        (1u << 0)
+#define TPCQ_FAULT_VISIBILITY_DELAY (1u << 1)
+#define TPCQ_FAULT_PCT              (1u << 2)
+#define TPCQ_FAULT_EVENT_DELAY      (1u << 3)
+#define TPCQ_FAULT_SPURIOUS         (1u << 4)
+#define TPCQ_FAULT_DUPLICATE        (1u << 5)
+#define TPCQ_FAULT_KEEP_ARMED       (1u << 6)
+#define TPCQ_FAULT_SEED             (1u << 7)
+#define TPCQ_FAULT_ALL              ((1u << 8) - 1)
+
+/* Longest --dev value: a kernel device name is at most 64 bytes. */
+#define TPCQ_DEV_NAME_MAX 80
+
 struct tpcq_dev;
 
 struct tpcq_params {
 	const struct tpcq_dev *dev;
+	char dev_name[TPCQ_DEV_NAME_MAX]; /* as run, e.g. "mlx5:mlx5_0" */
+	const char *ibdev;        /* in dev_name, after ':'; NULL for emulators */
+	const char *dev_why;      /* why the default device was chosen; NULL if given */
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
 	enum cqpoll_arm_semantics arm;
@@ -56,22 +76,66 @@ struct tpcq_params {
 	int timeout_ms;           /* safety net of each sleep */
 	unsigned int burst;
 	uint32_t size;            /* 0: the driver's default */
-	struct cqpoll_sw_faults faults;
+	uint32_t naive_delay_ns;  /* spin between the naive last poll and arm */
+	struct cqpoll_sw_faults faults; /* the superset every device maps from */
+	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
 };
 
-/* A device the generator can drive: it creates the CQ and posts into it. */
+/* What every completion must carry; the poller counts the others as bad. */
+struct tpcq_expect {
+	uint8_t opcode;
+	uint32_t qp_num;
+	uint32_t byte_len;
+	bool check_byte_len;      /* requester completions report no length */
+};
+
+/* An open device: the CQ the poller consumes, the state the generator posts with. */
+struct tpcq_devctx {
+	struct cqpoll_cq *cq;
+	void *priv;               /* the device's own state */
+	/* Bits of the sequence number that wr_id carries back (mlx5: 16). */
+	uint64_t wr_id_mask;
+	/* Completion timestamps are CLOCK_MONOTONIC ns: latency is measured from them. */
+	bool monotonic_ts;
+	/* Posts the device can hold unread; 0: no bound but the CQ's back-pressure. */
+	uint32_t max_outstanding;
+	struct tpcq_expect expect;
+	/* The poller's completion count, for devices that must bound what they post. */
+	const uint64_t *consumed;
+};
+
+/*
+ * A device the generator can drive: open creates the CQ and whatever posts
+ * into it; post makes the completion of sequence number seq happen (-ENOSPC:
+ * no room yet, try again); close releases everything open made.
+ */
 struct tpcq_dev {
-	const char *name;
-	struct cqpoll_cq *(*open)(const struct tpcq_params *p);
-	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+	const char *name;         /* --dev value, or its part before ':' */
+	const char *help;         /* one line for --help */
+	bool takes_ibdev;         /* the name is followed by ":<ibdev>" */
+	uint32_t arms;            /* allowed arm semantics, bit (1 << value) */
+	enum cqpoll_arm_semantics default_arm;
+	const char *arm_help;     /* what the arm values mean on this device */
+	uint32_t faults;          /* TPCQ_FAULT_* it can inject */
+	int (*open)(struct tpcq_devctx *dc, const struct tpcq_params *p);
+	int (*post)(struct tpcq_devctx *dc, uint64_t seq);
+	void (*close)(struct tpcq_devctx *dc);
 };
 
 /* Everything both lcores see during a run. */
 struct tpcq_run {
 	const struct tpcq_params *params;
+	struct tpcq_devctx *dc;
 	struct cqpoll_cq *cq;
 	uint64_t total;           /* completions the generator will post */
+	/*
+	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
+	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
+	 * NULL when the device's timestamps give the latency.
+	 */
+	uint64_t *post_ns;
+	uint64_t post_ns_mask;
 
 	/* Poller to generator. */
 	bool start;               /* the poller is ready: begin the schedule */
@@ -83,6 +147,9 @@ struct tpcq_run {
 	uint64_t gen_tsc;         /* generator run time, TSC cycles */
 	int gen_error;            /* -errno of a failed post, or 0 */
 	bool gen_done;
+
+	/* Poller to generator: completions read, released after each burst. */
+	uint64_t consumed;
 };
 
 /* What the poller measured. */
@@ -90,7 +157,7 @@ struct tpcq_result {
 	uint64_t completions;     /* completions received */
 	uint64_t order_errors;    /* wr_id differed from the expected sequence */
 	uint64_t bad_completions; /* wrong status, opcode or length */
-	uint64_t no_timestamp;    /* completions without a device timestamp */
+	uint64_t no_timestamp;    /* completions without a latency sample */
 	uint64_t missing;         /* posted but never received */
 	struct tpcq_hist *latency;
 	double wall_s;
@@ -108,8 +175,23 @@ const char *tpcq_mode_name(enum tpcq_mode mode);
 const char *tpcq_transition_name(enum tpcq_transition t);
 
 /* dev.c */
-const struct tpcq_dev *tpcq_dev_find(const char *name);
+int tpcq_dev_select(const char *name, struct tpcq_params *p);
+void tpcq_dev_default(struct tpcq_params *p);
+int tpcq_dev_check(struct tpcq_params *p, bool arm_given, char *why, size_t len);
+void tpcq_dev_usage(FILE *f);
 const char *tpcq_dev_names(void);
+int tpcq_dev_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
+void tpcq_dev_close(const struct tpcq_params *p, struct tpcq_devctx *dc);
+
+/* dev_emu.c: devices played in software. */
+extern const struct tpcq_dev tpcq_dev_sw;
+extern const struct tpcq_dev tpcq_dev_mlx5_emu;
+extern const struct tpcq_dev tpcq_dev_verbs_emu;
+
+/* loopback.c: real devices, a loopback RC QP pair. */
+extern const struct tpcq_dev tpcq_dev_mlx5_hw;
+extern const struct tpcq_dev tpcq_dev_verbs_hw;
+int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 
 /* gen.c */
 int tpcq_gen_main(void *arg);

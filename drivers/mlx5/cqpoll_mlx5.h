@@ -92,10 +92,18 @@ struct cqpoll_mlx5_attach_conf {
  * cqpoll_cq_destroy(). The channel must serve this CQ only, and must not be
  * read by anyone else; its fd is set non-blocking.
  *
+ * @param cq
+ *   The mlx5 verbs CQ, created on @p channel; nobody else may poll or arm it
+ *   from now on.
+ * @param channel
+ *   Its completion channel, serving this CQ only.
+ * @param conf
+ *   Where the CQ's consumer stands; NULL for a fresh CQ (index 0, sequence
+ *   number 0, default ack batch, no flags).
  * @return
- *   The CQ, or NULL with errno set: EINVAL (NULL argument, CQ not bound to
- *   @p channel), EOPNOTSUPP (not an mlx5 CQ), ENOMEM, or the errno of
- *   mlx5dv_init_obj().
+ *   The CQ, or NULL with errno set: EINVAL (NULL @p cq or @p channel, CQ not
+ *   bound to @p channel, or a CQ layout the driver cannot poll), EOPNOTSUPP
+ *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj() or fcntl(2).
  *
  * Thread safety: safe from any thread; no one may poll or arm @p cq any more.
  */
@@ -106,6 +114,8 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
 /**
  * The verbs CQ of a hardware mlx5 CQ, to create QPs on it. Never poll or arm it.
  *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_cq_create() or cqpoll_mlx5_cq_attach().
  * @return
  *   The verbs CQ; NULL if @p cq is NULL or not a hardware mlx5 CQ.
  *
@@ -178,13 +188,19 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  * wqe_counter; the timestamp is CLOCK_MONOTONIC ns;
  * CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
  *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param comp
+ *   The completion to write: opcode, status, wr_id (low 16 bits), byte_len,
+ *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), and imm_data
+ *   (the immediate or invalidated key, or for a failed completion the vendor
+ *   syndrome, low 8 bits).
  * @return
- *   - 0: written.
+ *   - 0: written (a failure to deliver the event it fires is not reported).
  *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).
  *   - -EIO: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ is in error.
  *   - -EINVAL: NULL argument, not an emulated CQ, or a status or opcode
  *     mlx5 cannot report.
- *   - other < 0: -errno from delivering the event.
  *
  * Thread safety: one producer thread per CQ, concurrently with the consumer.
  */
@@ -193,9 +209,12 @@ int cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c
 /**
  * Let the device read its doorbell now, as its thread does periodically.
  *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
  * @return
- *   1 if an arm doorbell was read, 0 if none was pending, -EINVAL if @p cq
- *   is not an emulated CQ.
+ *   1 if a doorbell was read (acted on, or counted and ignored as bad or
+ *   stale), 0 if none was pending, -EINVAL if @p cq is NULL or not an
+ *   emulated CQ.
  *
  * Thread safety: any thread.
  */
@@ -217,6 +236,10 @@ struct cqpoll_mlx5_emu_stats {
 /**
  * Read the emulated device's counters.
  *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param[out] stats
+ *   Filled with a consistent snapshot of the counters.
  * @return
  *   0, or -EINVAL if an argument is NULL or @p cq is not an emulated CQ.
  *
@@ -228,6 +251,11 @@ int cqpoll_mlx5_emu_stats_get(struct cqpoll_cq *cq, struct cqpoll_mlx5_emu_stats
  * The struct mlx5dv_cq of an emulated CQ, as mlx5dv_init_obj() would fill it:
  * lets tests write doorbells the way other software (rdma-core) would.
  *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param[out] dv
+ *   Filled with the CQ's buffer, doorbell record, UAR page, CQN, CQE count
+ *   and CQE size.
  * @return
  *   0, or -EINVAL if an argument is NULL or @p cq is not an emulated CQ.
  *

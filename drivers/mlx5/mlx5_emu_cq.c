@@ -68,12 +68,19 @@ emu_event_get(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 	struct cqpoll_mlx5_emu_dev *dev = q->emu;
-	uint64_t events = 0, errors = 0;
+	uint64_t events = 0, errors = 0, delayed = 0;
+	uint32_t due = 1;
 	int r;
 
 	r = drain(dev->efd, &events);
-	if (r == 0)
-		r = drain(dev->tfd, &events);
+	if (r == 0 && dev->tfd >= 0 && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE)) {
+		r = drain(dev->tfd, &delayed);
+		/* Taken: an RMW orders a fire folded into it before our next poll. */
+		if (delayed != 0)
+			__atomic_compare_exchange_n(&dev->timer_due, &due, 0, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		events += delayed;
+	}
 	/* An async error wakes the consumer but is no completion event. */
 	if (r == 0)
 		r = drain(dev->errfd, &errors);

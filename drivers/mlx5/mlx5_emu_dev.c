@@ -81,10 +81,13 @@ deliver(struct cqpoll_mlx5_emu_dev *dev)
 	uint64_t one = 1;
 
 	if (dev->tfd >= 0) {
-		if (timerfd_gettime(dev->tfd, &its) < 0)
-			return -errno;
-		/* One in flight already: the consumer reads one event for both. */
-		if (its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0)
+		/*
+		 * One due already: the consumer polls after taking it, so one
+		 * event covers both. The flag, not timerfd_gettime(), says "due":
+		 * the kernel reports an expired timer as disarmed before its fd
+		 * turns readable.
+		 */
+		if (__atomic_exchange_n(&dev->timer_due, 1, __ATOMIC_ACQ_REL) != 0)
 			return 0;
 		its.it_value.tv_sec = dev->event_delay_us / 1000000;
 		its.it_value.tv_nsec = (long)(dev->event_delay_us % 1000000) * 1000;
@@ -167,12 +170,11 @@ static int
 event_pending(struct cqpoll_mlx5_emu_dev *dev)
 {
 	struct pollfd pfd = { .fd = dev->epfd, .events = POLLIN };
-	struct itimerspec its;
 
-	if (poll(&pfd, 1, 0) > 0)
+	/* Only the consumer takes events: both stay true until it does. */
+	if (dev->tfd >= 0 && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE))
 		return 1;
-	return dev->tfd >= 0 && timerfd_gettime(dev->tfd, &its) == 0 &&
-	       (its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0);
+	return poll(&pfd, 1, 0) > 0;
 }
 
 /*

@@ -33,6 +33,8 @@ struct cqpoll_mlx5_emu_dev {
 	uint32_t log2_n;
 	int lazy;            /* lazy arm: only CQEs after the doorbell fire */
 	int strict_sn;
+	/* 1 from arming the delay timer until the consumer takes its expiry. */
+	uint32_t timer_due;
 	int overrun_error;
 	uint32_t event_delay_us;
 	uint32_t poll_ns;    /* device thread period */

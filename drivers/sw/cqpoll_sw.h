@@ -102,8 +102,14 @@ enum cqpoll_sw_hook_point {
  * Run @p fn inside the arm at @p point, on the arming thread: lets a test post
  * completions at an exact place in the race window, deterministically.
  *
+ * @param cq
+ *   A software CQ.
+ * @param point
+ *   Where in the arm the hook runs.
  * @param fn
  *   Hook, or NULL to remove it.
+ * @param arg
+ *   Passed to @p fn.
  * @return
  *   0, or -EINVAL for a bad argument or a CQ that is not a software CQ.
  *

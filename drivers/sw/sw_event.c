@@ -17,10 +17,13 @@ deliver(struct cqpoll_sw_cq *q, uint64_t count)
 	struct itimerspec its = { 0 };
 
 	if (q->tfd >= 0) {
-		/* A delayed event already on its way covers this one too. */
-		if (timerfd_gettime(q->tfd, &its) < 0)
-			return -errno;
-		if (its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0)
+		/*
+		 * A delayed event already due covers this one too: the consumer
+		 * polls after taking it. The flag, not timerfd_gettime(), says
+		 * "due": the kernel reports an expired timer as disarmed before
+		 * its fd turns readable.
+		 */
+		if (__atomic_exchange_n(&q->timer_due, 1, __ATOMIC_ACQ_REL) != 0)
 			return 0;
 		its.it_value.tv_sec = q->faults.event_delay_us / 1000000;
 		its.it_value.tv_nsec = (long)(q->faults.event_delay_us % 1000000) * 1000;
@@ -72,12 +75,22 @@ int
 cqpoll_sw_event_get(void *priv)
 {
 	struct cqpoll_sw_cq *q = priv;
-	uint64_t events = 0;
+	uint64_t events = 0, delayed = 0;
+	uint32_t due = 1;
 	int r;
 
 	r = drain_fd(q->efd, &events);
-	if (r == 0 && q->tfd >= 0)
-		r = drain_fd(q->tfd, &events);
+	if (r == 0 && q->tfd >= 0 && __atomic_load_n(&q->timer_due, __ATOMIC_ACQUIRE)) {
+		r = drain_fd(q->tfd, &delayed);
+		/*
+		 * Taken: no longer due. An RMW, so that a raise that found it
+		 * due (and folded into it) is ordered before our next poll.
+		 */
+		if (delayed != 0)
+			__atomic_compare_exchange_n(&q->timer_due, &due, 0, 0,
+						    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		events += delayed;
+	}
 	if (r < 0)
 		return r;
 	return events > 0x7fffffff ? 0x7fffffff : (int)events;
@@ -86,15 +99,12 @@ cqpoll_sw_event_get(void *priv)
 static int
 event_pending(struct cqpoll_sw_cq *q)
 {
-	struct pollfd pfd = { .fd = cqpoll_sw_event_fd(q), .events = POLLIN };
-	struct itimerspec its;
+	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
 
-	if (poll(&pfd, 1, 0) > 0)
+	/* Only this (the consumer) thread takes events: both stay true until it does. */
+	if (q->tfd >= 0 && __atomic_load_n(&q->timer_due, __ATOMIC_ACQUIRE))
 		return 1;
-	if (q->tfd >= 0 && timerfd_gettime(q->tfd, &its) == 0 &&
-	    (its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0))
-		return 1;
-	return 0;
+	return poll(&pfd, 1, 0) > 0;
 }
 
 int

@@ -50,6 +50,8 @@ struct cqpoll_sw_cq {
 	uint32_t armed;     /* 1 while an arm waits to fire; a raise clears it */
 	uint32_t covered;   /* entries below this are covered by a raised event */
 	uint32_t posted;    /* entries whose post finished (the oracle's frontier) */
+	/* 1 from arming the delay timer until the consumer takes its expiry. */
+	uint32_t timer_due;
 };
 
 /* The sw driver's table, to recognise its own handles. */

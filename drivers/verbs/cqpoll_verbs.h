@@ -92,9 +92,15 @@ struct cqpoll_cq *cqpoll_verbs_cq_attach(struct ibv_cq *cq,
  * As cqpoll_verbs_cq_attach(), and @p conf is mandatory: conf->wc_flags says
  * which fields the CQ was created to report.
  *
+ * @param cq
+ *   The extended CQ, created on @p ch.
+ * @param ch
+ *   Its completion channel; several CQs of one thread may share it.
+ * @param conf
+ *   Configuration, mandatory: wc_flags, flags and event_ack_batch are used.
  * @return
- *   The handle, or NULL with errno set: EINVAL also when conf->wc_flags lacks
- *   a mandatory field (attach such a CQ with cqpoll_verbs_cq_attach(),
+ *   The handle, or NULL with errno set: EINVAL also when @p cq or @p conf is
+ *   NULL or conf->wc_flags lacks a mandatory field (attach such a CQ with cqpoll_verbs_cq_attach(),
  *   passing ibv_cq_ex_to_cq(cq)); other errors as cqpoll_verbs_cq_attach().
  *
  * Thread safety: as cqpoll_verbs_cq_attach().
@@ -128,6 +134,8 @@ struct cqpoll_cq *cqpoll_verbs_cq_create(struct ibv_context *ctx,
 /**
  * The verbs CQ under a handle of this driver: to create QPs on it.
  *
+ * @param cq
+ *   A handle of this driver (attached or created).
  * @return
  *   The CQ (an ibv_cq_ex cast with ibv_cq_ex_to_cq() for extended CQs), or
  *   NULL if @p cq is NULL or not a verbs handle.
@@ -139,6 +147,8 @@ struct ibv_cq *cqpoll_verbs_cq_ibv(const struct cqpoll_cq *cq);
 /**
  * Whether a handle polls with the extended CQ API.
  *
+ * @param cq
+ *   A handle of this driver (attached or created).
  * @return
  *   1 for the extended API, 0 for ibv_poll_cq(), -EINVAL if @p cq is NULL or
  *   not a verbs handle.

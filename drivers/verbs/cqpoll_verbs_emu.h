@@ -70,6 +70,9 @@ struct ibv_context *cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *
  * Drop the opener's reference; the context is freed once its last channel
  * and CQ are destroyed.
  *
+ * @param ctx
+ *   A context of cqpoll_verbs_emu_open(); not to be used by the caller
+ *   afterwards.
  * @return
  *   0, or -EINVAL if @p ctx is not an emulated context.
  *
@@ -80,6 +83,8 @@ int cqpoll_verbs_emu_close(struct ibv_context *ctx);
 /**
  * Whether @p ctx is an emulated context.
  *
+ * @param ctx
+ *   Any device context, or NULL.
  * @return
  *   true for a verbs-emu context, false otherwise (and for NULL).
  *
@@ -89,10 +94,13 @@ bool cqpoll_verbs_emu_is_context(const struct ibv_context *ctx);
 
 /**
  * ibv_create_comp_channel() for an emulated context. Its fd is non-blocking.
+ * The channel holds a reference on @p ctx until it is destroyed.
  *
+ * @param ctx
+ *   An emulated context.
  * @return
- *   The channel, or NULL with errno set (EINVAL, ENOMEM, or an errno from
- *   eventfd(2)).
+ *   The channel, or NULL with errno set (EINVAL if @p ctx is not an emulated
+ *   context, ENOMEM, or an errno from eventfd(2)).
  *
  * Thread safety: safe from any thread.
  */
@@ -101,8 +109,11 @@ struct ibv_comp_channel *cqpoll_verbs_emu_ibv_create_comp_channel(struct ibv_con
 /**
  * ibv_destroy_comp_channel() for an emulated channel.
  *
+ * @param ch
+ *   A channel of cqpoll_verbs_emu_ibv_create_comp_channel().
  * @return
- *   0, -EBUSY if CQs still use it, -EINVAL for a bad argument.
+ *   0, -EBUSY if CQs still use it, -EINVAL if @p ch is NULL or not on an
+ *   emulated context.
  *
  * Thread safety: not with other calls on @p ch or its CQs.
  */
@@ -111,13 +122,21 @@ int cqpoll_verbs_emu_ibv_destroy_comp_channel(struct ibv_comp_channel *ch);
 /**
  * ibv_create_cq() for an emulated context. Extended CQs are created with the
  * real inline ibv_create_cq_ex().
+ * The CQ holds a reference on @p ctx until it is destroyed.
  *
+ * @param ctx
+ *   An emulated context.
  * @param cqe
  *   Minimum entries, 1 .. 2^22; rounded up to a power of two (cq->cqe).
+ * @param cq_context
+ *   Stored in cq->cq_context, as by ibv_create_cq().
  * @param ch
- *   Channel for events, or NULL.
+ *   Channel for events, or NULL; it must belong to @p ctx.
+ * @param comp_vector
+ *   Ignored: the emulated device has a single completion vector.
  * @return
- *   The CQ, or NULL with errno set (EINVAL, ENOMEM).
+ *   The CQ, or NULL with errno set (EINVAL: @p ctx not emulated, @p cqe out
+ *   of range or @p ch of another context; ENOMEM).
  *
  * Thread safety: safe from any thread.
  */
@@ -133,8 +152,11 @@ struct ibv_cq *cqpoll_verbs_emu_ibv_create_cq(struct ibv_context *ctx, int cqe,
  * returns -EBUSY instead, and counts it (cqpoll_verbs_emu_busy_destroys()),
  * so that a test can tell that a destroy would have hung.
  *
+ * @param cq
+ *   An emulated CQ (plain or extended, as returned by ibv_cq_ex_to_cq()).
  * @return
- *   0, -EBUSY (events read but not acknowledged), -EINVAL.
+ *   0, -EBUSY (events read but not acknowledged; the CQ is left intact),
+ *   -EINVAL (@p cq NULL or not on an emulated context).
  *
  * Thread safety: not with other calls on @p cq.
  */
@@ -179,8 +201,16 @@ enum cqpoll_verbs_emu_hook_point {
 /**
  * Run @p fn inside the arm at @p point, on the arming thread.
  *
+ * @param cq
+ *   An emulated CQ.
+ * @param point
+ *   Where in ibv_req_notify_cq() to run it.
+ * @param fn
+ *   The hook, called with @p arg; NULL removes the hook at @p point.
+ * @param arg
+ *   Argument of @p fn.
  * @return
- *   0, or -EINVAL for a bad argument.
+ *   0, or -EINVAL if @p cq is NULL or not emulated, or @p point out of range.
  *
  * Thread safety: consumer thread only, while no arm is in progress.
  */
@@ -192,8 +222,10 @@ int cqpoll_verbs_emu_set_hook(struct ibv_cq *cq, enum cqpoll_verbs_emu_hook_poin
  * event is queued or being raised for it, else 0. Completions that the
  * current solicited-only arm does not cover are not counted.
  *
+ * @param cq
+ *   An emulated CQ.
  * @return
- *   1, 0, or -EINVAL.
+ *   1, 0, or -EINVAL if @p cq is NULL or not emulated.
  *
  * Thread safety: consumer thread only.
  */
@@ -213,8 +245,12 @@ struct cqpoll_verbs_emu_conf {
  * a CQ on it with cqpoll_verbs_cq_create() (the production path), and close
  * the device, which lives on until cqpoll_cq_destroy().
  *
+ * @param conf
+ *   Configuration; NULL for defaults (4096 entries, no faults, no flags).
  * @return
- *   A handle of the verbs driver, or NULL with errno set.
+ *   A handle of the verbs driver, or NULL with errno set: as
+ *   cqpoll_verbs_emu_open() (EINVAL for a fault percentage over 100, ENOMEM)
+ *   or cqpoll_verbs_cq_create().
  *
  * Thread safety: safe from any thread.
  */
@@ -223,6 +259,10 @@ struct cqpoll_cq *cqpoll_verbs_emu_cq_create(const struct cqpoll_verbs_emu_conf 
 /**
  * cqpoll_verbs_emu_ibv_post() on the CQ under a verbs handle.
  *
+ * @param cq
+ *   A verbs handle on an emulated device (cqpoll_verbs_emu_cq_create()).
+ * @param comp
+ *   The completion, as for cqpoll_verbs_emu_ibv_post().
  * @return
  *   As cqpoll_verbs_emu_ibv_post(); -EINVAL also if @p cq is not a verbs
  *   handle on an emulated device.

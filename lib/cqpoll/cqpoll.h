@@ -71,6 +71,8 @@ struct cqpoll_cq_info {
 /**
  * Name of an arm semantics: "level", "edge" or "report-missed".
  *
+ * @param arm
+ *   The semantics.
  * @return
  *   A static string; "unknown" for a value out of range.
  *
@@ -95,6 +97,10 @@ int cqpoll_arm_semantics_parse(const char *name, enum cqpoll_arm_semantics *arm)
 /**
  * Describe a CQ.
  *
+ * @param cq
+ *   The CQ.
+ * @param[out] info
+ *   Filled with the CQ's driver, arm semantics, size and ack batch.
  * @return
  *   0 on success, -EINVAL if @p cq or @p info is NULL.
  *
@@ -145,6 +151,8 @@ int cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
  * Whether the CQ is armed: cqpoll_poll_and_arm() returned 0 and no event has
  * been consumed since.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   true if armed; false if not, or if @p cq is NULL.
  *
@@ -159,6 +167,8 @@ bool cqpoll_cq_is_armed(const struct cqpoll_cq *cq);
  * rte_epoll_wait(); never read it directly: consume events with
  * cqpoll_cq_event_get(). CQs sharing a completion channel share the fd.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   The fd (owned by the CQ, closed by cqpoll_cq_destroy()), or -EINVAL if
  *   @p cq is NULL.
@@ -174,6 +184,8 @@ int cqpoll_cq_event_fd(const struct cqpoll_cq *cq);
  * next sleep). Events are acknowledged to the driver in batches of
  * cqpoll_cq_info::event_ack_batch.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   - > 0: number of events consumed.
  *   - 0: no event was pending.
@@ -191,6 +203,8 @@ int cqpoll_cq_event_get(struct cqpoll_cq *cq);
  * cqpoll_cq_destroy() acknowledges the rest. Useful before handing the driver's
  * objects to other code.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   0 on success, -EINVAL if @p cq is NULL, other -errno from the driver.
  *
@@ -226,6 +240,10 @@ int cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms);
 /**
  * Read a CQ's counters.
  *
+ * @param cq
+ *   The CQ.
+ * @param[out] stats
+ *   Where to copy the counters.
  * @return
  *   0 on success, -EINVAL if an argument is NULL.
  *
@@ -237,6 +255,8 @@ int cqpoll_cq_stats_get(const struct cqpoll_cq *cq, struct cqpoll_cq_stats *stat
 /**
  * Zero a CQ's counters.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   0 on success, -EINVAL if @p cq is NULL.
  *

@@ -85,6 +85,8 @@ struct cqpoll_cq *cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops,
 /**
  * The driver state given to cqpoll_cq_alloc().
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   The pointer, or NULL if @p cq is NULL.
  *
@@ -96,6 +98,8 @@ void *cqpoll_cq_priv(const struct cqpoll_cq *cq);
  * The ops table given to cqpoll_cq_alloc(), so a driver can check that a
  * handle is one of its own.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   The table, or NULL if @p cq is NULL.
  *
@@ -111,6 +115,8 @@ const struct cqpoll_driver_ops *cqpoll_cq_driver(const struct cqpoll_cq *cq);
  * for testpmd-cq's --transition=naive experiments. Marks the CQ armed, so that
  * cqpoll_cq_wait() accepts to sleep.
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   0, or -EINVAL if @p cq is NULL, or -errno from the driver. A report-missed
  *   arm's positive return is ignored, as naive code does.
@@ -123,6 +129,8 @@ int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
  * Ask the device's oracle whether a completion is stranded (visible, with no
  * event pending or due).
  *
+ * @param cq
+ *   The CQ.
  * @return
  *   1 or 0; -ENOTSUP if the driver has no oracle; -EINVAL if @p cq is NULL.
  *

@@ -36,6 +36,7 @@ struct cqpoll_cq;
 typedef int (*cqpoll_poll_burst_t)(void *priv, struct cqpoll_completion *comps,
 				   unsigned int n);
 
+/** @cond INTERNAL */
 /**
  * @internal
  * First member of every struct cqpoll_cq; the library asserts its offset is 0.
@@ -46,9 +47,10 @@ struct cqpoll_cq_fp {
 	void *priv;                /**< Driver's per-CQ state. */
 	/** Set when an event was consumed: the next poll tells if it was spurious. */
 	uint32_t event_unchecked;
-	uint32_t reserved;
+	uint32_t reserved;         /**< Padding; keeps stats 8-byte aligned. */
 	struct cqpoll_cq_stats stats; /**< Counters; see cqpoll_cq_stats_get(). */
 };
+/** @endcond */
 
 /**
  * Poll a CQ for up to @p n completions, without arming it.

@@ -40,6 +40,7 @@ struct cqpoll_cq_stats {
 	uint64_t lost_wakeups;
 };
 
+/** @cond INTERNAL */
 /**
  * @internal
  * Add to a counter that only the calling thread writes. A relaxed load and
@@ -51,6 +52,7 @@ cqpoll_stat_add(uint64_t *counter, uint64_t v)
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + v,
 			 __ATOMIC_RELAXED);
 }
+/** @endcond */
 
 #ifdef __cplusplus
 }

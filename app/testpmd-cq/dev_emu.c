@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Devices played in software: the generator lcore writes each completion
+ * itself, stamped with CLOCK_MONOTONIC by the device, so latency is measured
+ * from the moment the completion became visible.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testpmd_cq.h"
+
+#ifdef TPCQ_HAVE_MLX5
+#include <cqpoll_mlx5.h>
+#endif
+#ifdef TPCQ_HAVE_VERBS
+#include <cqpoll_verbs_emu.h>
+#endif
+
+/* The completion every post writes; only wr_id changes. One per device. */
+struct emu {
+	struct cqpoll_completion comp;
+	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+};
+
+static int
+emu_open(struct tpcq_devctx *dc, struct cqpoll_cq *cq, const char *name,
+	 int (*post)(struct cqpoll_cq *, const struct cqpoll_completion *))
+{
+	struct emu *e;
+	int err;
+
+	if (cq == NULL) {
+		err = errno != 0 ? errno : EIO;
+		fprintf(stderr, TPCQ_PROG ": cannot create the %s CQ: %s\n", name,
+			strerror(err));
+		return -err;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		cqpoll_cq_destroy(cq);
+		return -ENOMEM;
+	}
+	e->comp.status = CQPOLL_STATUS_SUCCESS;
+	e->comp.opcode = CQPOLL_OP_RECV;
+	e->comp.byte_len = TPCQ_BYTE_LEN;
+	e->comp.qp_num = TPCQ_QP_NUM;
+	e->post = post;
+
+	dc->cq = cq;
+	dc->priv = e;
+	dc->wr_id_mask = UINT64_MAX;
+	dc->monotonic_ts = true;
+	dc->expect.opcode = CQPOLL_OP_RECV;
+	dc->expect.qp_num = TPCQ_QP_NUM;
+	dc->expect.byte_len = TPCQ_BYTE_LEN;
+	dc->expect.check_byte_len = true;
+	return 0;
+}
+
+static int
+emu_post(struct tpcq_devctx *dc, uint64_t seq)
+{
+	struct emu *e = dc->priv;
+
+	e->comp.wr_id = seq;
+	return e->post(dc->cq, &e->comp);
+}
+
+static void
+emu_close(struct tpcq_devctx *dc)
+{
+	cqpoll_cq_destroy(dc->cq);
+	free(dc->priv);
+}
+
+static int
+sw_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
+{
+	struct cqpoll_sw_conf conf;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.size = p->size;
+	conf.arm = p->arm;
+	conf.faults = p->faults;
+	errno = 0;
+	return emu_open(dc, cqpoll_sw_cq_create(&conf), "sw", cqpoll_sw_post);
+}
+
+const struct tpcq_dev tpcq_dev_sw = {
+	.name = "sw",
+	.help = "software CQ, the reference driver",
+	.arms = 1u << CQPOLL_ARM_LEVEL | 1u << CQPOLL_ARM_EDGE |
+		1u << CQPOLL_ARM_REPORT_MISSED,
+	.default_arm = CQPOLL_ARM_EDGE,
+	.arm_help = "the device's arm follows the one asked for",
+	.faults = TPCQ_FAULT_ALL,
+	.open = sw_open,
+	.post = emu_post,
+	.close = emu_close,
+};
+
+#ifdef TPCQ_HAVE_MLX5
+static int
+mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
+{
+	struct cqpoll_mlx5_emu_conf conf;
+	int r;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.size = p->size;
+	conf.arm = p->arm;
+	conf.event_delay_us = p->faults.event_delay_us;
+	/*
+	 * No overrun switch: a full CQ then refuses the post (-ENOSPC), which the
+	 * generator counts as an overrun and retries, as on the other devices.
+	 */
+	errno = 0;
+	r = emu_open(dc, cqpoll_mlx5_emu_cq_create(&conf), "mlx5-emu",
+		     cqpoll_mlx5_emu_post);
+	/* The CQE carries the 16-bit WQE counter, not the whole wr_id. */
+	if (r == 0)
+		dc->wr_id_mask = UINT16_MAX;
+	return r;
+}
+
+const struct tpcq_dev tpcq_dev_mlx5_emu = {
+	.name = "mlx5-emu",
+	.help = "emulated mlx5 device, mlx5 direct driver",
+	.arms = 1u << CQPOLL_ARM_LEVEL | 1u << CQPOLL_ARM_EDGE,
+	.default_arm = CQPOLL_ARM_LEVEL,
+	.arm_help = "level: the hardware's arm; edge: the emulator's lazy arm, "
+		"the weaker portable contract",
+	.faults = TPCQ_FAULT_EVENT_DELAY,
+	.open = mlx5_emu_open,
+	.post = emu_post,
+	.close = emu_close,
+};
+#endif /* TPCQ_HAVE_MLX5 */
+
+#ifdef TPCQ_HAVE_VERBS
+static int
+verbs_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
+{
+	const struct cqpoll_sw_faults *f = &p->faults;
+	struct cqpoll_verbs_emu_conf conf;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.size = p->size;
+	conf.faults.visibility_delay_ns = f->visibility_delay_ns;
+	conf.faults.visibility_delay_pct = f->visibility_delay_pct;
+	conf.faults.arm_delay_ns = f->arm_delay_ns;
+	conf.faults.arm_delay_pct = f->arm_delay_pct;
+	conf.faults.spurious_event_pct = f->spurious_event_pct;
+	conf.faults.duplicate_event_pct = f->duplicate_event_pct;
+	conf.faults.seed = f->seed;
+	errno = 0;
+	return emu_open(dc, cqpoll_verbs_emu_cq_create(&conf), "verbs-emu",
+			cqpoll_verbs_emu_cq_post);
+}
+
+const struct tpcq_dev tpcq_dev_verbs_emu = {
+	.name = "verbs-emu",
+	.help = "verbs driver on a software ibv_context",
+	.arms = 1u << CQPOLL_ARM_EDGE,
+	.default_arm = CQPOLL_ARM_EDGE,
+	.arm_help = "ibv_req_notify_cq() promises an event only for completions "
+		"added after the arm",
+	.faults = TPCQ_FAULT_ARM_DELAY | TPCQ_FAULT_VISIBILITY_DELAY |
+		TPCQ_FAULT_PCT | TPCQ_FAULT_SPURIOUS | TPCQ_FAULT_DUPLICATE |
+		TPCQ_FAULT_SEED,
+	.open = verbs_emu_open,
+	.post = emu_post,
+	.close = emu_close,
+};
+#endif /* TPCQ_HAVE_VERBS */
