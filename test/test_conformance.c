@@ -12,6 +12,9 @@
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
+#ifdef CQPOLL_TEST_MLX5
+#include "cqpoll_mlx5.h"
+#endif
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"
 #include "cqpoll_verbs_emu.h"
@@ -79,6 +82,44 @@ verbs_emu_wc(uint32_t size)
 	return verbs_emu_create(size, CQPOLL_VERBS_EMU_F_NO_CQ_EX);
 }
 
+#ifdef CQPOLL_TEST_MLX5
+static struct cqpoll_cq *
+mlx5_emu_create(uint32_t size, enum cqpoll_arm_semantics arm, uint32_t flags,
+		uint32_t start)
+{
+	struct cqpoll_mlx5_emu_conf conf = {
+		.size = size, .arm = arm, .flags = flags, .start_index = start,
+	};
+
+	return cqpoll_mlx5_emu_cq_create(&conf);
+}
+
+static struct cqpoll_cq *
+mlx5_emu_level(uint32_t size)
+{
+	return mlx5_emu_create(size, CQPOLL_ARM_LEVEL, 0, 0);
+}
+
+static struct cqpoll_cq *
+mlx5_emu_lazy(uint32_t size)
+{
+	return mlx5_emu_create(size, CQPOLL_ARM_EDGE, 0, 0);
+}
+
+static struct cqpoll_cq *
+mlx5_emu_cqe128(uint32_t size)
+{
+	return mlx5_emu_create(size, CQPOLL_ARM_LEVEL, CQPOLL_MLX5_F_CQE128, 0);
+}
+
+/* Start just short of the 24-bit consumer-index wrap of the doorbell record. */
+static struct cqpoll_cq *
+mlx5_emu_ci_wrap(uint32_t size)
+{
+	return mlx5_emu_create(size, CQPOLL_ARM_LEVEL, 0, (1u << 24) - 3 * size / 2);
+}
+#endif
+
 static const struct conf_device devices[] = {
 	{ "sw-level", sw_level, cqpoll_sw_post },
 	{ "sw-edge", sw_edge, cqpoll_sw_post },
@@ -86,6 +127,12 @@ static const struct conf_device devices[] = {
 	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
 	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post },
 	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post },
+#ifdef CQPOLL_TEST_MLX5
+	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post },
+	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post },
+	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post },
+	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post },
+#endif
 };
 
 static struct cqpoll_completion
