@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Quick start, first command: install the dependencies, build, and run
-# testpmd-cq on the software CQ in interrupt mode for 3 s at 20000
-# completions/s with edge-triggered arm semantics.
+# testpmd-cq on the emulated mlx5 device in interrupt mode for 3 s at 20000
+# completions/s, with the hardware's (level) arm semantics.
 #
 # usage: devtools/run-main.sh
 #
@@ -24,7 +24,8 @@ if [ ! -x "$app" ]; then
 fi
 
 rm -f -- "$json"
-cmd=("$app" --dev=sw --mode=interrupt --rate=20000 --duration=3 --arm=edge --json="$json")
+# The emulated mlx5 device: the mlx5 driver's real poll and arm code, no hardware.
+cmd=("$app" --dev=mlx5-emu --mode=interrupt --rate=20000 --duration=3 --json="$json")
 echo "+ ${cmd[*]}"
 "${cmd[@]}"
 
