@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Poll groups: creation, membership (with one epoll entry per distinct event
+ * fd), mode, cross-thread requests and counters. The loop is in
+ * cqpoll_group_run.c.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cqpoll_config.h"
+#include "cqpoll_group_private.h"
+
+#define GROUP_BURST_DEFAULT 32
+#define GROUP_BURST_MAX 1024
+#define GROUP_TIMEOUT_MS_MAX 3600000
+
+static const char *const mode_names[] = {
+	[CQPOLL_GROUP_MODE_BUSY] = "busy",
+	[CQPOLL_GROUP_MODE_INTERRUPT] = "interrupt",
+	[CQPOLL_GROUP_MODE_ADAPTIVE] = "adaptive",
+};
+
+static bool
+mode_valid(int mode)
+{
+	return mode >= CQPOLL_GROUP_MODE_BUSY && mode <= CQPOLL_GROUP_MODE_ADAPTIVE;
+}
+
+const char *
+cqpoll_group_mode_name(enum cqpoll_group_mode mode)
+{
+	return mode_valid((int)mode) ? mode_names[mode] : "unknown";
+}
+
+static int
+policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
+	     const char *args)
+{
+	size_t size;
+	int r;
+
+	if (ops == NULL)
+		ops = cqpoll_policy_adaptive();
+	if (ops->init == NULL || ops->decide == NULL)
+		return -EINVAL;
+	/* calloc alignment suits any type; never ask for 0 bytes. */
+	size = ops->state_size != 0 ? ops->state_size : 1;
+	g->policy_state = calloc(1, size);
+	if (g->policy_state == NULL)
+		return -ENOMEM;
+	r = ops->init(g->policy_state, args);
+	if (r < 0)
+		return r;
+	g->policy = ops;
+	return 0;
+}
+
+struct cqpoll_group *
+cqpoll_group_create(const struct cqpoll_group_conf *conf)
+{
+	struct cqpoll_group_conf def = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	struct cqpoll_group *g;
+	int r;
+
+	if (conf == NULL)
+		conf = &def;
+	if (!mode_valid((int)conf->mode) || conf->burst > GROUP_BURST_MAX ||
+	    conf->wait_timeout_ms > GROUP_TIMEOUT_MS_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	g->epfd = -1;
+	g->wake_fd = -1;
+	g->mode = conf->mode;
+	g->mode_req = (int)conf->mode;
+	g->burst = conf->burst != 0 ? conf->burst : GROUP_BURST_DEFAULT;
+	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
+		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
+	g->comps = calloc(g->burst, sizeof(*g->comps));
+	if (g->comps == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = policy_setup(g, conf->policy, conf->policy_args);
+	if (r < 0)
+		goto fail;
+	g->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (g->epfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	g->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (g->wake_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	/* data.ptr NULL marks the wake-up eventfd; CQ fds carry their entry. */
+	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->wake_fd, &ev) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return g;
+fail:
+	cqpoll_group_destroy(g);
+	errno = -r;
+	return NULL;
+}
+
+void
+cqpoll_group_destroy(struct cqpoll_group *g)
+{
+	unsigned int i;
+
+	if (g == NULL)
+		return;
+	for (i = 0; i < g->nfds; i++) {
+		free(g->fds[i]->members);
+		free(g->fds[i]);
+	}
+	for (i = 0; i < g->n; i++)
+		free(g->members[i]);
+	free(g->fds);
+	free(g->members);
+	free(g->comps);
+	free(g->policy_state);
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	if (g->epfd >= 0)
+		close(g->epfd);
+	free(g);
+}
+
+/* Room for @need pointers: the (maybe moved) array, or NULL on ENOMEM. */
+static void *
+grow(void *array, unsigned int *cap, unsigned int need)
+{
+	unsigned int ncap;
+	void *p;
+
+	if (need <= *cap)
+		return array;
+	ncap = *cap != 0 ? *cap * 2 : 8;
+	p = realloc(array, (size_t)ncap * sizeof(void *));
+	if (p == NULL)
+		return NULL;
+	*cap = ncap;
+	return p;
+}
+
+static struct cqpoll_group_fd *
+fd_find(struct cqpoll_group *g, int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nfds; i++)
+		if (g->fds[i]->fd == fd)
+			return g->fds[i];
+	return NULL;
+}
+
+/* Attach a member to the entry of its fd, creating the epoll entry once. */
+static int
+fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
+{
+	struct cqpoll_group_fd *gfd = fd_find(g, fd);
+	struct epoll_event ev = { .events = EPOLLIN };
+	bool created = false;
+	void *p;
+	int r;
+
+	if (gfd == NULL) {
+		p = grow(g->fds, &g->fds_cap, g->nfds + 1);
+		if (p == NULL)
+			return -ENOMEM;
+		g->fds = p;
+		gfd = calloc(1, sizeof(*gfd));
+		if (gfd == NULL)
+			return -ENOMEM;
+		gfd->fd = fd;
+		ev.data.ptr = gfd;
+		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			r = -errno;
+			free(gfd);
+			return r;
+		}
+		g->fds[g->nfds++] = gfd;
+		created = true;
+	}
+	p = grow(gfd->members, &gfd->cap, gfd->n + 1);
+	if (p == NULL) {
+		if (created) {
+			epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
+			g->nfds--;
+			free(gfd);
+		}
+		return -ENOMEM;
+	}
+	gfd->members = p;
+	gfd->members[gfd->n++] = m;
+	m->gfd = gfd;
+	return 0;
+}
+
+static void
+fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	struct cqpoll_group_fd *gfd = m->gfd;
+	unsigned int i;
+
+	for (i = 0; i < gfd->n; i++) {
+		if (gfd->members[i] == m) {
+			gfd->members[i] = gfd->members[--gfd->n];
+			break;
+		}
+	}
+	if (gfd->n != 0)
+		return;
+	epoll_ctl(g->epfd, EPOLL_CTL_DEL, gfd->fd, NULL);
+	for (i = 0; i < g->nfds; i++) {
+		if (g->fds[i] == gfd) {
+			g->fds[i] = g->fds[--g->nfds];
+			break;
+		}
+	}
+	free(gfd->members);
+	free(gfd);
+}
+
+static int
+member_find(const struct cqpoll_group *g, const struct cqpoll_cq *cq)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->members[i]->cq == cq)
+			return (int)i;
+	return -1;
+}
+
+int
+cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
+		 cqpoll_group_cb_t cb, void *arg)
+{
+	struct cqpoll_group_member *m;
+	void *p;
+	int fd, r;
+
+	if (g == NULL || cq == NULL || cb == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (member_find(g, cq) >= 0)
+		return -EEXIST;
+	fd = cqpoll_cq_event_fd(cq);
+	if (fd < 0)
+		return fd;
+	p = grow(g->members, &g->cap, g->n + 1);
+	if (p == NULL)
+		return -ENOMEM;
+	g->members = p;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	m->cq = cq;
+	m->cb = cb;
+	m->arg = arg;
+	m->oracle = cqpoll_cq_stranded(cq) != -ENOTSUP;
+	r = fd_attach(g, m, fd);
+	if (r < 0) {
+		free(m);
+		return r;
+	}
+	g->members[g->n++] = m;
+	return 0;
+}
+
+int
+cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
+{
+	struct cqpoll_group_member *m;
+	int i;
+
+	if (g == NULL || cq == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	i = member_find(g, cq);
+	if (i < 0)
+		return -ENOENT;
+	m = g->members[i];
+	fd_detach(g, m);
+	/* Keep the order of the others: polling order is fairness order. */
+	memmove(&g->members[i], &g->members[i + 1],
+		(size_t)(g->n - (unsigned int)i - 1) * sizeof(g->members[0]));
+	g->n--;
+	free(m);
+	return 0;
+}
+
+int
+cqpoll_group_count(const struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	return (int)g->n;
+}
+
+static int
+kick(struct cqpoll_group *g)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is saturated, so a wake-up is pending anyway. */
+	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+int
+cqpoll_group_set_mode(struct cqpoll_group *g, enum cqpoll_group_mode mode)
+{
+	if (g == NULL || !mode_valid((int)mode))
+		return -EINVAL;
+	__atomic_store_n(&g->mode_req, (int)mode, __ATOMIC_RELEASE);
+	return kick(g);
+}
+
+int
+cqpoll_group_get_mode(const struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	return __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE);
+}
+
+int
+cqpoll_group_stop(struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
+	return kick(g);
+}
+
+int
+cqpoll_group_wakeup(struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	return kick(g);
+}
+
+int
+cqpoll_group_stats_get(const struct cqpoll_group *g,
+		       struct cqpoll_group_stats *stats)
+{
+	const uint64_t *src;
+	uint64_t *dst;
+	size_t i;
+
+	if (g == NULL || stats == NULL)
+		return -EINVAL;
+	/* The struct is only uint64_t counters: copy word by word, atomically. */
+	src = (const uint64_t *)&g->stats;
+	dst = (uint64_t *)stats;
+	for (i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+cqpoll_group_stats_reset(struct cqpoll_group *g)
+{
+	uint64_t *dst;
+	size_t i;
+
+	if (g == NULL)
+		return -EINVAL;
+	dst = (uint64_t *)&g->stats;
+	for (i = 0; i < sizeof(g->stats) / sizeof(uint64_t); i++)
+		__atomic_store_n(&dst[i], 0, __ATOMIC_RELAXED);
+	return 0;
+}

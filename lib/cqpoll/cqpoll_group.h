@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_GROUP_H
+#define CQPOLL_GROUP_H
+
+/**
+ * @file
+ * Poll groups: one thread (a DPDK lcore, say) polls any number of CQs from any
+ * drivers, hands completions to a per-CQ callback, and sleeps on all of them
+ * at once when a policy says traffic stopped, without losing a wake-up.
+ *
+ * @code
+ * struct cqpoll_group *g = cqpoll_group_create(NULL);  // adaptive mode
+ * cqpoll_group_add(g, cq0, on_completions, ctx0);
+ * cqpoll_group_add(g, cq1, on_completions, ctx1);
+ * cqpoll_group_run(g);          // until cqpoll_group_stop(g) from elsewhere
+ * cqpoll_group_destroy(g);
+ * @endcode
+ *
+ * Going to sleep, the group calls cqpoll_poll_and_arm() on every CQ, and
+ * sleeps only if every one returned 0 (empty and armed); then it waits on one
+ * epoll fd over the CQs' event fds (one entry per distinct fd) and an eventfd
+ * for cross-thread wake-ups. Every sleep is bounded by a safety-net timeout.
+ * On wake it consumes the events of the CQs whose fds were ready and polls
+ * those CQs first.
+ *
+ * The library does not depend on DPDK; run the group on an lcore by calling
+ * cqpoll_group_run() from the lcore function.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cqpoll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cqpoll_group;
+
+/** How a group behaves when an iteration finds no completion. */
+enum cqpoll_group_mode {
+	/** Never sleep: poll every CQ in a loop (lowest latency, 100 % CPU). */
+	CQPOLL_GROUP_MODE_BUSY = 0,
+	/** Go to sleep after the first iteration that finds nothing. */
+	CQPOLL_GROUP_MODE_INTERRUPT,
+	/** Ask the group's policy, after every iteration, whether to sleep. */
+	CQPOLL_GROUP_MODE_ADAPTIVE,
+};
+
+/** What a policy tells the group after an iteration. */
+enum cqpoll_policy_action {
+	CQPOLL_POLICY_KEEP_POLLING = 0, /**< Poll again. */
+	CQPOLL_POLICY_SLEEP,            /**< Arm every CQ and sleep. */
+};
+
+/**
+ * A sleep policy of the adaptive mode: a small pluggable object. The group
+ * allocates @p state_size bytes (aligned for any type, zeroed) per group, calls
+ * init once, then the hooks from the group's thread only.
+ */
+struct cqpoll_policy_ops {
+	const char *name;  /**< Name, e.g. "spin". */
+	size_t state_size; /**< Bytes of per-group state the hooks receive. */
+	/**
+	 * Parse parameters and initialise the state. Mandatory.
+	 * @return 0, or -EINVAL for bad @p args.
+	 */
+	int (*init)(void *state, const char *args);
+	/**
+	 * Called after every iteration of an adaptive group with the number of
+	 * completions it processed and the CLOCK_MONOTONIC time in ns.
+	 * Mandatory.
+	 * @return CQPOLL_POLICY_KEEP_POLLING or CQPOLL_POLICY_SLEEP.
+	 */
+	enum cqpoll_policy_action (*decide)(void *state, unsigned int completions,
+					    uint64_t now_ns);
+	/**
+	 * Measured cost of a wake-up: from the moment a completion became
+	 * visible while the group slept to the moment its callback ran. Called
+	 * only when the device timestamps completions. Optional (NULL).
+	 */
+	void (*wake_cost)(void *state, uint64_t cost_ns);
+};
+
+/**
+ * The spin policy: keep polling for a fixed time after the last completion,
+ * then sleep. Parameter: the spin time in µs, "spin:US"; default 50 µs.
+ *
+ * The default suits a virtual machine, where a wake-up costs tens of µs;
+ * Caladan spins about 2 µs on bare metal; DPDK's PMD power management waits
+ * 512 empty polls.
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
+
+/**
+ * The adaptive policy: learns online the mean gap between completions (EWMA)
+ * and the cost of a wake-up, and sleeps only when the expected gap exceeds a
+ * multiple of that cost. While work keeps arriving it keeps polling
+ * (hysteresis, like NAPI IRQ suspension).
+ *
+ * Parameters, "adaptive[:key=value,...]":
+ *  - mult=M: sleep when the expected gap exceeds M times the wake-up cost
+ *    (default 2).
+ *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
+ *  - min_spin_us=US: least polling time after the last completion
+ *    (default 2).
+ *  - max_spin_us=US: most polling time after the last completion, whatever
+ *    was learnt (default 1000).
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
+
+/**
+ * Find a built-in policy by name and split its parameters off a spec.
+ *
+ * @param spec
+ *   "name" or "name:args", e.g. "spin:20" or "adaptive:mult=4".
+ * @param[out] args
+ *   Set to the text after ':' in @p spec, or NULL if there is none.
+ * @return
+ *   The policy, or NULL if @p spec or @p args is NULL or names no built-in
+ *   policy.
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_find(const char *spec,
+						   const char **args);
+
+/**
+ * Callback that receives a CQ's completions, on the group's thread.
+ *
+ * It must not call cqpoll_group_add(), cqpoll_group_remove(),
+ * cqpoll_group_run_once() or cqpoll_group_run() on its group (they return
+ * -EBUSY), nor poll @p cq itself.
+ */
+typedef void (*cqpoll_group_cb_t)(struct cqpoll_cq *cq,
+				  const struct cqpoll_completion *c,
+				  unsigned int n, void *arg);
+
+/** Configuration of a group; zero fields take defaults. */
+struct cqpoll_group_conf {
+	enum cqpoll_group_mode mode;     /**< Initial mode. */
+	/** Adaptive-mode policy; NULL: cqpoll_policy_adaptive(). */
+	const struct cqpoll_policy_ops *policy;
+	const char *policy_args;         /**< Parameters of the policy, or NULL. */
+	/** Safety-net timeout of every sleep, 1 .. 3600000 ms; 0: build default. */
+	uint32_t wait_timeout_ms;
+	/** Completions read per CQ poll, 1 .. 1024; 0: 32. */
+	uint32_t burst;
+};
+
+/** Buckets of the wake-up latency histogram. */
+#define CQPOLL_GROUP_WAKE_HIST_BUCKETS 32
+
+/** Counters of a group since it was created or last reset. */
+struct cqpoll_group_stats {
+	uint64_t iterations;      /**< Calls to cqpoll_group_run_once(), run or not. */
+	uint64_t polls;           /**< CQ polls issued by the group. */
+	uint64_t empty_polls;     /**< CQ polls that found nothing. */
+	uint64_t completions;     /**< Completions handed to callbacks. */
+	uint64_t transitions;     /**< Passes of poll-and-arm over every CQ. */
+	uint64_t sleeps;          /**< Transitions that ended asleep (every CQ armed). */
+	uint64_t wakeups_event;   /**< Sleeps ended by a CQ event. */
+	uint64_t wakeups_timeout; /**< Sleeps ended by the safety-net timeout. */
+	uint64_t wakeups_xthread; /**< Sleeps ended by a cross-thread wake-up. */
+	/**
+	 * Sleeps begun while some CQ held a completion with no event pending or
+	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 */
+	uint64_t lost_wakeups;
+	uint64_t busy_ns;         /**< Time in cqpoll_group_run_once() awake. */
+	uint64_t asleep_ns;       /**< Time asleep in epoll_wait(). */
+	uint64_t mode_changes;    /**< Mode changes seen by the group's thread. */
+	/**
+	 * Wake-up latency, from a completion becoming visible while the group
+	 * slept to its callback (first completion after an event, timestamped
+	 * devices only): bucket i counts latencies in [2^i, 2^(i+1)) ns.
+	 */
+	uint64_t wake_latency_hist[CQPOLL_GROUP_WAKE_HIST_BUCKETS];
+};
+
+/**
+ * Create a poll group.
+ *
+ * @param conf
+ *   Configuration; NULL for defaults (adaptive mode, adaptive policy).
+ * @return
+ *   The group, or NULL with errno set: EINVAL (bad mode, timeout, burst or
+ *   policy parameters), ENOMEM, or an errno from epoll_create1(2) or
+ *   eventfd(2).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_group *cqpoll_group_create(const struct cqpoll_group_conf *conf);
+
+/**
+ * Destroy a group. Its CQs are not destroyed; they may be left armed.
+ *
+ * @param g
+ *   The group; NULL is ignored.
+ *
+ * Thread safety: no other call may use @p g during or after this one; the
+ * group must not be running.
+ */
+void cqpoll_group_destroy(struct cqpoll_group *g);
+
+/**
+ * Add a CQ to a group. CQs sharing an event fd share one epoll entry.
+ *
+ * @param g
+ *   The group.
+ * @param cq
+ *   The CQ; it must belong to no other group, and only the group may poll it
+ *   until it is removed.
+ * @param cb
+ *   Callback receiving the CQ's completions.
+ * @param arg
+ *   Passed to @p cb.
+ * @return
+ *   - 0: added.
+ *   - -EINVAL: NULL @p g, @p cq or @p cb.
+ *   - -EEXIST: @p cq is already in the group.
+ *   - -EBUSY: called from a callback of the group.
+ *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
+ *
+ * Thread safety: the group's thread only (or any single thread while the
+ * group is not running).
+ */
+int cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
+		     cqpoll_group_cb_t cb, void *arg);
+
+/**
+ * Remove a CQ from a group. The CQ keeps its state (it may be armed).
+ *
+ * @param g
+ *   The group.
+ * @param cq
+ *   The CQ.
+ * @return
+ *   0, -EINVAL for NULL arguments, -ENOENT if @p cq is not in the group,
+ *   -EBUSY if called from a callback of the group.
+ *
+ * Thread safety: the group's thread only (or any single thread while the
+ * group is not running).
+ */
+int cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq);
+
+/**
+ * Number of CQs in a group.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   The count, or -EINVAL if @p g is NULL.
+ *
+ * Thread safety: the group's thread only.
+ */
+int cqpoll_group_count(const struct cqpoll_group *g);
+
+/**
+ * Change the mode of a running group; it takes effect at its next iteration
+ * (a sleeping group is woken up).
+ *
+ * @param g
+ *   The group.
+ * @param mode
+ *   The new mode.
+ * @return
+ *   0, or -EINVAL for a NULL @p g or a bad @p mode, or -errno from write(2).
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_set_mode(struct cqpoll_group *g, enum cqpoll_group_mode mode);
+
+/**
+ * The mode last set.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   The mode, or -EINVAL if @p g is NULL.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_get_mode(const struct cqpoll_group *g);
+
+/**
+ * Name of a mode: "busy", "interrupt" or "adaptive".
+ *
+ * @param mode
+ *   The mode.
+ * @return
+ *   A static string; "unknown" for a value out of range.
+ *
+ * Thread safety: safe from any thread.
+ */
+const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
+
+/**
+ * Run one iteration: poll every CQ once and hand completions to callbacks;
+ * if nothing was found and the mode (or the adaptive policy) says so, arm
+ * every CQ and sleep until an event, a cross-thread wake-up or the safety-net
+ * timeout; on a CQ event, poll the CQs whose events fired before returning.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   - > 0: busy: completions processed.
+ *   - 0: idle: nothing processed (the call may have slept).
+ *   - -EINVAL: @p g is NULL.
+ *   - -EBUSY: called from a callback of the group.
+ *   - other < 0: -errno from a CQ (e.g. -EIO: overrun) or epoll_wait(2).
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_run_once(struct cqpoll_group *g);
+
+/**
+ * Run iterations until cqpoll_group_stop() is called.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0 once stopped (the stop request is then cleared), or the negative
+ *   return of cqpoll_group_run_once() that ended the loop.
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_run(struct cqpoll_group *g);
+
+/**
+ * Ask cqpoll_group_run() to return, waking the group if it sleeps. A stop
+ * requested before cqpoll_group_run() starts makes it return at once.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0, -EINVAL if @p g is NULL, or -errno from write(2).
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_stop(struct cqpoll_group *g);
+
+/**
+ * Wake the group if it sleeps, or make its next sleep return at once: for
+ * new work the group's thread must see (counted as a cross-thread wake-up).
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0, -EINVAL if @p g is NULL, or -errno from write(2).
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_wakeup(struct cqpoll_group *g);
+
+/**
+ * Read a group's counters.
+ *
+ * @param g
+ *   The group.
+ * @param[out] stats
+ *   Where to copy the counters.
+ * @return
+ *   0, or -EINVAL if an argument is NULL.
+ *
+ * Thread safety: safe from any thread while the group exists; each counter
+ * is read atomically, the set is not a single snapshot.
+ */
+int cqpoll_group_stats_get(const struct cqpoll_group *g,
+			   struct cqpoll_group_stats *stats);
+
+/**
+ * Zero a group's counters.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0, or -EINVAL if @p g is NULL.
+ *
+ * Thread safety: the group's thread only (it writes the counters).
+ */
+int cqpoll_group_stats_reset(struct cqpoll_group *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_GROUP_H */

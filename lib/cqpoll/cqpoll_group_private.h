@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_GROUP_PRIVATE_H
+#define CQPOLL_GROUP_PRIVATE_H
+
+/*
+ * The whole poll group, private to the library: shared by the files that
+ * manage membership (cqpoll_group.c) and run the loop (cqpoll_group_run.c).
+ */
+
+#include <stdbool.h>
+
+#include "cqpoll_driver.h"
+#include "cqpoll_group.h"
+
+struct cqpoll_group_fd;
+
+/* One CQ of a group. Allocated alone so fd entries can point at it. */
+struct cqpoll_group_member {
+	struct cqpoll_cq *cq;
+	cqpoll_group_cb_t cb;
+	void *arg;
+	struct cqpoll_group_fd *gfd;
+	/* The driver has a ground-truth oracle (emulated devices). */
+	bool oracle;
+};
+
+/*
+ * One distinct event fd, one epoll entry: CQs sharing a completion channel
+ * share it, and a wake on it looks at each of them.
+ */
+struct cqpoll_group_fd {
+	int fd;
+	unsigned int n;
+	unsigned int cap;
+	struct cqpoll_group_member **members;
+};
+
+struct cqpoll_group {
+	/* Written by other threads: mode requests, stop. */
+	int mode_req;
+	int stop;
+	/* Owned by the group's thread. */
+	enum cqpoll_group_mode mode;
+	int epfd;
+	int wake_fd;
+	uint32_t burst;
+	int wait_timeout_ms;
+	bool in_callback;
+	struct cqpoll_group_member **members;
+	unsigned int n;
+	unsigned int cap;
+	struct cqpoll_group_fd **fds;
+	unsigned int nfds;
+	unsigned int fds_cap;
+	const struct cqpoll_policy_ops *policy;
+	void *policy_state;
+	struct cqpoll_completion *comps;
+	struct cqpoll_group_stats stats;
+};
+
+/* Poll one member once and hand what it finds to its callback. */
+int cqpoll_group_poll_member(struct cqpoll_group *g,
+			     struct cqpoll_group_member *m);
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t cqpoll_group_now_ns(void);
+
+#endif /* CQPOLL_GROUP_PRIVATE_H */

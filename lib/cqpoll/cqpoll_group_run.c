@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The group's loop: poll every CQ, ask the mode or policy whether to sleep,
+ * and the group transition into sleep: poll-and-arm on every CQ, sleep only
+ * when all of them are empty and armed, one bounded epoll_wait, then the CQs
+ * whose events fired are polled first.
+ */
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cqpoll_group_private.h"
+
+/* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
+#define GROUP_EPOLL_EVENTS 64
+/* Bursts read from a woken CQ before the normal loop takes over. */
+#define GROUP_WAKE_BURSTS 16
+
+uint64_t
+cqpoll_group_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
+{
+	/* Membership must not change under the loops that walk it. */
+	g->in_callback = true;
+	m->cb(m->cq, g->comps, (unsigned int)n, m->arg);
+	g->in_callback = false;
+	cqpoll_stat_add(&g->stats.completions, (uint64_t)n);
+}
+
+static void
+count_poll(struct cqpoll_group *g, int r)
+{
+	cqpoll_stat_add(&g->stats.polls, 1);
+	if (r == 0)
+		cqpoll_stat_add(&g->stats.empty_polls, 1);
+}
+
+int
+cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	int r;
+
+	r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
+	count_poll(g, r);
+	if (r > 0)
+		deliver(g, m, r);
+	return r;
+}
+
+static int
+poll_all(struct cqpoll_group *g)
+{
+	unsigned int i;
+	int r, total = 0;
+
+	for (i = 0; i < g->n; i++) {
+		r = cqpoll_group_poll_member(g, g->members[i]);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	return total;
+}
+
+/*
+ * poll-and-arm on EVERY CQ. A CQ that returns 0 is empty and armed, and stays
+ * armed until its event is consumed, so a later pass only polls it again.
+ * The group may sleep only if the whole pass found nothing: a CQ that had
+ * completions is not armed, and sleeping would strand what comes next on it.
+ */
+static int
+transition(struct cqpoll_group *g)
+{
+	struct cqpoll_group_member *m;
+	unsigned int i;
+	int r, total = 0;
+
+	cqpoll_stat_add(&g->stats.transitions, 1);
+	for (i = 0; i < g->n; i++) {
+		m = g->members[i];
+		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
+		count_poll(g, r);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			deliver(g, m, r);
+			total += r;
+		}
+	}
+	return total;
+}
+
+/* Ground truth of emulated devices: is a completion stranded right now? */
+static void
+check_oracle(struct cqpoll_group *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->members[i]->oracle &&
+		    cqpoll_cq_stranded(g->members[i]->cq) == 1) {
+			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
+			return;
+		}
+	}
+}
+
+static void
+record_wake_latency(struct cqpoll_group *g, uint64_t lat)
+{
+	unsigned int b = 0;
+
+	if (g->policy->wake_cost != NULL)
+		g->policy->wake_cost(g->policy_state, lat);
+	if (lat != 0)
+		b = 63u - (unsigned int)__builtin_clzll(lat);
+	if (b >= CQPOLL_GROUP_WAKE_HIST_BUCKETS)
+		b = CQPOLL_GROUP_WAKE_HIST_BUCKETS - 1;
+	cqpoll_stat_add(&g->stats.wake_latency_hist[b], 1);
+}
+
+/*
+ * A CQ whose event fired: poll it before anything else, so a wake costs in
+ * proportion to the CQs that have work, not to the size of the group. The
+ * first completion that became visible during the sleep measures the wake-up.
+ */
+static int
+poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
+	   uint64_t t_sleep, bool *measured)
+{
+	int r, total = 0, i;
+
+	for (i = 0; i < GROUP_WAKE_BURSTS; i++) {
+		r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
+		count_poll(g, r);
+		if (r <= 0)
+			return r < 0 ? r : total;
+		if (!*measured &&
+		    (g->comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
+		    g->comps[0].timestamp >= t_sleep) {
+			uint64_t now = cqpoll_group_now_ns();
+
+			*measured = true;
+			record_wake_latency(g, now > g->comps[0].timestamp ?
+					    now - g->comps[0].timestamp : 0);
+		}
+		deliver(g, m, r);
+		total += r;
+		if ((uint32_t)r < g->burst)
+			break;
+	}
+	return total;
+}
+
+static void
+drain_wake_fd(struct cqpoll_group *g)
+{
+	uint64_t v;
+
+	/* Non-blocking; one read resets the counter. */
+	if (read(g->wake_fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+static int
+sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
+{
+	struct epoll_event evs[GROUP_EPOLL_EVENTS];
+	struct cqpoll_group_fd *gfd;
+	bool cq_ready = false, xthread = false, measured = false;
+	unsigned int j;
+	int r, k, i, total = 0;
+
+	check_oracle(g);
+	cqpoll_stat_add(&g->stats.sleeps, 1);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, g->wait_timeout_ms);
+	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_group_now_ns() - t_sleep);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0) {
+		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		return 0;
+	}
+	for (i = 0; i < r; i++) {
+		gfd = evs[i].data.ptr;
+		if (gfd == NULL) {
+			drain_wake_fd(g);
+			xthread = true;
+			continue;
+		}
+		cq_ready = true;
+		/* A shared fd: only the CQs with a consumed event need a poll. */
+		for (j = 0; j < gfd->n; j++) {
+			k = cqpoll_cq_event_get(gfd->members[j]->cq);
+			if (k < 0)
+				return k;
+			if (k == 0)
+				continue;
+			k = poll_woken(g, gfd->members[j], t_sleep, &measured);
+			if (k < 0)
+				return k;
+			total += k;
+		}
+	}
+	/* A sleep ended by both a CQ and a cross-thread wake counts as event. */
+	if (cq_ready)
+		cqpoll_stat_add(&g->stats.wakeups_event, 1);
+	else if (xthread)
+		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
+	return total;
+}
+
+static void
+apply_mode(struct cqpoll_group *g)
+{
+	int req = __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE);
+
+	if (req == (int)g->mode)
+		return;
+	g->mode = (enum cqpoll_group_mode)req;
+	cqpoll_stat_add(&g->stats.mode_changes, 1);
+}
+
+/* A request from another thread is pending: do not arm and sleep now. */
+static bool
+request_pending(struct cqpoll_group *g)
+{
+	return __atomic_load_n(&g->stop, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
+}
+
+static bool
+wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
+{
+	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
+
+	if (g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
+		a = g->policy->decide(g->policy_state, (unsigned int)found, now);
+	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
+	       a == CQPOLL_POLICY_SLEEP;
+}
+
+int
+cqpoll_group_run_once(struct cqpoll_group *g)
+{
+	uint64_t t0, t1, slept;
+	int r;
+
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	t0 = cqpoll_group_now_ns();
+	cqpoll_stat_add(&g->stats.iterations, 1);
+	apply_mode(g);
+	r = poll_all(g);
+	if (r < 0)
+		return r;
+	t1 = cqpoll_group_now_ns();
+	if (!wants_sleep(g, r, t1) || request_pending(g)) {
+		cqpoll_stat_add(&g->stats.busy_ns, t1 - t0);
+		return r;
+	}
+	r = transition(g);
+	if (r == 0) {
+		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
+		r = sleep_and_wake(g, cqpoll_group_now_ns());
+		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
+	} else {
+		slept = 0;
+	}
+	t1 = cqpoll_group_now_ns();
+	/* Tell the policy work arrived, so it polls on (hysteresis). */
+	if (r > 0 && g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
+		g->policy->decide(g->policy_state, (unsigned int)r, t1);
+	cqpoll_stat_add(&g->stats.busy_ns, t1 - t0 - slept);
+	return r;
+}
+
+int
+cqpoll_group_run(struct cqpoll_group *g)
+{
+	int r = 0;
+
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+		r = cqpoll_group_run_once(g);
+		if (r < 0)
+			return r;
+	}
+	__atomic_store_n(&g->stop, 0, __ATOMIC_RELEASE);
+	return 0;
+}

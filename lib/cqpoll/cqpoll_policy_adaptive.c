@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The adaptive policy. It learns online the mean gap between iterations that
+ * found work (EWMA, weight 1/8) and the cost of a wake-up (EWMA, weight 1/4,
+ * reported by the group), and sleeps only when the expected gap exceeds
+ * mult x wake cost: sleeping through a shorter gap costs more latency than
+ * polling costs CPU.
+ *
+ * The expected gap is the learnt mean while the current silence is shorter
+ * than twice that mean (work keeps arriving: keep polling, as NAPI IRQ
+ * suspension does while epoll keeps returning events); past that the burst
+ * has ended, and the silence so far is the best guess of what remains.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "cqpoll_policy_private.h"
+
+#define MULT_DEFAULT 2
+#define WAKE_US_DEFAULT 30
+#define MIN_SPIN_US_DEFAULT 2
+#define MAX_SPIN_US_DEFAULT 1000
+#define PARAM_MAX 10000000
+/* Longer gaps are no longer "traffic": cap them so the EWMA recovers fast. */
+#define GAP_CAP_NS 1000000000ull
+
+struct adaptive_state {
+	uint64_t mult;
+	uint64_t min_spin_ns;
+	uint64_t max_spin_ns;
+	uint64_t wake_ns;     /* Wake-up cost EWMA. */
+	uint64_t gap_ns;      /* Inter-arrival EWMA; 0 until two arrivals. */
+	uint64_t last_ns;     /* Last iteration with completions; 0: none. */
+};
+
+static int
+set_param(struct adaptive_state *s, const char *key, size_t klen,
+	  const char *val, size_t vlen)
+{
+	uint64_t v;
+
+	if (cqpoll_policy_parse_u64(val, vlen, PARAM_MAX, &v) < 0)
+		return -EINVAL;
+	if (klen == 4 && strncmp(key, "mult", 4) == 0 && v > 0)
+		s->mult = v;
+	else if (klen == 7 && strncmp(key, "wake_us", 7) == 0 && v > 0)
+		s->wake_ns = v * 1000;
+	else if (klen == 11 && strncmp(key, "min_spin_us", 11) == 0)
+		s->min_spin_ns = v * 1000;
+	else if (klen == 11 && strncmp(key, "max_spin_us", 11) == 0)
+		s->max_spin_ns = v * 1000;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int
+adaptive_init(void *state, const char *args)
+{
+	struct adaptive_state *s = state;
+	const char *p = args, *comma, *eq;
+	size_t len;
+
+	memset(s, 0, sizeof(*s));
+	s->mult = MULT_DEFAULT;
+	s->wake_ns = WAKE_US_DEFAULT * 1000;
+	s->min_spin_ns = MIN_SPIN_US_DEFAULT * 1000;
+	s->max_spin_ns = MAX_SPIN_US_DEFAULT * 1000;
+	while (p != NULL && *p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		eq = memchr(p, '=', len);
+		if (eq == NULL ||
+		    set_param(s, p, (size_t)(eq - p), eq + 1,
+			      len - (size_t)(eq - p) - 1) < 0)
+			return -EINVAL;
+		p = comma != NULL ? comma + 1 : NULL;
+	}
+	if (s->min_spin_ns > s->max_spin_ns)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t
+ewma(uint64_t avg, uint64_t sample, unsigned int shift)
+{
+	if (sample >= avg)
+		return avg + ((sample - avg) >> shift);
+	return avg - ((avg - sample) >> shift);
+}
+
+static enum cqpoll_policy_action
+adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
+{
+	struct adaptive_state *s = state;
+	uint64_t idle, gap, expected;
+
+	if (completions > 0) {
+		if (s->last_ns != 0) {
+			gap = now_ns - s->last_ns;
+			if (gap > GAP_CAP_NS)
+				gap = GAP_CAP_NS;
+			s->gap_ns = s->gap_ns == 0 ? gap : ewma(s->gap_ns, gap, 3);
+		}
+		s->last_ns = now_ns;
+		return CQPOLL_POLICY_KEEP_POLLING;
+	}
+	idle = now_ns - s->last_ns;
+	if (idle < s->min_spin_ns)
+		return CQPOLL_POLICY_KEEP_POLLING;
+	if (idle >= s->max_spin_ns)
+		return CQPOLL_POLICY_SLEEP;
+	expected = idle < 2 * s->gap_ns ? s->gap_ns : idle;
+	return expected > s->mult * s->wake_ns ? CQPOLL_POLICY_SLEEP :
+						 CQPOLL_POLICY_KEEP_POLLING;
+}
+
+static void
+adaptive_wake_cost(void *state, uint64_t cost_ns)
+{
+	struct adaptive_state *s = state;
+
+	/* A wake delayed by seconds (a stopped VM) says nothing of the next. */
+	if (cost_ns > GAP_CAP_NS)
+		cost_ns = GAP_CAP_NS;
+	s->wake_ns = ewma(s->wake_ns, cost_ns, 2);
+}
+
+static const struct cqpoll_policy_ops adaptive_ops = {
+	.name = "adaptive",
+	.state_size = sizeof(struct adaptive_state),
+	.init = adaptive_init,
+	.decide = adaptive_decide,
+	.wake_cost = adaptive_wake_cost,
+};
+
+const struct cqpoll_policy_ops *
+cqpoll_policy_adaptive(void)
+{
+	return &adaptive_ops;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TEST_GROUP_COMMON_H
+#define TEST_GROUP_COMMON_H
+
+/*
+ * What the poll-group tests share: per-CQ order checking callbacks, a
+ * producer thread posting bursts with gaps to random CQs, and the naive group
+ * transition (re-poll only one CQ after arming) used as negative control.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_group.h"
+#include "cqpoll_sw.h"
+
+#define TG_MAX_CQS 64
+
+/* Per-CQ receiver: checks exactly-once, in-order delivery. */
+struct tg_rx {
+	uint64_t expected;
+	uint64_t errors;
+	uint64_t *consumed; /* group-wide, read by the producer */
+};
+
+struct tg_prod {
+	struct cqpoll_cq **cqs;
+	unsigned int ncqs;
+	uint64_t total;          /* stop after this many; 0: until stop */
+	uint64_t *consumed;
+	uint64_t posted[TG_MAX_CQS];
+	uint64_t seed;
+	uint32_t max_gap_ns;
+	int wait_drain;          /* let the consumer drain before each gap */
+	int stop;
+	uint64_t posted_total;   /* written at exit */
+};
+
+static inline uint64_t
+tg_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+tg_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static inline void
+tg_spin_ns(uint64_t ns)
+{
+	uint64_t end = tg_now_ns() + ns;
+
+	while (tg_now_ns() < end)
+		;
+}
+
+static inline void
+tg_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+      void *arg)
+{
+	struct tg_rx *rx = arg;
+	unsigned int i;
+
+	(void)cq;
+	for (i = 0; i < n; i++) {
+		if (c[i].wr_id != rx->expected)
+			rx->errors++;
+		rx->expected = c[i].wr_id + 1;
+	}
+	__atomic_fetch_add(rx->consumed, n, __ATOMIC_RELEASE);
+}
+
+static inline void *
+tg_producer(void *arg)
+{
+	struct tg_prod *p = arg;
+	uint64_t seq = 0, t0;
+	unsigned int burst, i, q;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
+	       (p->total == 0 || seq < p->total)) {
+		burst = 1 + (unsigned int)(tg_rnd(&p->seed) % 8);
+		for (i = 0; i < burst && (p->total == 0 || seq < p->total); i++) {
+			struct cqpoll_completion c = { .byte_len = 8 };
+			int r;
+
+			q = (unsigned int)(tg_rnd(&p->seed) % p->ncqs);
+			c.wr_id = p->posted[q];
+			while ((r = cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+				;
+			if (r != 0) {
+				fprintf(stderr, "post: %d\n", r);
+				abort();
+			}
+			p->posted[q]++;
+			seq++;
+			if (tg_rnd(&p->seed) % 4 == 0)
+				tg_spin_ns(tg_rnd(&p->seed) % 2000);
+		}
+		t0 = tg_now_ns();
+		while (p->wait_drain &&
+		       __atomic_load_n(p->consumed, __ATOMIC_ACQUIRE) != seq &&
+		       !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
+		       tg_now_ns() - t0 < 1000000000ull)
+			;
+		/* Gaps from none to longer than a wake-up. */
+		tg_spin_ns(tg_rnd(&p->seed) %
+			   (tg_rnd(&p->seed) % 2 ? 5000 : p->max_gap_ns));
+	}
+	__atomic_store_n(&p->posted_total, seq, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The naive group transition, with the public per-CQ API only: poll every CQ,
+ * arm every CQ, re-poll only the first one, then (if it is empty) check the
+ * device oracle on every CQ and sleep on all fds. Returns completions found
+ * (> 0), 0 after a sleep, < 0 on error; adds to *lost when the oracle shows a
+ * completion stranded at the moment of going to sleep.
+ */
+static inline int
+tg_naive_run_once(struct cqpoll_cq **cqs, unsigned int n, struct tg_rx *rx,
+		  int timeout_ms, uint64_t *lost)
+{
+	struct cqpoll_completion c[32];
+	struct pollfd pfd[TG_MAX_CQS];
+	unsigned int i;
+	int r, total = 0;
+
+	for (i = 0; i < n; i++) {
+		r = cqpoll_poll_burst(cqs[i], c, 32);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			tg_cb(cqs[i], c, (unsigned int)r, &rx[i]);
+		total += r;
+	}
+	if (total > 0)
+		return total;
+	for (i = 0; i < n; i++) {
+		if (!cqpoll_cq_is_armed(cqs[i])) {
+			r = cqpoll_cq_arm_naive(cqs[i]);
+			if (r < 0)
+				return r;
+		}
+	}
+	/* Deliberately wrong: only the first CQ is polled after the arms. */
+	r = cqpoll_poll_burst(cqs[0], c, 32);
+	if (r != 0) {
+		if (r > 0)
+			tg_cb(cqs[0], c, (unsigned int)r, &rx[0]);
+		return r;
+	}
+	for (i = 0; i < n; i++) {
+		if (cqpoll_cq_stranded(cqs[i]) == 1) {
+			(*lost)++;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		pfd[i].fd = cqpoll_cq_event_fd(cqs[i]);
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	r = poll(pfd, n, timeout_ms);
+	if (r < 0)
+		return -errno;
+	for (i = 0; i < n && r > 0; i++) {
+		if (pfd[i].revents != 0 && cqpoll_cq_event_get(cqs[i]) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+#endif /* TEST_GROUP_COMMON_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stress of the group transition: a group of --cqs software CQs (all three arm
+ * semantics, arm and visibility delays, spurious and duplicated events), a
+ * producer thread posting bursts with gaps to random CQs around the group's
+ * transitions, and a third thread switching the group's mode at random.
+ *
+ * Checked: every completion delivered exactly once and in order per CQ, and
+ * no lost wake-up by the device oracle, over --transitions sleeps.
+ *
+ * With --naive the consumer runs the naive group transition instead (arm
+ * every CQ, re-poll only the first), and with --expect-lost the test passes
+ * only if the oracle catches it: the negative control.
+ *
+ * Usage: test_stress_group [--cqs=N] [--transitions=N] [--naive --expect-lost]
+ */
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+#include "cqpoll_test.h"
+#include "test_group_common.h"
+
+/* Each run stays well inside meson's timeout on 2 cores. */
+#define DEADLINE_NS (75ull * 1000000000ull)
+#define NAIVE_ENOUGH 20
+
+static uint64_t consumed;
+static unsigned int ncqs = 4;
+static uint64_t transitions = 200000;
+static int naive, expect_lost;
+
+struct mode_changer {
+	struct cqpoll_group *g;
+	int stop;
+	uint64_t changes;
+};
+
+/* Mostly interrupt and adaptive, where transitions happen; busy now and then. */
+static void *
+mode_changer_thread(void *arg)
+{
+	struct mode_changer *mc = arg;
+	uint64_t rng = 0xdeadbeefcafef00dull, x;
+	enum cqpoll_group_mode m;
+
+	while (!__atomic_load_n(&mc->stop, __ATOMIC_ACQUIRE)) {
+		usleep(500 + (useconds_t)(tg_rnd(&rng) % 3000));
+		x = tg_rnd(&rng) % 10;
+		m = x < 5 ? CQPOLL_GROUP_MODE_INTERRUPT :
+		    x < 9 ? CQPOLL_GROUP_MODE_ADAPTIVE : CQPOLL_GROUP_MODE_BUSY;
+		if (cqpoll_group_set_mode(mc->g, m) != 0)
+			abort();
+		mc->changes++;
+	}
+	return NULL;
+}
+
+static void *
+run_thread(void *arg)
+{
+	return (void *)(intptr_t)cqpoll_group_run(arg);
+}
+
+static int
+check_delivery(struct tg_prod *prod, struct tg_rx *rx)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncqs; i++) {
+		TEST_ASSERT(rx[i].errors == 0, "cq %u: %" PRIu64 " order errors", i,
+			    rx[i].errors);
+		TEST_ASSERT(rx[i].expected == prod->posted[i], "cq %u: got %" PRIu64
+			    " of %" PRIu64, i, rx[i].expected, prod->posted[i]);
+	}
+	return TEST_PASS;
+}
+
+static int
+test_stress_group(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					  .wait_timeout_ms = 100 };
+	struct cqpoll_cq *cq[TG_MAX_CQS];
+	struct tg_rx rx[TG_MAX_CQS];
+	struct cqpoll_group_stats st;
+	struct mode_changer mc = { 0 };
+	struct tg_prod prod;
+	struct cqpoll_group *g;
+	pthread_t pt, gt, mt;
+	uint64_t t0, lost = 0, sleeps = 0;
+	unsigned int i;
+	void *ret;
+	int r;
+
+	consumed = 0;
+	conf.policy = cqpoll_policy_find("adaptive:max_spin_us=100", &conf.policy_args);
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
+	for (i = 0; i < ncqs; i++) {
+		struct cqpoll_sw_conf sw = {
+			.size = 256,
+			/* The negative control needs windows to fall in: edge, wide. */
+			.arm = naive ? CQPOLL_ARM_EDGE :
+				(enum cqpoll_arm_semantics)(i % 3),
+			.faults = {
+				.visibility_delay_ns = 1000, .visibility_delay_pct = 20,
+				.arm_delay_ns = 5000,
+				/* 64 CQs re-arm fewer per transition: same odds overall. */
+				.arm_delay_pct = naive ? 100 : ncqs > 8 ? 20 : 50,
+				.spurious_event_pct = 1, .duplicate_event_pct = 1,
+				.report_missed_keeps_armed = i % 2,
+				.seed = 0x1234567ull + i,
+			},
+		};
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "sw: %s", strerror(errno));
+		rx[i] = (struct tg_rx){ .consumed = &consumed };
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
+	}
+	prod = (struct tg_prod){ .cqs = cq, .ncqs = ncqs, .consumed = &consumed,
+		.seed = 0x9e3779b97f4a7c15ull, .max_gap_ns = 30000, .wait_drain = 1 };
+	mc.g = g;
+	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
+	t0 = tg_now_ns();
+	if (naive) {
+		while (lost < NAIVE_ENOUGH && sleeps < transitions &&
+		       tg_now_ns() - t0 < DEADLINE_NS) {
+			r = tg_naive_run_once(cq, ncqs, rx, 10, &lost);
+			TEST_ASSERT(r >= 0, "naive: %d", r);
+			sleeps += r == 0;
+		}
+	} else {
+		TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
+		TEST_ASSERT_EQ(pthread_create(&mt, NULL, mode_changer_thread, &mc), 0);
+		do {
+			usleep(10000);
+			cqpoll_group_stats_get(g, &st);
+		} while (st.sleeps < transitions && tg_now_ns() - t0 < DEADLINE_NS);
+		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(mt, NULL);
+	}
+	__atomic_store_n(&prod.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(pt, NULL);
+	if (!naive) {
+		TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
+		pthread_join(gt, &ret);
+		TEST_ASSERT_EQ((intptr_t)ret, 0);
+	}
+	/* Everything posted is in the CQs: drain in busy mode. */
+	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY), 0);
+	while ((r = cqpoll_group_run_once(g)) > 0)
+		;
+	TEST_ASSERT_EQ(r, 0);
+	cqpoll_group_stats_get(g, &st);
+	if (naive) {
+		st.sleeps = sleeps;
+		st.lost_wakeups = lost;
+	}
+	printf("cqs=%u naive=%d posted=%" PRIu64 " consumed=%" PRIu64
+	       " sleeps=%" PRIu64 " transitions=%" PRIu64 " lost_oracle=%" PRIu64
+	       " wake_event=%" PRIu64 " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64
+	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
+	       " elapsed_ms=%" PRIu64 "\n",
+	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
+	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
+	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
+	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000);
+	if (check_delivery(&prod, rx) != TEST_PASS)
+		return TEST_FAIL;
+	TEST_ASSERT_EQ(consumed, prod.posted_total);
+	if (expect_lost) {
+		TEST_ASSERT(st.lost_wakeups > 0, "the naive transition was not caught");
+	} else {
+		TEST_ASSERT_EQ(st.lost_wakeups, 0);
+		/* On a loaded machine the deadline may come first: still enough. */
+		TEST_ASSERT(st.sleeps >= transitions || st.sleeps >= 10000,
+			    "only %" PRIu64 " transitions", st.sleeps);
+		TEST_ASSERT(mc.changes > 0, "no mode change");
+	}
+	cqpoll_group_destroy(g);
+	for (i = 0; i < ncqs; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_stress_group),
+};
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cqs", required_argument, NULL, 'c' },
+		{ "transitions", required_argument, NULL, 't' },
+		{ "naive", no_argument, NULL, 'n' },
+		{ "expect-lost", no_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			ncqs = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			transitions = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			naive = 1;
+			break;
+		case 'e':
+			expect_lost = 1;
+			break;
+		default:
+			return TEST_FAIL;
+		}
+	}
+	if (ncqs == 0 || ncqs > TG_MAX_CQS || transitions == 0) {
+		fprintf(stderr, "bad --cqs or --transitions\n");
+		return TEST_FAIL;
+	}
+	return test_run("stress-group", cases, 1);
+}
