@@ -5,41 +5,69 @@
 
 #include "mlx5_poll.h"
 
-#define OP(o, f, l) { .opcode = (o), .flags = (f), .len8 = (l), \
-	.imm_mask = ((f) != 0 ? 0xffffffffu : 0) }
+#include <stddef.h>
+
+/* The tail is copied over status, opcode and flags with one 4-byte move. */
+_Static_assert(offsetof(struct cqpoll_completion, opcode) ==
+	       offsetof(struct cqpoll_completion, status) + 1 &&
+	       offsetof(struct cqpoll_completion, flags) ==
+	       offsetof(struct cqpoll_completion, status) + 2 &&
+	       sizeof(struct cqpoll_mlx5_op_tail) == 4, "completion tail layout");
+
+/* A success entry; every one says the timestamp is valid. */
+#define OP(o, f, l8, se) { \
+	.imm_mask = ((f) & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV)) != 0 ? \
+		0xffffffffu : 0, \
+	.len_mask = (l8) ? 0 : 0xffffffffu, \
+	.len_fixed = (l8) ? 8 : 0, \
+	.tail = { .status = CQPOLL_STATUS_SUCCESS, .opcode = (o), \
+		.flags = (f) | CQPOLL_COMPLETION_F_TIMESTAMP | \
+			((se) ? CQPOLL_COMPLETION_F_SOLICITED : 0) } }
 
 /*
- * Requester entries follow rdma-core handle_good_req; WQE opcodes it does not
- * name keep the CQPOLL_OP_SEND default. UMR covers bind and local invalidate
- * in rdma-core (it reads which from its QP); without the QP we report BIND_MW.
+ * Requester opcode of a WQE opcode, following rdma-core handle_good_req; WQE
+ * opcodes it does not name keep the CQPOLL_OP_SEND default. UMR covers bind
+ * and local invalidate in rdma-core (it reads which from its QP); without the
+ * QP we report BIND_MW.
+ *
+ * rdma-core flags requester *_IMM completions WITH_IMM but fills no
+ * immediate: the CQE carries none. Our flag promises the data, so it is left
+ * clear (no requester entry has flags); the requester knows what it sent.
  */
-const struct cqpoll_mlx5_op cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_RESP_BASE + 5] = {
-	[MLX5_OPCODE_SEND] = OP(CQPOLL_OP_SEND, 0, 0),
-	[MLX5_OPCODE_SEND_INVAL] = OP(CQPOLL_OP_SEND, 0, 0),
-	/*
-	 * rdma-core flags requester *_IMM completions WITH_IMM but fills no
-	 * immediate: the CQE carries none. Our flag promises the data, so it
-	 * is left clear; the requester knows what it sent.
-	 */
-	[MLX5_OPCODE_SEND_IMM] = OP(CQPOLL_OP_SEND, 0, 0),
-	[MLX5_OPCODE_RDMA_WRITE] = OP(CQPOLL_OP_RDMA_WRITE, 0, 0),
-	[MLX5_OPCODE_RDMA_WRITE_IMM] = OP(CQPOLL_OP_RDMA_WRITE, 0, 0),
-	[MLX5_OPCODE_RDMA_READ] = OP(CQPOLL_OP_RDMA_READ, 0, 0),
-	[MLX5_OPCODE_ATOMIC_CS] = OP(CQPOLL_OP_COMP_SWAP, 0, 1),
-	[MLX5_OPCODE_ATOMIC_FA] = OP(CQPOLL_OP_FETCH_ADD, 0, 1),
-	[MLX5_OPCODE_ATOMIC_MASKED_CS] = OP(CQPOLL_OP_COMP_SWAP, 0, 1),
-	[MLX5_OPCODE_ATOMIC_MASKED_FA] = OP(CQPOLL_OP_FETCH_ADD, 0, 1),
-	[MLX5_OPCODE_UMR] = OP(CQPOLL_OP_BIND_MW, 0, 0),
-	[MLX5_OPCODE_LOCAL_INVAL] = OP(CQPOLL_OP_LOCAL_INV, 0, 0),
-	[MLX5_OPCODE_TSO] = OP(CQPOLL_OP_TSO, 0, 0),
-	/* Responder CQEs, rdma-core handle_responder. */
-	[CQPOLL_MLX5_OP_RESP_BASE + MLX5_CQE_RESP_WR_IMM] =
-		OP(CQPOLL_OP_RECV_RDMA_WITH_IMM, CQPOLL_COMPLETION_F_IMM, 0),
-	[CQPOLL_MLX5_OP_RESP_BASE + MLX5_CQE_RESP_SEND] = OP(CQPOLL_OP_RECV, 0, 0),
-	[CQPOLL_MLX5_OP_RESP_BASE + MLX5_CQE_RESP_SEND_IMM] =
-		OP(CQPOLL_OP_RECV, CQPOLL_COMPLETION_F_IMM, 0),
-	[CQPOLL_MLX5_OP_RESP_BASE + MLX5_CQE_RESP_SEND_INV] =
-		OP(CQPOLL_OP_RECV, CQPOLL_COMPLETION_F_INV, 0),
+#define REQ_OPCODE(w) \
+	((w) == MLX5_OPCODE_RDMA_WRITE || (w) == MLX5_OPCODE_RDMA_WRITE_IMM ? \
+		CQPOLL_OP_RDMA_WRITE : \
+	 (w) == MLX5_OPCODE_RDMA_READ ? CQPOLL_OP_RDMA_READ : \
+	 (w) == MLX5_OPCODE_ATOMIC_CS || (w) == MLX5_OPCODE_ATOMIC_MASKED_CS ? \
+		CQPOLL_OP_COMP_SWAP : \
+	 (w) == MLX5_OPCODE_ATOMIC_FA || (w) == MLX5_OPCODE_ATOMIC_MASKED_FA ? \
+		CQPOLL_OP_FETCH_ADD : \
+	 (w) == MLX5_OPCODE_UMR ? CQPOLL_OP_BIND_MW : \
+	 (w) == MLX5_OPCODE_LOCAL_INVAL ? CQPOLL_OP_LOCAL_INV : \
+	 (w) == MLX5_OPCODE_TSO ? CQPOLL_OP_TSO : CQPOLL_OP_SEND)
+/* Atomics report 8 bytes, as rdma-core does. */
+#define REQ_LEN8(w) \
+	(REQ_OPCODE(w) == CQPOLL_OP_COMP_SWAP || REQ_OPCODE(w) == CQPOLL_OP_FETCH_ADD)
+/*
+ * Every requester entry is spelled out (also the defaults, which must carry
+ * F_TIMESTAMP and, for SE, F_SOLICITED): 2 x 256 entries, generated.
+ */
+#define REQ(w, se) [CQPOLL_MLX5_OP_REQ(w, se)] = OP(REQ_OPCODE(w), 0, REQ_LEN8(w), se)
+#define REQ1(w) REQ(w, 0), REQ(w, 1)
+#define REQ4(w) REQ1(w), REQ1((w) + 1), REQ1((w) + 2), REQ1((w) + 3)
+#define REQ16(w) REQ4(w), REQ4((w) + 4), REQ4((w) + 8), REQ4((w) + 12)
+#define REQ64(w) REQ16(w), REQ16((w) + 16), REQ16((w) + 32), REQ16((w) + 48)
+/* Responder entries, rdma-core handle_responder. */
+#define RESP(op, o, f) \
+	[CQPOLL_MLX5_OP_RESP((op) << 4)] = OP(o, f, 0, 0), \
+	[CQPOLL_MLX5_OP_RESP((op) << 4 | CQPOLL_MLX5_OP_OWN_SE)] = OP(o, f, 0, 1)
+
+const struct cqpoll_mlx5_op cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_CNT] = {
+	RESP(MLX5_CQE_RESP_WR_IMM, CQPOLL_OP_RECV_RDMA_WITH_IMM, CQPOLL_COMPLETION_F_IMM),
+	RESP(MLX5_CQE_RESP_SEND, CQPOLL_OP_RECV, 0),
+	RESP(MLX5_CQE_RESP_SEND_IMM, CQPOLL_OP_RECV, CQPOLL_COMPLETION_F_IMM),
+	RESP(MLX5_CQE_RESP_SEND_INV, CQPOLL_OP_RECV, CQPOLL_COMPLETION_F_INV),
+	REQ64(0), REQ64(64), REQ64(128), REQ64(192),
 };
 
 int
@@ -67,21 +95,37 @@ cqpoll_mlx5_decode_slow(const struct mlx5_cqe64 *cqe, uint8_t op_own,
 	c->imm_data = err->vendor_err_synd;
 	c->status = (uint8_t)cqpoll_mlx5_syndrome_status(err->syndrome);
 	c->opcode = opcode == MLX5_CQE_REQ_ERR ?
-		cqpoll_mlx5_op_table[sop >> 24].opcode : CQPOLL_OP_RECV;
+		cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_REQ(sop >> 24, 0)].tail.opcode :
+		CQPOLL_OP_RECV;
 	c->flags = 0;
 	return 0;
+}
+
+/* Continuations: every CQE kind, entered only at a CQE the fast path refused. */
+static __attribute__((noinline, cold)) int
+cqpoll_mlx5_poll_64_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
+			 unsigned int n, unsigned int done)
+{
+	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, 64, NULL);
+}
+
+static __attribute__((noinline, cold)) int
+cqpoll_mlx5_poll_128_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
+			  unsigned int n, unsigned int done)
+{
+	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, 128, NULL);
 }
 
 int
 cqpoll_mlx5_poll_64(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
-	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 64);
+	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, 64, cqpoll_mlx5_poll_64_cont);
 }
 
 int
 cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
-	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 128);
+	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, 128, cqpoll_mlx5_poll_128_cont);
 }
 
 cqpoll_poll_burst_t

@@ -14,71 +14,131 @@
 #include "mlx5_prm.h"
 #include "mlx5_private.h"
 
+#include <string.h>
+
 #define CQPOLL_MLX5_ALWAYS_INLINE inline __attribute__((always_inline))
 
+/*
+ * op_own, with the owner bit of the current lap xor-ed out, of a CQE the fast
+ * path decodes: owned by software, format 0 (no inline scatter, no
+ * compression) and a success opcode, REQ or RESP_*. SE is left as it is.
+ * Anything else, the INVALID mark included, fails this one test.
+ */
 static CQPOLL_MLX5_ALWAYS_INLINE int
-cqpoll_mlx5_decode(const struct mlx5_cqe64 *cqe, uint8_t op_own,
-		   struct cqpoll_completion *c)
+cqpoll_mlx5_cqe_fast(unsigned int own)
 {
-	unsigned int opcode = op_own >> 4;
-	const struct cqpoll_mlx5_op *e;
-	uint32_t sop;
-
-	/* Inline scatter, compression and non-success opcodes go the slow way. */
-	if (__builtin_expect((op_own & CQPOLL_MLX5_OP_OWN_FORMAT) != 0 ||
-			     opcode > MLX5_CQE_RESP_SEND_INV, 0))
-		return cqpoll_mlx5_decode_slow(cqe, op_own, c);
-	sop = be32toh(cqe->sop_drop_qpn);
-	e = &cqpoll_mlx5_op_table[opcode != MLX5_CQE_REQ ?
-		CQPOLL_MLX5_OP_RESP_BASE + opcode : sop >> 24];
-	c->wr_id = be16toh(cqe->wqe_counter);
-	c->timestamp = be64toh(cqe->timestamp);
-	c->byte_len = e->len8 ? 8 : be32toh(cqe->byte_cnt);
-	c->qp_num = sop & CQPOLL_MLX5_CI_MASK;
-	c->imm_data = cqe->imm_inval_pkey & e->imm_mask;
-	c->status = CQPOLL_STATUS_SUCCESS;
-	c->opcode = e->opcode;
-	/* SE (bit 1) lands on CQPOLL_COMPLETION_F_SOLICITED (bit 3). */
-	c->flags = (uint16_t)(e->flags | CQPOLL_COMPLETION_F_TIMESTAMP |
-			      (op_own & CQPOLL_MLX5_OP_OWN_SE) << 2);
-	return 0;
+	return (own & (MLX5_CQE_OWNER_MASK | CQPOLL_MLX5_OP_OWN_FORMAT)) == 0 &&
+	       own <= (MLX5_CQE_RESP_SEND_INV << 4 | CQPOLL_MLX5_OP_OWN_SE);
 }
 
-static CQPOLL_MLX5_ALWAYS_INLINE int
-cqpoll_mlx5_poll_tmpl(void *priv, struct cqpoll_completion *comps, unsigned int n,
-		      const uint32_t cqe_size)
+/* A CQE that passed cqpoll_mlx5_cqe_fast(), @p own as given to it. */
+static CQPOLL_MLX5_ALWAYS_INLINE void
+cqpoll_mlx5_decode(const struct mlx5_cqe64 *cqe, unsigned int own,
+		   struct cqpoll_completion *c)
 {
-	struct cqpoll_mlx5_cq *q = priv;
+	const struct cqpoll_mlx5_op *base = cqpoll_mlx5_op_table;
+	uint32_t sop = be32toh(cqe->sop_drop_qpn);
+	const struct cqpoll_mlx5_op *e;
+
+	/*
+	 * Opcode REQ: own below the first responder opcode. The WQE opcode is
+	 * sop >> 24, the first byte in memory: loaded apart, so that sop needs
+	 * no second register on the responder path.
+	 */
+	if (own < (MLX5_CQE_RESP_WR_IMM << 4))
+		base = &cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_REQ(
+			*(const uint8_t *)&cqe->sop_drop_qpn, 0)];
+	/*
+	 * The entry is base + CQPOLL_MLX5_OP_RESP(own) for a responder, and the
+	 * same with SE (own bit 1) for a requester. The owner bit of own is 0
+	 * here, so own / 2 entries are own * 8 bytes: an addressing mode, no
+	 * arithmetic.
+	 */
+	e = (const struct cqpoll_mlx5_op *)(const void *)
+		((const uint8_t *)base + own * (sizeof(*e) / 2));
+	c->wr_id = be16toh(cqe->wqe_counter);
+	c->timestamp = be64toh(cqe->timestamp);
+	c->byte_len = (be32toh(cqe->byte_cnt) & e->len_mask) | e->len_fixed;
+	c->qp_num = sop & CQPOLL_MLX5_CI_MASK;
+	c->imm_data = cqe->imm_inval_pkey & e->imm_mask;
+	/* status, opcode and flags (SE and TIMESTAMP included) in one move. */
+	memcpy(&c->status, &e->tail, sizeof(e->tail));
+}
+
+/* The rest of a burst from its @p done-th CQE, which is not a fast-path one. */
+typedef int (*cqpoll_mlx5_poll_cont_t)(struct cqpoll_mlx5_cq *q,
+				       struct cqpoll_completion *comps,
+				       unsigned int n, unsigned int done);
+
+/*
+ * The burst poll. The common instance (@p cont set) decodes the fast-path
+ * CQEs only and hands the burst, with what it has done so far, to @p cont at
+ * the first other CQE: a tail call, so this instance calls nothing and needs
+ * no callee-saved registers. @p cont is the same template without @p cont,
+ * which decodes every kind; together they behave as one loop that commits
+ * the burst once.
+ */
+static CQPOLL_MLX5_ALWAYS_INLINE int
+cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
+		      unsigned int n, unsigned int done, const uint32_t cqe_size,
+		      const cqpoll_mlx5_poll_cont_t cont)
+{
 	const uint32_t cnt = q->cqe_cnt;
-	uint8_t *buf = q->buf;
-	uint32_t ci = q->ci;
-	unsigned int i;
+	const uint32_t ci = q->ci + done;
+	const uint32_t slot = ci & (cnt - 1);
+	/* Within a lap the owner value is fixed and the CQE pointer just steps. */
+	unsigned int owner = cqpoll_mlx5_sw_owner(ci, cnt);
+	const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, slot, cnt, cqe_size);
+	struct cqpoll_completion *c = comps + done;
+	struct cqpoll_completion *const last = comps + n;
+	/* The burst stops at the end of the buffer, then goes on from its start. */
+	struct cqpoll_completion *end = n - done <= cnt - slot ? last : c + (cnt - slot);
 	int bad = 0;
 
-	for (i = 0; i < n; i++) {
-		const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(buf, ci, cnt, cqe_size);
-		/* Acquire costs nothing on x86/arm64 loads and orders CPU-side writers too. */
-		uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+	for (;;) {
+		for (; c != end; c++) {
+			/* Acquire costs nothing on x86/arm64 loads and orders CPU-side writers too. */
+			unsigned int own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
 
-		/* Owner from this lap, and not the INVALID mark of a fresh buffer (§3.1). */
-		if ((op_own & MLX5_CQE_OWNER_MASK) != cqpoll_mlx5_sw_owner(ci, cnt) ||
-		    (op_own >> 4) == MLX5_CQE_INVALID)
-			break;
-		cqpoll_mlx5_rmb_cqe_after_owner();
-		if (__builtin_expect(cqpoll_mlx5_decode(cqe, op_own, &comps[i]) != 0, 0)) {
-			/* Stop before it: the CQ stays stuck on it, never skips it. */
-			bad = 1;
-			break;
+			if (__builtin_expect(!cqpoll_mlx5_cqe_fast(own), 0)) {
+				/* Owner from the last lap, or the INVALID mark of a fresh buffer (§3.1). */
+				if ((own & MLX5_CQE_OWNER_MASK) != 0 ||
+				    (own >> 4) == MLX5_CQE_INVALID)
+					goto out;
+				if (cont != NULL)
+					return cont(q, comps, n, (unsigned int)(c - comps));
+				cqpoll_mlx5_rmb_cqe_after_owner();
+				if (cqpoll_mlx5_decode_slow(cqe, (uint8_t)(own ^ owner), c) != 0) {
+					/* Stop before it: the CQ stays stuck on it, never skips it. */
+					bad = 1;
+					goto out;
+				}
+			} else {
+				cqpoll_mlx5_rmb_cqe_after_owner();
+				cqpoll_mlx5_decode(cqe, own, c);
+			}
+			cqe = (const struct mlx5_cqe64 *)(const void *)
+				((const uint8_t *)cqe + cqe_size);
 		}
-		ci++;
+		if (__builtin_expect(c == last, 1))
+			break;
+		/* The next lap: from slot 0, with the other owner value. */
+		owner ^= MLX5_CQE_OWNER_MASK;
+		cqe = cqpoll_mlx5_cqe(q->buf, 0, q->cqe_cnt, cqe_size);
+		end = (size_t)(last - c) <= q->cqe_cnt ? last : c + q->cqe_cnt;
 	}
-	if (i != 0) {
-		q->ci = ci;
+out:
+	if (c != comps) {
+		const unsigned int polled = (unsigned int)(c - comps);
+		/* Read again rather than kept in a register through the loop. */
+		const uint32_t ci_new = q->ci + polled;
+
+		q->ci = ci_new;
 		/* One record write per burst, after the slots were read (§4.1). */
 		cqpoll_mlx5_wmb_slots_before_ci();
 		__atomic_store_n(&q->dbrec[CQPOLL_MLX5_DBREC_SET_CI],
-				 htobe32(ci & CQPOLL_MLX5_CI_MASK), __ATOMIC_RELEASE);
-		return (int)i;
+				 htobe32(ci_new & CQPOLL_MLX5_CI_MASK), __ATOMIC_RELEASE);
+		return (int)polled;
 	}
 	if (bad)
 		return -EPROTO;

@@ -102,20 +102,40 @@ cqpoll_mlx5_syndrome_status(uint8_t syndrome)
 }
 
 /*
- * How a successful CQE becomes a completion: one entry per requester WQE
- * opcode (sop_drop_qpn 31:24) and one per responder CQE opcode, so that the
- * fast path decodes both with one load and no branch on the kind.
+ * How a successful CQE becomes a completion. One table serves both CQE kinds
+ * so that the fast path decodes either with one index computation and no
+ * branch on the kind; the index also carries the SE bit of op_own, so an entry
+ * holds the finished status, opcode and flags and the poll copies them as is.
  */
-struct cqpoll_mlx5_op {
+
+/* The last three fields of struct cqpoll_completion, in the same order. */
+struct cqpoll_mlx5_op_tail {
+	uint8_t status;    /* CQPOLL_STATUS_SUCCESS */
 	uint8_t opcode;    /* enum cqpoll_opcode */
-	uint8_t flags;     /* CQPOLL_COMPLETION_F_IMM / _INV */
-	uint8_t len8;      /* atomics: byte_len is 8, as rdma-core reports */
-	uint8_t reserved;
-	uint32_t imm_mask; /* imm_inval_pkey is meaningful: ~0, else 0 */
+	uint16_t flags;    /* CQPOLL_COMPLETION_F_*, F_TIMESTAMP and F_SOLICITED included */
 };
 
-/* Index of a responder CQE opcode in cqpoll_mlx5_op_table. */
-#define CQPOLL_MLX5_OP_RESP_BASE 256
-extern const struct cqpoll_mlx5_op cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_RESP_BASE + 5];
+struct cqpoll_mlx5_op {
+	uint32_t imm_mask;  /* imm_inval_pkey is meaningful: ~0, else 0 */
+	uint32_t len_mask;  /* byte_cnt is the length: ~0; atomics: 0 */
+	uint32_t len_fixed; /* atomics: 8, as rdma-core reports; else 0 */
+	struct cqpoll_mlx5_op_tail tail;
+};
+
+/*
+ * Entry of a responder CQE (opcode 1 to 4): op_own with the owner bit clear,
+ * halved, i.e. opcode * 8 + format * 2 + SE. The fast path only sees format 0.
+ */
+#define CQPOLL_MLX5_OP_RESP(op_own) ((unsigned int)(op_own) >> 1)
+/* Requester entries follow, one pair (SE clear, set) per WQE opcode 0 to 255. */
+#define CQPOLL_MLX5_OP_REQ_BASE \
+	(CQPOLL_MLX5_OP_RESP(MLX5_CQE_RESP_SEND_INV << 4 | CQPOLL_MLX5_OP_OWN_SE) + 1)
+/* Entry of a requester CQE: WQE opcode (sop_drop_qpn 31:24) and SE (0 or 1). */
+#define CQPOLL_MLX5_OP_REQ(wqe_op, se) (CQPOLL_MLX5_OP_REQ_BASE + (wqe_op) * 2u + (se))
+#define CQPOLL_MLX5_OP_CNT (CQPOLL_MLX5_OP_REQ(255, 1) + 1)
+
+/* Internal to the library: hidden, so the poll reaches it without the GOT. */
+extern const struct cqpoll_mlx5_op cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_CNT]
+	__attribute__((visibility("hidden")));
 
 #endif /* CQPOLL_MLX5_PRM_H */
