@@ -43,7 +43,8 @@ tpcq_gen_main(void *arg)
 {
 	struct tpcq_run *run = arg;
 	const struct tpcq_dev *dev = run->params->dev;
-	struct tpcq_devctx *dc = run->dc;
+	unsigned int ncqs = run->ncqs;
+	struct cqpoll_group *g;
 	double tsc_per_comp;
 	uint64_t seq, start, due;
 	bool full;
@@ -71,7 +72,8 @@ tpcq_gen_main(void *arg)
 		for (;;) {
 			if (run->post_ns != NULL)
 				record_post_time(run, seq);
-			r = dev->post(dc, seq);
+			/* Round robin: each CQ sees its own dense sequence. */
+			r = dev->post(&run->dcs[seq % ncqs], seq / ncqs);
 			if (r != -ENOSPC)
 				break;
 			/* A full device delays this completion; it is never dropped. */
@@ -94,7 +96,17 @@ tpcq_gen_main(void *arg)
 out:
 	run->gen_tsc = rte_rdtsc() - start;
 out_nostart:
-	/* Release publishes gen_error, gen_tsc and the final counts. */
-	__atomic_store_n(&run->gen_done, true, __ATOMIC_RELEASE);
+	/*
+	 * Release publishes gen_error, gen_tsc and the final counts. Sequentially
+	 * consistent with the poller's group store and gen_done load: either the
+	 * group is seen here and woken, or the poller sees the end before it
+	 * sleeps. Without the wake-up a group asleep on idle CQs would notice the
+	 * end only at its safety-net timeout.
+	 */
+	__atomic_store_n(&run->gen_done, true, __ATOMIC_SEQ_CST);
+	g = __atomic_load_n(&run->group, __ATOMIC_SEQ_CST);
+	if (g != NULL)
+		cqpoll_group_wakeup(g);
+	__atomic_store_n(&run->gen_left, true, __ATOMIC_RELEASE);
 	return run->gen_error;
 }

@@ -151,11 +151,12 @@ post_ns_slots(const struct tpcq_devctx *dc, uint64_t total)
 }
 
 static int
-run(const struct tpcq_params *p, struct tpcq_devctx *dc)
+run(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
+	struct tpcq_devctx *dc = &dcs[0];
 	struct tpcq_result res;
 	struct tpcq_run tr;
-	unsigned int worker;
+	unsigned int worker, i;
 	int ret = TPCQ_EXIT_OK, r;
 
 	if (rte_lcore_count() < 2) {
@@ -171,8 +172,11 @@ run(const struct tpcq_params *p, struct tpcq_devctx *dc)
 	tr.params = p;
 	tr.dc = dc;
 	tr.cq = dc->cq;
+	tr.dcs = dcs;
+	tr.ncqs = p->cqs;
 	tr.total = (uint64_t)((double)p->rate * p->duration_s + 0.5);
-	dc->consumed = &tr.consumed;
+	for (i = 0; i < p->cqs; i++)
+		dcs[i].consumed = &tr.consumed;
 
 	res.latency = tpcq_hist_create();
 	if (!dc->monotonic_ts) {
@@ -199,7 +203,9 @@ run(const struct tpcq_params *p, struct tpcq_devctx *dc)
 	rte_eal_wait_lcore(worker);
 
 	res.gen_s = (double)tr.gen_tsc / (double)rte_get_tsc_hz();
-	cqpoll_cq_stats_get(tr.cq, &res.stats);
+	/* The group sums its CQs' counters and adds its own. */
+	if (!res.grouped)
+		cqpoll_cq_stats_get(tr.cq, &res.stats);
 
 	tpcq_report_table(p, &tr, &res);
 	if (p->json_path != NULL &&
@@ -214,11 +220,42 @@ run(const struct tpcq_params *p, struct tpcq_devctx *dc)
 	return ret;
 }
 
+static void
+devs_close(const struct tpcq_params *p, struct tpcq_devctx *dcs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		tpcq_dev_close(p, &dcs[i]);
+	free(dcs);
+}
+
+/* One device per CQ: each emulated CQ is its own device with its own events. */
+static struct tpcq_devctx *
+devs_open(const struct tpcq_params *p)
+{
+	struct tpcq_devctx *dcs;
+	unsigned int i;
+
+	dcs = calloc(p->cqs, sizeof(*dcs));
+	if (dcs == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return NULL;
+	}
+	for (i = 0; i < p->cqs; i++) {
+		if (tpcq_dev_open(&dcs[i], p) != 0) {
+			devs_close(p, dcs, i);
+			return NULL;
+		}
+	}
+	return dcs;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct tpcq_params params;
-	struct tpcq_devctx dc;
+	struct tpcq_devctx *dcs;
 	char **eal_argv, **app_argv;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
 	char lcores[64];
@@ -254,7 +291,8 @@ main(int argc, char **argv)
 	 * the threads of emulated devices keep this process's CPU set instead of
 	 * inheriting the main lcore's single CPU.
 	 */
-	if (tpcq_dev_open(&dc, &params) != 0) {
+	dcs = devs_open(&params);
+	if (dcs == NULL) {
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
 	}
@@ -293,10 +331,10 @@ main(int argc, char **argv)
 		ret = TPCQ_EXIT_FAIL;
 	} else {
 		install_signals();
-		ret = run(&params, &dc);
+		ret = run(&params, dcs);
 		rte_eal_cleanup();
 	}
-	tpcq_dev_close(&params, &dc);
+	devs_close(&params, dcs, params.cqs);
 	free(eal_argv);
 	return ret;
 }

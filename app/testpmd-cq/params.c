@@ -14,6 +14,7 @@
 #include <rte_common.h>
 
 #include <cqpoll_config.h>
+#include <cqpoll_group.h>
 
 #include "testpmd_cq.h"
 
@@ -38,6 +39,8 @@ enum {
 	OPT_SEED,
 	OPT_NAIVE_DELAY_NS,
 	OPT_JSON,
+	OPT_CQS,
+	OPT_POLICY,
 };
 
 static const struct option long_opts[] = {
@@ -61,12 +64,15 @@ static const struct option long_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "naive-delay-ns", required_argument, NULL, OPT_NAIVE_DELAY_NS },
 	{ "json", required_argument, NULL, OPT_JSON },
+	{ "cqs", required_argument, NULL, OPT_CQS },
+	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ NULL, 0, NULL, 0 },
 };
 
 static const char *const mode_names[] = {
 	[TPCQ_MODE_POLL] = "poll",
 	[TPCQ_MODE_INTERRUPT] = "interrupt",
+	[TPCQ_MODE_ADAPTIVE] = "adaptive",
 };
 
 static const char *const transition_names[] = {
@@ -116,14 +122,29 @@ usage(FILE *f, const char *prog)
 "                             the generator posts signaled RDMA WRITE WITH IMM\n"
 "                             on a loopback RC QP pair on the first active port;\n"
 "                             completions arrive on the sender's CQ.\n"
-"  --mode=poll|interrupt      busy poll only, or sleep on completion events\n"
-"                             when the CQ is empty (default interrupt)\n"
+"  --mode=poll|interrupt|adaptive\n"
+"                             busy poll only; sleep on completion events when\n"
+"                             the CQs are empty; or poll on while the policy\n"
+"                             expects more work soon, then sleep (default\n"
+"                             interrupt). Adaptive mode, and every mode with\n"
+"                             --cqs > 1, runs on a cqpoll poll group\n"
+"  --policy=spin[:US]|adaptive[:key=value,...]\n"
+"                             adaptive mode only: when the group goes to\n"
+"                             sleep (default adaptive). spin:US polls US us\n"
+"                             after the last completion; adaptive learns the\n"
+"                             gap between completions and the wake-up cost\n"
+"                             (keys mult, wake_us, min_spin_us, max_spin_us)\n"
+"  --cqs=N                    CQs of the device, 1..%d (default 1), all in\n"
+"                             the poller's group; the rate is spread round\n"
+"                             robin over them and each one's order is checked\n"
+"                             on its own. Emulated devices only for N > 1\n"
 "  --transition=poll-and-arm|naive\n"
 "                             how the poller goes to sleep (default poll-and-arm):\n"
 "                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
 "                             naive: poll until empty, arm, sleep, with no poll\n"
 "                             after the arm. The negative control: it loses\n"
-"                             wake-ups on edge and report-missed arms.\n"
+"                             wake-ups on edge and report-missed arms. One CQ\n"
+"                             in interrupt mode only.\n"
 "  --naive-delay-ns=N         naive transition only: spin N ns (0..%u)\n"
 "                             between the last empty poll and the arm (default\n"
 "                             0). It widens the race window to make the naive\n"
@@ -174,7 +195,7 @@ usage(FILE *f, const char *prog)
 "Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
 "%d on a device or library error, a missing device, or completions lost,\n"
 "duplicated or out of order; %d on a bad option.\n",
-		TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
+		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
 		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
 }
@@ -258,6 +279,71 @@ parse_duration(const char *s, double *v)
 	return 0;
 }
 
+/*
+ * The policy spec is written to the JSON report as it is: plain characters
+ * only, so that it needs no escaping there.
+ */
+static bool
+policy_spec_plain(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (strchr("abcdefghijklmnopqrstuvwxyz"
+			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=+-", *s) == NULL)
+			return false;
+	return true;
+}
+
+/* The policy's parameters are checked now, not after the EAL started. */
+static int
+check_policy(struct tpcq_params *p)
+{
+	struct cqpoll_group_conf conf;
+	struct cqpoll_group *g;
+
+	if (p->policy == NULL)
+		p->policy = TPCQ_POLICY_DEFAULT;
+	p->policy_ops = cqpoll_policy_find(p->policy, &p->policy_args);
+	if (p->policy_ops == NULL || !policy_spec_plain(p->policy))
+		return bad("--policy: unknown policy '%s' (spin[:US] or "
+			   "adaptive[:key=value,...])", p->policy);
+	memset(&conf, 0, sizeof(conf));
+	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
+	conf.policy = p->policy_ops;
+	conf.policy_args = p->policy_args;
+	errno = 0;
+	g = cqpoll_group_create(&conf);
+	if (g == NULL && errno == EINVAL)
+		return bad("--policy: bad parameters in '%s'", p->policy);
+	cqpoll_group_destroy(g);
+	return 0;
+}
+
+/* What the poll group (adaptive mode, or more than one CQ) does not do. */
+static int
+check_group(struct tpcq_params *p)
+{
+	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE)
+		return bad("--policy: only the adaptive mode has a policy "
+			   "(--mode=adaptive)");
+	if (p->mode == TPCQ_MODE_ADAPTIVE) {
+		int r = check_policy(p);
+
+		if (r != 0)
+			return r;
+	}
+	if (p->transition == TPCQ_TRANSITION_NAIVE &&
+	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE))
+		return bad("--transition=naive: the negative control runs on one "
+			   "CQ in interrupt mode only (--cqs=1 --mode=interrupt); "
+			   "the poll group always uses its poll-and-arm transition");
+	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
+	    p->burst > TPCQ_GROUP_BURST_MAX)
+		return bad("--burst=%u: the poll group (--cqs > 1 or "
+			   "--mode=adaptive) reads at most %d per poll",
+			   p->burst, TPCQ_GROUP_BURST_MAX);
+	return 0;
+}
+
 static void
 defaults(struct tpcq_params *p)
 {
@@ -269,6 +355,7 @@ defaults(struct tpcq_params *p)
 	p->duration_s = 3.0;
 	p->timeout_ms = CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
 	p->burst = 32;
+	p->cqs = 1;
 }
 
 /*
@@ -307,11 +394,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 					optarg, tpcq_dev_names());
 			break;
 		case OPT_MODE:
-			r = parse_name("mode", optarg, mode_names, 2, &u);
+			r = parse_name("mode", optarg, mode_names,
+				       RTE_DIM(mode_names), &u);
 			p->mode = (enum tpcq_mode)u;
 			break;
 		case OPT_TRANSITION:
-			r = parse_name("transition", optarg, transition_names, 2, &u);
+			r = parse_name("transition", optarg, transition_names,
+				       RTE_DIM(transition_names), &u);
 			p->transition = (enum tpcq_transition)u;
 			break;
 		case OPT_ARM:
@@ -385,6 +474,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
 			break;
+		case OPT_CQS:
+			r = parse_u64("cqs", optarg, 1, TPCQ_CQS_MAX, &v);
+			p->cqs = (unsigned int)v;
+			break;
+		case OPT_POLICY:
+			p->policy = optarg;
+			break;
 		case ':':
 			return bad("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -416,10 +512,18 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			   "window (--mode=interrupt --transition=naive); use "
 			   "--fault-arm-delay to widen the others'");
 
+	r = check_group(p);
+	if (r != 0)
+		return r;
+
 	/* Probing for hardware costs a look at sysfs: only when it decides. */
 	if (!dev_given)
 		tpcq_dev_default(p);
 	if (tpcq_dev_check(p, arm_given, why, sizeof(why)) != 0)
 		return bad("%s", why);
+	if (p->cqs > 1 && p->dev->takes_ibdev)
+		return bad("--cqs=%u: the %s device has one loopback CQ for now; "
+			   "use an emulated device (sw, mlx5-emu, verbs-emu) for "
+			   "more CQs", p->cqs, p->dev->name);
 	return 0;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The poller: the consumer side, on the main lcore. It runs one of three loops
- * until the generator is done, then drains what is left with plain polls, so
- * that every posted completion is accounted for whatever the mode.
+ * The poller: the consumer side, on the main lcore. With one CQ in poll or
+ * interrupt mode it runs one of three loops until the generator is done, then
+ * drains what is left with plain polls, so that every posted completion is
+ * accounted for whatever the mode. Other runs go to the poll group
+ * (poller_group.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,14 +26,10 @@ struct poller {
 	struct tpcq_result *res;
 	struct cqpoll_cq *cq;
 	struct cqpoll_completion *comps;
-	const struct tpcq_expect *expect;
-	const uint64_t *post_ns;  /* NULL: latency from device timestamps */
-	uint64_t post_ns_mask;
-	uint64_t wr_id_mask;      /* bits of the sequence number wr_id carries */
+	struct tpcq_check check;
 	uint64_t naive_delay_tsc;
 	unsigned int burst;
 	int timeout_ms;
-	uint64_t expected;        /* sequence number of the next completion */
 };
 
 static inline uint64_t
@@ -43,61 +41,13 @@ now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * POLLER_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * The sequence number of a completion. Some devices return only its low bits
- * (mlx5: the 16-bit WQE counter), so it is the number nearest to the expected
- * one with those low bits: the difference is sign-extended from the width.
- */
-static inline uint64_t
-seq_of(const struct poller *pl, uint64_t wr_id)
-{
-	uint64_t d = (wr_id - pl->expected) & pl->wr_id_mask;
-
-	if (d & ((pl->wr_id_mask >> 1) + 1))
-		d |= ~pl->wr_id_mask;
-	return pl->expected + d;
-}
-
-static inline uint64_t
-age(uint64_t now, uint64_t then)
-{
-	return now > then ? now - then : 0;
-}
-
 static void
 process(struct poller *pl, unsigned int n)
 {
-	const struct tpcq_expect *e = pl->expect;
-	struct tpcq_result *res = pl->res;
-	const struct cqpoll_completion *c;
-	uint64_t now, seq;
-	unsigned int i;
-
-	/* One clock read per burst: the whole burst was read at this time. */
-	now = now_ns(CLOCK_MONOTONIC);
-	for (i = 0; i < n; i++) {
-		c = &pl->comps[i];
-		seq = seq_of(pl, c->wr_id);
-		/* Resynchronise, so one lost entry counts once, not forever. */
-		if (seq != pl->expected)
-			res->order_errors++;
-		pl->expected = seq + 1;
-		if (c->status != CQPOLL_STATUS_SUCCESS || c->opcode != e->opcode ||
-		    (e->check_byte_len && c->byte_len != e->byte_len) ||
-		    c->qp_num != e->qp_num)
-			res->bad_completions++;
-		if (pl->post_ns != NULL)
-			tpcq_hist_add(res->latency, age(now,
-				__atomic_load_n(&pl->post_ns[seq & pl->post_ns_mask],
-						__ATOMIC_ACQUIRE)));
-		else if (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP)
-			tpcq_hist_add(res->latency, age(now, c->timestamp));
-		else
-			res->no_timestamp++;
-	}
-	res->completions += n;
+	tpcq_check_burst(pl->run, pl->res, &pl->check, pl->comps, n);
 	/* Release: a device bounded by what is unread may reuse these slots. */
-	__atomic_store_n(&pl->run->consumed, res->completions, __ATOMIC_RELEASE);
+	__atomic_store_n(&pl->run->consumed, pl->res->completions,
+			 __ATOMIC_RELEASE);
 }
 
 static int
@@ -242,6 +192,16 @@ drain(struct poller *pl)
 	return 0;
 }
 
+/*
+ * One CQ in poll or interrupt mode keeps its own loops, the reference the
+ * group is measured against and the only home of the naive transition.
+ */
+bool
+tpcq_poller_grouped(const struct tpcq_params *p)
+{
+	return p->mode == TPCQ_MODE_ADAPTIVE || p->cqs > 1;
+}
+
 void
 tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 {
@@ -251,10 +211,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		.run = run,
 		.res = res,
 		.cq = run->cq,
-		.expect = &run->dc->expect,
-		.post_ns = run->post_ns,
-		.post_ns_mask = run->post_ns_mask,
-		.wr_id_mask = run->dc->wr_id_mask,
+		.check.wr_id_mask = run->dc->wr_id_mask,
 		.naive_delay_tsc = (uint64_t)((double)p->naive_delay_ns *
 					      (double)rte_get_tsc_hz() / 1e9),
 		.burst = p->burst,
@@ -262,6 +219,10 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 	};
 	int r;
 
+	if (tpcq_poller_grouped(p)) {
+		tpcq_poller_group_run(run, res);
+		return;
+	}
 	pl.comps = calloc(p->burst, sizeof(*pl.comps));
 	if (pl.comps == NULL) {
 		fail(&pl, "calloc", -ENOMEM);

@@ -88,6 +88,67 @@ faults_describe(const struct cqpoll_sw_faults *f, char *buf, size_t len)
 		buf[n - 1] = '\0';
 }
 
+/* Only the adaptive mode asks a policy when to sleep. */
+static const char *
+policy_name(const struct tpcq_params *p)
+{
+	return p->mode == TPCQ_MODE_ADAPTIVE ? p->policy : "none";
+}
+
+static double
+pct_of_wall(uint64_t ns, const struct tpcq_result *res)
+{
+	return res->wall_s > 0.0 ? 100.0 * (double)ns / (res->wall_s * 1e9) : 0.0;
+}
+
+static void
+group_table(const struct tpcq_result *res)
+{
+	const struct cqpoll_group_stats *g = &res->group;
+
+	if (!res->grouped)
+		return;
+	printf(RULE "\n");
+#define ROW(key, fmt, ...) printf(" %-20s: " fmt "\n", key, __VA_ARGS__)
+	ROW("group_iterations", "%" PRIu64, g->iterations);
+	ROW("group_transitions", "%" PRIu64, g->transitions);
+	ROW("group_sleeps", "%" PRIu64, g->sleeps);
+	ROW("group_wakeups", "%" PRIu64 " event, %" PRIu64 " timeout, %" PRIu64
+	    " cross-thread", g->wakeups_event, g->wakeups_timeout,
+	    g->wakeups_xthread);
+	ROW("group_lost_wakeups", "%" PRIu64, g->lost_wakeups);
+	ROW("group_busy_pct", "%.1f", pct_of_wall(g->busy_ns, res));
+	ROW("group_asleep_pct", "%.1f", pct_of_wall(g->asleep_ns, res));
+	ROW("group_polls", "%" PRIu64 " (%" PRIu64 " empty)", g->polls,
+	    g->empty_polls);
+#undef ROW
+}
+
+static void
+group_json(FILE *out, const struct tpcq_result *res)
+{
+	const struct cqpoll_group_stats *g = &res->group;
+
+	if (!res->grouped) {
+		fprintf(out, "  \"group\": null,\n");
+		return;
+	}
+	fprintf(out, "  \"group\": {\"iterations\": %" PRIu64
+		", \"polls\": %" PRIu64 ", \"empty_polls\": %" PRIu64
+		", \"completions\": %" PRIu64 ", \"transitions\": %" PRIu64
+		", \"sleeps\": %" PRIu64 ", \"wakeups_event\": %" PRIu64
+		", \"wakeups_timeout\": %" PRIu64
+		", \"wakeups_xthread\": %" PRIu64
+		", \"lost_wakeups\": %" PRIu64 ", \"busy_ns\": %" PRIu64
+		", \"asleep_ns\": %" PRIu64 ", \"busy_pct\": %.3f"
+		", \"asleep_pct\": %.3f, \"mode_changes\": %" PRIu64 "},\n",
+		g->iterations, g->polls, g->empty_polls, g->completions,
+		g->transitions, g->sleeps, g->wakeups_event, g->wakeups_timeout,
+		g->wakeups_xthread, g->lost_wakeups, g->busy_ns, g->asleep_ns,
+		pct_of_wall(g->busy_ns, res), pct_of_wall(g->asleep_ns, res),
+		g->mode_changes);
+}
+
 void
 tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		  const struct tpcq_result *res)
@@ -108,6 +169,8 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("dev", "%s", p->dev_name);
 	ROW("driver", "%s", res->info.driver != NULL ? res->info.driver : "?");
 	ROW("mode", "%s", tpcq_mode_name(p->mode));
+	ROW("policy", "%s", policy_name(p));
+	ROW("cqs", "%u", p->cqs);
 	ROW("transition", "%s", transition_name(p));
 	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);
 	ROW("arm", "%s", arm_name(p, res));
@@ -141,14 +204,15 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("polls", "%" PRIu64, s->polls);
 	ROW("empty_polls", "%" PRIu64, s->empty_polls);
 #undef ROW
+	group_table(res);
 	printf(RULE "\n");
 	fflush(stdout);
 }
 
 /*
- * Every string written is a fixed name (mode, arm, driver, versions) or the
- * device name, which names a kernel device: none needs escapes, so plain
- * printf is a valid JSON writer.
+ * Every string written is a fixed name (mode, arm, driver, versions), the
+ * device name, which names a kernel device, or the policy spec, checked plain
+ * by params.c: none needs escapes, so plain printf is a valid JSON writer.
  */
 int
 tpcq_report_json(const char *path, const struct tpcq_params *p,
@@ -174,6 +238,8 @@ tpcq_report_json(const char *path, const struct tpcq_params *p,
 	fprintf(out, "  \"driver\": \"%s\",\n",
 		res->info.driver != NULL ? res->info.driver : "");
 	fprintf(out, "  \"mode\": \"%s\",\n", tpcq_mode_name(p->mode));
+	fprintf(out, "  \"policy\": \"%s\",\n", policy_name(p));
+	fprintf(out, "  \"cqs\": %u,\n", p->cqs);
 	fprintf(out, "  \"transition\": \"%s\",\n", transition_name(p));
 	fprintf(out, "  \"naive_delay_ns\": %" PRIu32 ",\n", p->naive_delay_ns);
 	fprintf(out, "  \"arm\": \"%s\",\n", arm_name(p, res));
@@ -218,6 +284,7 @@ tpcq_report_json(const char *path, const struct tpcq_params *p,
 	fprintf(out, "  \"wait_timeouts\": %" PRIu64 ",\n", s->wait_timeouts);
 	fprintf(out, "  \"polls\": %" PRIu64 ",\n", s->polls);
 	fprintf(out, "  \"empty_polls\": %" PRIu64 ",\n", s->empty_polls);
+	group_json(out, res);
 	fprintf(out, "  \"achieved_rate\": %.1f,\n", achieved_rate(run, res));
 	fprintf(out, "  \"generator_s\": %.6f,\n", res->gen_s);
 	fprintf(out, "  \"poller_s\": %.6f,\n", res->wall_s);

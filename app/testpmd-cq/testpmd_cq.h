@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include <cqpoll.h>
+#include <cqpoll_group.h>
 #include <cqpoll_sw.h>
 
 #include "hist.h"
@@ -31,6 +32,10 @@
 #define TPCQ_TIMEOUT_MS_MAX 3600000
 #define TPCQ_BURST_MAX 4096
 #define TPCQ_SIZE_MAX (1U << 24)
+#define TPCQ_CQS_MAX 4096
+/* cqpoll_group_conf::burst accepts 1 .. 1024. */
+#define TPCQ_GROUP_BURST_MAX 1024
+#define TPCQ_POLICY_DEFAULT "adaptive"
 
 /* The completion every emulated post carries, checked by the poller. */
 #define TPCQ_BYTE_LEN 64
@@ -40,6 +45,7 @@
 enum tpcq_mode {
 	TPCQ_MODE_POLL = 0,
 	TPCQ_MODE_INTERRUPT,
+	TPCQ_MODE_ADAPTIVE,       /* the poll group asks its policy when to sleep */
 };
 
 enum tpcq_transition {
@@ -70,6 +76,10 @@ struct tpcq_params {
 	const char *dev_why;      /* why the default device was chosen; NULL if given */
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
+	unsigned int cqs;         /* CQs of the device, all in the poller's group */
+	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
+	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
+	const char *policy_args;  /* in policy, after ':'; NULL if none */
 	enum cqpoll_arm_semantics arm;
 	uint64_t rate;            /* completions per second */
 	double duration_s;
@@ -126,9 +136,20 @@ struct tpcq_dev {
 /* Everything both lcores see during a run. */
 struct tpcq_run {
 	const struct tpcq_params *params;
-	struct tpcq_devctx *dc;
-	struct cqpoll_cq *cq;
+	struct tpcq_devctx *dc;   /* dcs[0] */
+	struct cqpoll_cq *cq;     /* dcs[0].cq */
+	/*
+	 * One open device per CQ. Completion i of the schedule goes to CQ
+	 * i % ncqs with that CQ's sequence number i / ncqs.
+	 */
+	struct tpcq_devctx *dcs;
+	unsigned int ncqs;
 	uint64_t total;           /* completions the generator will post */
+	/*
+	 * The poller's group, NULL without one: the generator wakes it when done,
+	 * so a group asleep on idle CQs sees the end at once.
+	 */
+	struct cqpoll_group *group;
 	/*
 	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
 	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
@@ -147,6 +168,7 @@ struct tpcq_run {
 	uint64_t gen_tsc;         /* generator run time, TSC cycles */
 	int gen_error;            /* -errno of a failed post, or 0 */
 	bool gen_done;
+	bool gen_left;            /* done with group too: it may be destroyed */
 
 	/* Poller to generator: completions read, released after each burst. */
 	uint64_t consumed;
@@ -165,9 +187,23 @@ struct tpcq_result {
 	double gen_s;
 	int error;                /* -errno of a failed library call, or 0 */
 	const char *error_call;   /* the call that failed */
-	struct cqpoll_cq_stats stats;
-	struct cqpoll_cq_info info;
+	struct cqpoll_cq_stats stats; /* summed over the CQs */
+	struct cqpoll_cq_info info;   /* of the first CQ; all are alike */
+	bool grouped;                 /* run by the poll group: group is valid */
+	struct cqpoll_group_stats group;
 };
+
+/* The delivery check of one CQ (check.c). */
+struct tpcq_check {
+	uint64_t expected;        /* sequence number of the next completion */
+	uint64_t wr_id_mask;      /* bits of the sequence number wr_id carries */
+	uint64_t received;        /* completions read from this CQ */
+	unsigned int index;       /* the CQ's place in tpcq_run::dcs */
+};
+
+void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
+		      struct tpcq_check *ck, const struct cqpoll_completion *comps,
+		      unsigned int n);
 
 /* params.c */
 int tpcq_params_parse(int argc, char **argv, struct tpcq_params *p);
@@ -198,6 +234,10 @@ int tpcq_gen_main(void *arg);
 
 /* poller.c */
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
+bool tpcq_poller_grouped(const struct tpcq_params *p);
+
+/* poller_group.c */
+void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
 
 /* report.c */
 void tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,

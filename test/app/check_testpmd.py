@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
-            "events", "spurious_events"]
+            "events", "spurious_events", "cqs", "policy", "group"]
 
 
 def main():
@@ -45,6 +45,15 @@ def main():
         return 1
     if res["completions"] <= 0 or res.get("order_errors", 0) != 0:
         print("bad delivery:", res["completions"], res.get("order_errors"))
+        return 1
+    # A group run (adaptive mode or several CQs) reports the group's counters.
+    grouped = res["mode"] == "adaptive" or res["cqs"] > 1
+    if grouped != (res["group"] is not None):
+        print("group stats", "missing" if grouped else "unexpected")
+        return 1
+    if grouped and res["group"]["completions"] != res["completions"]:
+        print("group completions", res["group"]["completions"], "differ from",
+              res["completions"])
         return 1
     if expect == "--expect-no-lost" and res["lost_wakeups"] != 0:
         print("lost wake-ups:", res["lost_wakeups"])

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The delivery check of one CQ: every completion exactly once and in order
+ * (by its own sequence), well formed, and its latency. Shared by the
+ * single-CQ loops and the poll group's callbacks.
+ */
+#include <time.h>
+
+#include "testpmd_cq.h"
+
+static inline uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The sequence number of a completion. Some devices return only its low bits
+ * (mlx5: the 16-bit WQE counter), so it is the number nearest to the expected
+ * one with those low bits: the difference is sign-extended from the width.
+ */
+static inline uint64_t
+seq_of(const struct tpcq_check *ck, uint64_t wr_id)
+{
+	uint64_t d = (wr_id - ck->expected) & ck->wr_id_mask;
+
+	if (d & ((ck->wr_id_mask >> 1) + 1))
+		d |= ~ck->wr_id_mask;
+	return ck->expected + d;
+}
+
+static inline uint64_t
+age(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+void
+tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
+		 struct tpcq_check *ck, const struct cqpoll_completion *comps,
+		 unsigned int n)
+{
+	const struct tpcq_expect *e = &run->dc->expect;
+	const struct cqpoll_completion *c;
+	uint64_t now, seq, slot;
+	unsigned int i;
+
+	/* One clock read per burst: the whole burst was read at this time. */
+	now = now_ns();
+	for (i = 0; i < n; i++) {
+		c = &comps[i];
+		seq = seq_of(ck, c->wr_id);
+		/* Resynchronise, so one lost entry counts once, not forever. */
+		if (seq != ck->expected)
+			res->order_errors++;
+		ck->expected = seq + 1;
+		if (c->status != CQPOLL_STATUS_SUCCESS || c->opcode != e->opcode ||
+		    (e->check_byte_len && c->byte_len != e->byte_len) ||
+		    c->qp_num != e->qp_num)
+			res->bad_completions++;
+		if (run->post_ns != NULL) {
+			/* Post times are kept by the schedule's index. */
+			slot = (seq * run->ncqs + ck->index) & run->post_ns_mask;
+			tpcq_hist_add(res->latency, age(now,
+				__atomic_load_n(&run->post_ns[slot], __ATOMIC_ACQUIRE)));
+		} else if (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP) {
+			tpcq_hist_add(res->latency, age(now, c->timestamp));
+		} else {
+			res->no_timestamp++;
+		}
+	}
+	ck->received += n;
+	res->completions += n;
+}
