@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
 
+#include "cqpoll_emu.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
 
@@ -71,15 +71,6 @@ status_syndrome(uint8_t status)
 	return syn[status];
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Build the 64-byte descriptor; *op is its op_own without the owner bit. */
 static int
 encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
@@ -109,7 +100,7 @@ encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
 	if (c->flags & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV))
 		cqe->imm_inval_pkey = c->imm_data;
 	cqe->byte_cnt = htobe32(c->byte_len);
-	cqe->timestamp = htobe64(now_ns());
+	cqe->timestamp = htobe64(cqpoll_emu_now_ns());
 	cqe->sop_drop_qpn = htobe32((opc == MLX5_CQE_REQ ? (uint32_t)wop << 24 : 0) |
 				    (c->qp_num & CQPOLL_MLX5_CI_MASK));
 	cqe->wqe_counter = htobe16((uint16_t)c->wr_id);

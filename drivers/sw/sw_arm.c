@@ -10,8 +10,8 @@
 static void
 arm_delay(struct cqpoll_sw_cq *q)
 {
-	if (cqpoll_sw_chance(&q->consumer_rng, q->faults.arm_delay_pct))
-		cqpoll_sw_spin_ns(cqpoll_sw_rand(&q->consumer_rng) %
+	if (cqpoll_emu_chance(&q->consumer_rng, q->faults.arm_delay_pct))
+		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->consumer_rng) %
 				  (q->faults.arm_delay_ns + 1ull));
 }
 

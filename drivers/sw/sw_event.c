@@ -40,8 +40,8 @@ int
 cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng, uint32_t cover)
 {
 	/* Before delivery: an oracle that sees the cover also sees the event. */
-	cqpoll_sw_advance(&q->covered, cover);
-	return deliver(q, cqpoll_sw_chance(rng, q->faults.duplicate_event_pct) ? 2 : 1);
+	cqpoll_emu_advance(&q->covered, cover);
+	return deliver(q, cqpoll_emu_chance(rng, q->faults.duplicate_event_pct) ? 2 : 1);
 }
 
 int

@@ -25,10 +25,10 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	}
 	s = &q->ring[pi & q->mask];
 	s->comp = *comp;
-	if (cqpoll_sw_chance(&q->device_rng, q->faults.visibility_delay_pct))
-		cqpoll_sw_spin_ns(cqpoll_sw_rand(&q->device_rng) %
+	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
+		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %
 				  (q->faults.visibility_delay_ns + 1ull));
-	s->comp.timestamp = cqpoll_sw_now_ns();
+	s->comp.timestamp = cqpoll_emu_now_ns();
 	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP;
 	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
 	q->pi = ++pi;
@@ -42,7 +42,7 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (__atomic_load_n(&q->armed, __ATOMIC_RELAXED) != 0 &&
 	    __atomic_exchange_n(&q->armed, 0, __ATOMIC_ACQ_REL) != 0)
 		r = cqpoll_sw_raise(q, &q->device_rng, pi);
-	else if (cqpoll_sw_chance(&q->device_rng, q->faults.spurious_event_pct))
+	else if (cqpoll_emu_chance(&q->device_rng, q->faults.spurious_event_pct))
 		r = cqpoll_sw_signal(q, &q->device_rng);
 	/* After the raise: the oracle never sees an entry whose raise is pending. */
 	__atomic_store_n(&q->posted, pi, __ATOMIC_RELEASE);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cqpoll_driver.h"
+#include "cqpoll_emu.h"
 #include "cqpoll_sw.h"
 
 struct cqpoll_sw_slot {
@@ -64,40 +65,5 @@ int cqpoll_sw_event_get(void *priv);
 int cqpoll_sw_stranded(void *priv);
 int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng, uint32_t cover);
 int cqpoll_sw_signal(struct cqpoll_sw_cq *q, uint64_t *rng);
-
-/* Fault helpers: a fixed-seed generator per thread, and calibrated spins. */
-static inline uint64_t
-cqpoll_sw_rand(uint64_t *s)
-{
-	/* xorshift64*: cheap, and good enough to place delays. */
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-static inline int
-cqpoll_sw_chance(uint64_t *rng, uint32_t pct)
-{
-	return pct != 0 && cqpoll_sw_rand(rng) % 100 < pct;
-}
-
-void cqpoll_sw_spin_ns(uint64_t ns);
-uint64_t cqpoll_sw_now_ns(void);
-
-/* Bump an index that both threads may advance, never moving it back. */
-static inline void
-cqpoll_sw_advance(uint32_t *idx, uint32_t to)
-{
-	uint32_t cur = __atomic_load_n(idx, __ATOMIC_ACQUIRE);
-
-	while ((int32_t)(to - cur) > 0 &&
-	       !__atomic_compare_exchange_n(idx, &cur, to, 0, __ATOMIC_ACQ_REL,
-					    __ATOMIC_ACQUIRE))
-		;
-}
 
 #endif /* CQPOLL_SW_PRIVATE_H */

@@ -6,28 +6,8 @@
  */
 
 #include <errno.h>
-#include <time.h>
 
 #include "verbs_emu_private.h"
-
-uint64_t
-cqpoll_verbs_emu_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void
-cqpoll_verbs_emu_spin_ns(uint64_t ns)
-{
-	/* Spin, not sleep: a sleep is far longer than the windows we widen. */
-	uint64_t end = cqpoll_verbs_emu_now_ns() + ns;
-
-	while (cqpoll_verbs_emu_now_ns() < end)
-		;
-}
 
 static uint8_t
 ibv_opcode_of(uint8_t op)
@@ -51,8 +31,8 @@ static void
 raise_event(struct cqpoll_verbs_emu_cq *q, uint32_t cover)
 {
 	/* Cover before delivery: an oracle that sees the cover sees the event. */
-	cqpoll_verbs_emu_advance(&q->covered, cover);
-	cqpoll_verbs_emu_deliver(q, cqpoll_verbs_emu_chance(&q->device_rng,
+	cqpoll_emu_advance(&q->covered, cover);
+	cqpoll_verbs_emu_deliver(q, cqpoll_emu_chance(&q->device_rng,
 			q->faults.duplicate_event_pct) ? 2 : 1);
 }
 
@@ -88,10 +68,10 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 	e->imm_data = comp->imm_data;
 	e->vendor_err = comp->status != CQPOLL_STATUS_SUCCESS ? comp->imm_data : 0;
 	e->solicited = (comp->flags & CQPOLL_COMPLETION_F_SOLICITED) != 0;
-	if (cqpoll_verbs_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
-		cqpoll_verbs_emu_spin_ns(cqpoll_verbs_emu_rand(&q->device_rng) %
+	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
+		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %
 					 (q->faults.visibility_delay_ns + 1ull));
-	e->ts = cqpoll_verbs_emu_now_ns();
+	e->ts = cqpoll_emu_now_ns();
 	__atomic_store_n(&e->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
 	q->pi = ++pi;
 	__atomic_store_n(&q->pi_vis, pi, __ATOMIC_RELEASE);
@@ -109,7 +89,7 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 	if (fire && __atomic_compare_exchange_n(&q->armed, &armed, EMU_ARM_NONE, 0,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		raise_event(q, pi);
-	else if (cqpoll_verbs_emu_chance(&q->device_rng, q->faults.spurious_event_pct))
+	else if (cqpoll_emu_chance(&q->device_rng, q->faults.spurious_event_pct))
 		cqpoll_verbs_emu_deliver(q, 1);
 	/* After the raise: the oracle never sees an entry whose raise is pending. */
 	if (owed)
@@ -120,8 +100,8 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 static void
 arm_delay(struct cqpoll_verbs_emu_cq *q)
 {
-	if (cqpoll_verbs_emu_chance(&q->consumer_rng, q->faults.arm_delay_pct))
-		cqpoll_verbs_emu_spin_ns(cqpoll_verbs_emu_rand(&q->consumer_rng) %
+	if (cqpoll_emu_chance(&q->consumer_rng, q->faults.arm_delay_pct))
+		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->consumer_rng) %
 					 (q->faults.arm_delay_ns + 1ull));
 }
 

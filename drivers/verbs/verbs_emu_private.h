@@ -21,6 +21,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "cqpoll_emu.h"
 #include "cqpoll_verbs_emu.h"
 
 /* Arm states: what the next completion must be to fire. */
@@ -133,38 +134,5 @@ void cqpoll_verbs_emu_deliver(struct cqpoll_verbs_emu_cq *q, uint32_t k);
 int cqpoll_verbs_emu_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 				  void **cq_context);
 void cqpoll_verbs_emu_ack_cq_events(struct ibv_cq *cq, unsigned int n);
-
-/* Fault helpers, as in the sw driver. */
-static inline uint64_t
-cqpoll_verbs_emu_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-static inline int
-cqpoll_verbs_emu_chance(uint64_t *rng, uint32_t pct)
-{
-	return pct != 0 && cqpoll_verbs_emu_rand(rng) % 100 < pct;
-}
-
-uint64_t cqpoll_verbs_emu_now_ns(void);
-void cqpoll_verbs_emu_spin_ns(uint64_t ns);
-
-static inline void
-cqpoll_verbs_emu_advance(uint32_t *idx, uint32_t to)
-{
-	uint32_t cur = __atomic_load_n(idx, __ATOMIC_ACQUIRE);
-
-	while ((int32_t)(to - cur) > 0 &&
-	       !__atomic_compare_exchange_n(idx, &cur, to, 0, __ATOMIC_ACQ_REL,
-					    __ATOMIC_ACQUIRE))
-		;
-}
 
 #endif /* CQPOLL_VERBS_EMU_PRIVATE_H */
