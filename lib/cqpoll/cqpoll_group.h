@@ -106,12 +106,15 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *
  * Parameters, "adaptive[:key=value,...]":
  *  - mult=M: sleep when the expected gap exceeds M times the wake-up cost
- *    (default 2).
+ *    (default 1: break-even).
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
  *  - min_spin_us=US: least polling time after the last completion
  *    (default 2).
  *  - max_spin_us=US: most polling time after the last completion, whatever
  *    was learnt (default 1000).
+ *  - probe_ms=MS: if no wake-up was measured for MS ms, sleep once to measure
+ *    one, since the cost is only learnt by sleeping (default 100; 0: never).
+ *    Each measurement counts at most twice the current estimate.
  *
  * @return
  *   The policy's ops table (static).

@@ -10,6 +10,13 @@
  * than twice that mean (work keeps arriving: keep polling, as NAPI IRQ
  * suspension does while epoll keeps returning events); past that the burst
  * has ended, and the silence so far is the best guess of what remains.
+ *
+ * The wake-up cost is only learnt by sleeping, so a policy that starts with a
+ * pessimistic guess would poll forever. Hence a probe: if no wake-up was
+ * measured for probe_ms, the next idle decision sleeps once to measure one,
+ * and the first measurement replaces the guess outright. A sample counts at
+ * most twice the current estimate, so one outlier cannot lock the policy
+ * into polling.
  */
 
 #include <errno.h>
@@ -17,10 +24,12 @@
 
 #include "cqpoll_policy_private.h"
 
-#define MULT_DEFAULT 2
+/* Break-even: a gap longer than a wake-up saves CPU for the same latency. */
+#define MULT_DEFAULT 1
 #define WAKE_US_DEFAULT 30
 #define MIN_SPIN_US_DEFAULT 2
 #define MAX_SPIN_US_DEFAULT 1000
+#define PROBE_MS_DEFAULT 100
 #define PARAM_MAX 10000000
 /* Longer gaps are no longer "traffic": cap them so the EWMA recovers fast. */
 #define GAP_CAP_NS 1000000000ull
@@ -32,6 +41,9 @@ struct adaptive_state {
 	uint64_t wake_ns;     /* Wake-up cost EWMA. */
 	uint64_t gap_ns;      /* Inter-arrival EWMA; 0 until two arrivals. */
 	uint64_t last_ns;     /* Last iteration with completions; 0: none. */
+	uint64_t probe_ns;    /* Longest time without a wake-up measurement. */
+	uint64_t probed_ns;   /* Last probe; 0: none yet, so the first idle probes. */
+	int measured;         /* wake_ns holds a measurement, not the guess. */
 };
 
 static int
@@ -50,6 +62,8 @@ set_param(struct adaptive_state *s, const char *key, size_t klen,
 		s->min_spin_ns = v * 1000;
 	else if (klen == 11 && strncmp(key, "max_spin_us", 11) == 0)
 		s->max_spin_ns = v * 1000;
+	else if (klen == 8 && strncmp(key, "probe_ms", 8) == 0)
+		s->probe_ns = v * 1000000;
 	else
 		return -EINVAL;
 	return 0;
@@ -67,6 +81,7 @@ adaptive_init(void *state, const char *args)
 	s->wake_ns = WAKE_US_DEFAULT * 1000;
 	s->min_spin_ns = MIN_SPIN_US_DEFAULT * 1000;
 	s->max_spin_ns = MAX_SPIN_US_DEFAULT * 1000;
+	s->probe_ns = PROBE_MS_DEFAULT * 1000000ull;
 	while (p != NULL && *p != '\0') {
 		comma = strchr(p, ',');
 		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
@@ -112,8 +127,14 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 	if (idle >= s->max_spin_ns)
 		return CQPOLL_POLICY_SLEEP;
 	expected = idle < 2 * s->gap_ns ? s->gap_ns : idle;
-	return expected > s->mult * s->wake_ns ? CQPOLL_POLICY_SLEEP :
-						 CQPOLL_POLICY_KEEP_POLLING;
+	if (expected > s->mult * s->wake_ns)
+		return CQPOLL_POLICY_SLEEP;
+	/* probe_ms = 0 turns probing off. */
+	if (s->probe_ns != 0 && now_ns - s->probed_ns >= s->probe_ns) {
+		s->probed_ns = now_ns;
+		return CQPOLL_POLICY_SLEEP;
+	}
+	return CQPOLL_POLICY_KEEP_POLLING;
 }
 
 static void
@@ -124,7 +145,15 @@ adaptive_wake_cost(void *state, uint64_t cost_ns)
 	/* A wake delayed by seconds (a stopped VM) says nothing of the next. */
 	if (cost_ns > GAP_CAP_NS)
 		cost_ns = GAP_CAP_NS;
-	s->wake_ns = ewma(s->wake_ns, cost_ns, 2);
+	/*
+	 * One descheduled device or safety-net timeout must not teach the
+	 * policy that wake-ups cost milliseconds: it would then never sleep
+	 * again and never unlearn it. A sample counts at most double.
+	 */
+	if (cost_ns > 2 * s->wake_ns)
+		cost_ns = 2 * s->wake_ns;
+	s->wake_ns = s->measured ? ewma(s->wake_ns, cost_ns, 2) : cost_ns;
+	s->measured = 1;
 }
 
 static const struct cqpoll_policy_ops adaptive_ops = {
