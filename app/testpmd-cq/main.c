@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+
+#include <cqpoll_dpdk.h>
 
 #include "testpmd_cq.h"
 
@@ -150,8 +153,64 @@ post_ns_slots(const struct tpcq_devctx *dc, uint64_t total)
 	return n;
 }
 
+/* Name of CQ k in DPDK telemetry (--telemetry). */
+static void
+cq_telemetry_name(unsigned int k, char *buf, size_t len)
+{
+	snprintf(buf, len, "cq%u", k);
+}
+
+static void
+cqs_telemetry_unregister(unsigned int n)
+{
+	char name[CQPOLL_DPDK_NAME_MAX];
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		cq_telemetry_name(k, name, sizeof(name));
+		cqpoll_dpdk_telemetry_unregister_cq(name);
+	}
+}
+
+static int
+cqs_telemetry_register(const struct tpcq_params *p, struct tpcq_devctx *dcs)
+{
+	char name[CQPOLL_DPDK_NAME_MAX];
+	unsigned int k;
+	int r;
+
+	for (k = 0; k < p->cqs; k++) {
+		cq_telemetry_name(k, name, sizeof(name));
+		r = cqpoll_dpdk_telemetry_register_cq(name, dcs[k].cq);
+		if (r < 0) {
+			fprintf(stderr, TPCQ_PROG ": cannot expose %s through "
+				"telemetry: %s\n", name, strerror(-r));
+			cqs_telemetry_unregister(k);
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int
+run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs);
+
 static int
 run(const struct tpcq_params *p, struct tpcq_devctx *dcs)
+{
+	int ret;
+
+	if (!p->telemetry)
+		return run_cqs(p, dcs);
+	if (cqs_telemetry_register(p, dcs) != 0)
+		return TPCQ_EXIT_FAIL;
+	ret = run_cqs(p, dcs);
+	cqs_telemetry_unregister(p->cqs);
+	return ret;
+}
+
+static int
+run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
 	struct tpcq_devctx *dc = &dcs[0];
 	struct tpcq_result res;
@@ -258,7 +317,7 @@ main(int argc, char **argv)
 	struct tpcq_devctx *dcs;
 	char **eal_argv, **app_argv;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
-	char lcores[64];
+	char lcores[64], prefix[64];
 
 	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
 	app_argv = calloc((size_t)argc + 1, sizeof(*app_argv));
@@ -310,7 +369,16 @@ main(int argc, char **argv)
 		eal_argv[eal_argc++] = "-l";
 		eal_argv[eal_argc++] = lcores;
 		eal_argv[eal_argc++] = "--no-pci";
-		eal_argv[eal_argc++] = "--no-telemetry";
+		if (params.telemetry) {
+			/* A prefix of its own: the telemetry socket's directory. */
+			snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",
+				 (long)getpid());
+			eal_argv[eal_argc++] = prefix;
+			fprintf(stderr, TPCQ_PROG ": telemetry on, file prefix "
+				"%s\n", prefix + strlen("--file-prefix="));
+		} else {
+			eal_argv[eal_argc++] = "--no-telemetry";
+		}
 		eal_argv[eal_argc++] = "--log-level=lib.eal:error";
 		/* --no-huge implies legacy memory, which --in-memory refuses. */
 		if (free_hugepages() == 0) {

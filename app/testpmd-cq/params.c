@@ -41,6 +41,7 @@ enum {
 	OPT_JSON,
 	OPT_CQS,
 	OPT_POLICY,
+	OPT_TELEMETRY,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +67,7 @@ static const struct option long_opts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -108,7 +110,8 @@ usage(FILE *f, const char *prog)
 "latency, CPU use and lost wake-ups.\n"
 "\n"
 "Without EAL options, the EAL runs on the first two CPUs this process may\n"
-"use with --no-pci --no-telemetry --log-level=lib.eal:error, and either\n"
+"use with --no-pci --no-telemetry (--telemetry: --file-prefix=tpcq<pid>)\n"
+"--log-level=lib.eal:error, and either\n"
 "--in-memory or, when no hugepage is free, --no-huge --no-shconf.\n"
 "Two lcores are needed: the main one polls, a worker generates.\n"
 "\n"
@@ -162,6 +165,10 @@ usage(FILE *f, const char *prog)
 "  --burst=N                  completions per poll, 1..%d (default 32)\n"
 "  --size=N                   CQ entries, 0 = driver default (default 0)\n"
 "  --json=FILE                also write the results as a JSON object to FILE\n"
+"  --telemetry                keep DPDK telemetry on and expose the group\n"
+"                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
+"                             /cqpoll/; without EAL options the file prefix\n"
+"                             is tpcq<pid>, e.g. dpdk-telemetry.py -f tpcq<pid>\n"
 "  -h, --help                 show this help\n"
 "\n"
 "Fault injection (emulated devices, each the faults listed above; all off by\n"
@@ -469,6 +476,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_NAIVE_DELAY_NS:
 			r = parse_u32("naive-delay-ns", optarg, 0,
 				      TPCQ_NAIVE_DELAY_NS_MAX, &p->naive_delay_ns);
+			break;
+		case OPT_TELEMETRY:
+			p->telemetry = true;
 			break;
 		case OPT_JSON:
 			if (*optarg == '\0')

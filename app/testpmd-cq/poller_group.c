@@ -12,11 +12,15 @@
 
 #include <rte_pause.h>
 
+#include <cqpoll_dpdk.h>
+
 #include "testpmd_cq.h"
 
 #define GROUP_NS_PER_S 1000000000ULL
 /* How long the drain may take beyond any injected visibility delay. */
 #define GROUP_DRAIN_LIMIT_NS GROUP_NS_PER_S
+/* Name of the group in DPDK telemetry (--telemetry). */
+#define GROUP_TELEMETRY_NAME "testpmd-cq"
 
 struct group_poller {
 	struct tpcq_run *run;
@@ -217,6 +221,17 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		return;
 	}
 
+	if (run->params->telemetry) {
+		r = cqpoll_dpdk_telemetry_register_group(GROUP_TELEMETRY_NAME, gp.g);
+		if (r < 0) {
+			fail(res, "cqpoll_dpdk_telemetry_register_group", r);
+			__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
+			cqpoll_group_destroy(gp.g);
+			free(gcs);
+			return;
+		}
+	}
+
 	wall0 = now_ns(CLOCK_MONOTONIC);
 	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = run_group(&gp, gcs);
@@ -237,6 +252,8 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 	/* The generator may still be waking the group: wait until it left. */
 	while (!__atomic_load_n(&run->gen_left, __ATOMIC_ACQUIRE))
 		rte_pause();
+	if (run->params->telemetry)
+		cqpoll_dpdk_telemetry_unregister_group(GROUP_TELEMETRY_NAME);
 	cqpoll_group_destroy(gp.g);
 	free(gcs);
 }

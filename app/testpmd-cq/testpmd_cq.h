@@ -90,6 +90,7 @@ struct tpcq_params {
 	struct cqpoll_sw_faults faults; /* the superset every device maps from */
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
+	bool telemetry;           /* expose the counters through DPDK telemetry */
 };
 
 /* What every completion must carry; the poller counts the others as bad. */
