@@ -8,15 +8,6 @@
 
 #include "testpmd_cq.h"
 
-static inline uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The sequence number of a completion. Some devices return only its low bits
  * (mlx5: the 16-bit WQE counter), so it is the number nearest to the expected
@@ -49,7 +40,7 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 	unsigned int i;
 
 	/* One clock read per burst: the whole burst was read at this time. */
-	now = now_ns();
+	now = tpcq_now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < n; i++) {
 		c = &comps[i];
 		seq = seq_of(ck, c->wr_id);

@@ -30,12 +30,8 @@ must_stop(const struct tpcq_run *run)
 static inline void
 record_post_time(struct tpcq_run *run, uint64_t seq)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	__atomic_store_n(&run->post_ns[seq & run->post_ns_mask],
-			 (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
-			 __ATOMIC_RELEASE);
+			 tpcq_now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
 }
 
 int

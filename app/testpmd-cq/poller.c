@@ -17,9 +17,8 @@
 
 #include "testpmd_cq.h"
 
-#define POLLER_NS_PER_S 1000000000ULL
 /* How long the drain may take beyond any injected visibility delay. */
-#define DRAIN_LIMIT_NS POLLER_NS_PER_S
+#define DRAIN_LIMIT_NS TPCQ_NS_PER_S
 
 struct poller {
 	struct tpcq_run *run;
@@ -31,15 +30,6 @@ struct poller {
 	unsigned int burst;
 	int timeout_ms;
 };
-
-static inline uint64_t
-now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * POLLER_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static void
 process(struct poller *pl, unsigned int n)
@@ -171,7 +161,7 @@ drain(struct poller *pl)
 	int n;
 
 	posted = __atomic_load_n(&pl->run->posted, __ATOMIC_ACQUIRE);
-	limit = now_ns(CLOCK_MONOTONIC) + DRAIN_LIMIT_NS +
+	limit = tpcq_now_ns(CLOCK_MONOTONIC) + DRAIN_LIMIT_NS +
 		p->faults.visibility_delay_ns;
 	while (pl->res->completions < posted) {
 		n = cqpoll_poll_burst(pl->cq, pl->comps, pl->burst);
@@ -179,7 +169,7 @@ drain(struct poller *pl)
 			process(pl, (unsigned int)n);
 		else if (n < 0)
 			return fail(pl, "cqpoll_poll_burst", n);
-		else if (now_ns(CLOCK_MONOTONIC) > limit)
+		else if (tpcq_now_ns(CLOCK_MONOTONIC) > limit)
 			break;
 	}
 	/* Anything still there was delivered twice or never posted. */
@@ -230,8 +220,8 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		return;
 	}
 
-	wall0 = now_ns(CLOCK_MONOTONIC);
-	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall0 = tpcq_now_ns(CLOCK_MONOTONIC);
+	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
 
 	if (p->mode == TPCQ_MODE_POLL)
@@ -245,9 +235,9 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
 
-	cpu1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	wall1 = now_ns(CLOCK_MONOTONIC);
-	res->wall_s = (double)(wall1 - wall0) / (double)POLLER_NS_PER_S;
+	cpu1 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall1 = tpcq_now_ns(CLOCK_MONOTONIC);
+	res->wall_s = (double)(wall1 - wall0) / (double)TPCQ_NS_PER_S;
 	if (wall1 > wall0)
 		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
 			(double)(wall1 - wall0);

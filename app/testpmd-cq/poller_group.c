@@ -16,9 +16,8 @@
 
 #include "testpmd_cq.h"
 
-#define GROUP_NS_PER_S 1000000000ULL
 /* How long the drain may take beyond any injected visibility delay. */
-#define GROUP_DRAIN_LIMIT_NS GROUP_NS_PER_S
+#define GROUP_DRAIN_LIMIT_NS TPCQ_NS_PER_S
 /* Name of the group in DPDK telemetry (--telemetry). */
 #define GROUP_TELEMETRY_NAME "testpmd-cq"
 
@@ -34,15 +33,6 @@ struct group_cq {
 	struct group_poller *gp;
 	struct tpcq_check check;
 };
-
-static inline uint64_t
-now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * GROUP_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static void
 on_completions(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
@@ -122,13 +112,13 @@ drain(struct group_poller *gp, const struct group_cq *gcs)
 	if (r < 0)
 		return fail(gp->res, "cqpoll_group_set_mode", r);
 	posted = __atomic_load_n(&gp->run->posted, __ATOMIC_ACQUIRE);
-	limit = now_ns(CLOCK_MONOTONIC) + GROUP_DRAIN_LIMIT_NS +
+	limit = tpcq_now_ns(CLOCK_MONOTONIC) + GROUP_DRAIN_LIMIT_NS +
 		p->faults.visibility_delay_ns;
 	while (!all_received(gcs, n, posted)) {
 		r = cqpoll_group_run_once(gp->g);
 		if (r < 0)
 			return fail(gp->res, "cqpoll_group_run_once", r);
-		if (r == 0 && now_ns(CLOCK_MONOTONIC) > limit)
+		if (r == 0 && tpcq_now_ns(CLOCK_MONOTONIC) > limit)
 			break;
 	}
 	/* Anything still there was delivered twice or never posted. */
@@ -232,15 +222,15 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		}
 	}
 
-	wall0 = now_ns(CLOCK_MONOTONIC);
-	cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall0 = tpcq_now_ns(CLOCK_MONOTONIC);
+	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = run_group(&gp, gcs);
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
-	cpu1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	wall1 = now_ns(CLOCK_MONOTONIC);
+	cpu1 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	wall1 = tpcq_now_ns(CLOCK_MONOTONIC);
 
-	res->wall_s = (double)(wall1 - wall0) / (double)GROUP_NS_PER_S;
+	res->wall_s = (double)(wall1 - wall0) / (double)TPCQ_NS_PER_S;
 	if (wall1 > wall0)
 		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
 			(double)(wall1 - wall0);

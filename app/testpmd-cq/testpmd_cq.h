@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <cqpoll.h>
 #include <cqpoll_group.h>
@@ -20,6 +21,17 @@
 #include "hist.h"
 
 #define TPCQ_PROG "testpmd-cq"
+#define TPCQ_NS_PER_S 1000000000ULL
+
+/* A clock in ns: CLOCK_MONOTONIC for latency, CLOCK_THREAD_CPUTIME_ID for CPU. */
+static inline uint64_t
+tpcq_now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * TPCQ_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
 
 /* Exit statuses, documented in --help. */
 #define TPCQ_EXIT_OK 0

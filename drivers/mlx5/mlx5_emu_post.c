@@ -100,7 +100,7 @@ encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
 	if (c->flags & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV))
 		cqe->imm_inval_pkey = c->imm_data;
 	cqe->byte_cnt = htobe32(c->byte_len);
-	cqe->timestamp = htobe64(cqpoll_emu_now_ns());
+	cqe->timestamp = htobe64(cqpoll_now_ns());
 	cqe->sop_drop_qpn = htobe32((opc == MLX5_CQE_REQ ? (uint32_t)wop << 24 : 0) |
 				    (c->qp_num & CQPOLL_MLX5_CI_MASK));
 	cqe->wqe_counter = htobe16((uint16_t)c->wr_id);

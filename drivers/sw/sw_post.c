@@ -28,7 +28,7 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
 		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %
 				  (q->faults.visibility_delay_ns + 1ull));
-	s->comp.timestamp = cqpoll_emu_now_ns();
+	s->comp.timestamp = cqpoll_now_ns();
 	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP;
 	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
 	q->pi = ++pi;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Time for the software and emulated devices: timestamps and injected delays. */
+/* Time: the library's clock, and the delays emulated devices inject. */
 
 #include <time.h>
 
 #include "cqpoll_emu.h"
 
 uint64_t
-cqpoll_emu_now_ns(void)
+cqpoll_now_ns(void)
 {
 	struct timespec ts;
 
@@ -17,8 +17,8 @@ cqpoll_emu_now_ns(void)
 void
 cqpoll_emu_spin_ns(uint64_t ns)
 {
-	uint64_t end = cqpoll_emu_now_ns() + ns;
+	uint64_t end = cqpoll_now_ns() + ns;
 
-	while (cqpoll_emu_now_ns() < end)
+	while (cqpoll_now_ns() < end)
 		;
 }

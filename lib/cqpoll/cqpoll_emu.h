@@ -3,9 +3,9 @@
 #define CQPOLL_EMU_H
 
 /*
- * Internal to the library: what the software and emulated devices share to
- * inject faults and stamp time. Not installed; no driver for real hardware
- * uses it.
+ * Internal to the library: the clock (emulated devices stamp completions with
+ * it, poll groups measure wake-ups against those stamps), and what the
+ * software and emulated devices share to inject faults. Not installed.
  */
 
 #include <stdint.h>
@@ -42,8 +42,11 @@ cqpoll_emu_advance(uint32_t *idx, uint32_t to)
 		;
 }
 
-/* CLOCK_MONOTONIC in ns: the timestamp emulated devices write. */
-uint64_t cqpoll_emu_now_ns(void);
+/*
+ * CLOCK_MONOTONIC in ns: the timestamp emulated devices write, and the clock
+ * poll groups measure against it with.
+ */
+uint64_t cqpoll_now_ns(void);
 
 /* Busy-wait: a sleep is far longer than the race windows it widens. */
 void cqpoll_emu_spin_ns(uint64_t ns);

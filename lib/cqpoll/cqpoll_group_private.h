@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "cqpoll_driver.h"
+#include "cqpoll_emu.h"
 #include "cqpoll_group.h"
 
 struct cqpoll_group_fd;
@@ -63,6 +64,5 @@ int cqpoll_group_poll_member(struct cqpoll_group *g,
 			     struct cqpoll_group_member *m);
 
 /* CLOCK_MONOTONIC in ns. */
-uint64_t cqpoll_group_now_ns(void);
 
 #endif /* CQPOLL_GROUP_PRIVATE_H */

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll_group_private.h"
@@ -17,15 +16,6 @@
 #define GROUP_EPOLL_EVENTS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
-
-uint64_t
-cqpoll_group_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void
 deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
@@ -148,7 +138,7 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		if (!*measured &&
 		    (g->comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
 		    g->comps[0].timestamp >= t_sleep) {
-			uint64_t now = cqpoll_group_now_ns();
+			uint64_t now = cqpoll_now_ns();
 
 			*measured = true;
 			record_wake_latency(g, now > g->comps[0].timestamp ?
@@ -184,7 +174,7 @@ sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
 	check_oracle(g);
 	cqpoll_stat_add(&g->stats.sleeps, 1);
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, g->wait_timeout_ms);
-	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_group_now_ns() - t_sleep);
+	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (r == 0) {
@@ -260,13 +250,13 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
-	t0 = cqpoll_group_now_ns();
+	t0 = cqpoll_now_ns();
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
 	r = poll_all(g);
 	if (r < 0)
 		return r;
-	t1 = cqpoll_group_now_ns();
+	t1 = cqpoll_now_ns();
 	if (!wants_sleep(g, r, t1) || request_pending(g)) {
 		cqpoll_stat_add(&g->stats.busy_ns, t1 - t0);
 		return r;
@@ -274,12 +264,12 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	r = transition(g);
 	if (r == 0) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		r = sleep_and_wake(g, cqpoll_group_now_ns());
+		r = sleep_and_wake(g, cqpoll_now_ns());
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 	} else {
 		slept = 0;
 	}
-	t1 = cqpoll_group_now_ns();
+	t1 = cqpoll_now_ns();
 	/* Tell the policy work arrived, so it polls on (hysteresis). */
 	if (r > 0 && g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
 		g->policy->decide(g->policy_state, (unsigned int)r, t1);
