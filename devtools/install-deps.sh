@@ -26,6 +26,7 @@ packages=(
     valgrind
     spin                # model checking of the arm protocol
     doxygen             # API reference (ninja -C build doc)
+    python3-matplotlib  # testpmd-cq's sweep plots (tpcq-plot.py)
 )
 
 missing=()

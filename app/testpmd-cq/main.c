@@ -344,6 +344,12 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return r > 0 ? TPCQ_EXIT_OK : TPCQ_EXIT_USAGE;
 	}
+	/* A sweep's parent runs its points as children: no EAL, no device. */
+	if (params.sweep.on) {
+		free(eal_argv);
+		install_signals();
+		return tpcq_sweep_run(argc, argv, &params);
+	}
 
 	/*
 	 * The device first: a missing one is reported before any EAL output, and

@@ -42,6 +42,7 @@ enum {
 	OPT_CQS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
+	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +69,13 @@ static const struct option long_opts[] = {
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "sweep", no_argument, NULL, OPT_SWEEP },
+	{ "sweep-loads", required_argument, NULL, OPT_SWEEP },
+	{ "sweep-policies", required_argument, NULL, OPT_SWEEP },
+	{ "sweep-devs", required_argument, NULL, OPT_SWEEP },
+	{ "sweep-duration", required_argument, NULL, OPT_SWEEP },
+	{ "sweep-point", no_argument, NULL, OPT_SWEEP }, /* internal: a child */
+	{ "plot", required_argument, NULL, OPT_SWEEP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -206,6 +214,7 @@ usage(FILE *f, const char *prog)
 		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
 		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
+	tpcq_sweep_usage(f);
 }
 
 static int __rte_format_printf(1, 2)
@@ -378,12 +387,15 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	unsigned int u = 0;
 	char why[512];
 	uint64_t v = 0;
-	int c, r = 0;
+	int c, li = 0, r = 0;
 
 	defaults(p);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
+		if (c == OPT_MODE || c == OPT_POLICY || c == OPT_RATE ||
+		    c == OPT_DURATION)
+			p->sweep.fixed_opt = long_opts[li].name;
 		switch (c) {
 		case OPT_HELP:
 			usage(stdout, argv[0]);
@@ -492,6 +504,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_POLICY:
 			p->policy = optarg;
 			break;
+		case OPT_SWEEP:
+			tpcq_sweep_option(long_opts[li].name, optarg, &p->sweep);
+			break;
 		case ':':
 			return bad("option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -506,6 +521,8 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	}
 	if (optind < argc)
 		return bad("unexpected argument '%s'", argv[optind]);
+	if (tpcq_sweep_check(p, why, sizeof(why)) != 0)
+		return bad("%s", why);
 
 	/* A delay with no chance given applies to every arm or entry. */
 	if (fault_pct < 0)

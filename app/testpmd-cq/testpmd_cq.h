@@ -19,6 +19,7 @@
 #include <cqpoll_sw.h>
 
 #include "hist.h"
+#include "sweep.h"
 
 #define TPCQ_PROG "testpmd-cq"
 #define TPCQ_NS_PER_S 1000000000ULL
@@ -103,6 +104,7 @@ struct tpcq_params {
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
+	struct tpcq_sweep_opts sweep;
 };
 
 /* What every completion must carry; the poller counts the others as bad. */

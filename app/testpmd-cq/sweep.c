@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --sweep: the points from the options, one child process per point, and the
+ * reports read back. The parent never starts the EAL: each child is this same
+ * binary (/proc/self/exe) with the parent's arguments, EAL ones included,
+ * plus the point's --mode, --policy, --rate, --duration and --json.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include <cqpoll_group.h>
+
+#include "json_read.h"
+#include "testpmd_cq.h"
+
+/* Start-up and report time a child may take on top of its duration. */
+#define CHILD_GRACE_S 60.0
+/* How often the parent looks at a running child: rare enough to cost nothing. */
+#define CHILD_POLL_US 50000
+/* Largest report read back: a few kilobytes are expected. */
+#define REPORT_MAX (1 << 20)
+/* Arguments the parent adds to a child's: see point_argv(). */
+#define POINT_ARGS 7
+
+static int __rte_format_printf(3, 4)
+why_set(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Options are checked together, once all are known: tpcq_sweep_check(). */
+void
+tpcq_sweep_option(const char *name, const char *arg, struct tpcq_sweep_opts *o)
+{
+	if (strcmp(name, "sweep") == 0)
+		o->on = true;
+	else if (strcmp(name, "sweep-point") == 0)
+		o->point = true;
+	else if (strcmp(name, "sweep-loads") == 0)
+		o->loads = arg;
+	else if (strcmp(name, "sweep-policies") == 0)
+		o->policies = arg;
+	else if (strcmp(name, "sweep-devs") == 0)
+		o->devs = arg;
+	else if (strcmp(name, "sweep-duration") == 0)
+		o->duration = arg;
+	else if (strcmp(name, "plot") == 0)
+		o->plot_dir = arg;
+}
+
+void
+tpcq_sweep_usage(FILE *f)
+{
+	fprintf(f,
+"\n"
+"Sweep (one JSON file and one table for many runs):\n"
+"  --sweep                    run every load x policy (x device) as its own\n"
+"                             run of this program, with the other options\n"
+"                             given (EAL ones too), and merge the reports into\n"
+"                             --json=FILE (required). Exit status %d if a point\n"
+"                             failed or lost a wake-up.\n"
+"  --sweep-loads=N,...        completions/s (default %s)\n"
+"  --sweep-policies=P,...     poll, interrupt (the modes), or the adaptive\n"
+"                             mode's policy: spin[:US] or adaptive[:k=v,...]\n"
+"                             (default %s); an item k=v\n"
+"                             continues the policy before it\n"
+"  --sweep-duration=SECONDS   each point's duration (default %.1f)\n"
+"  --sweep-devs=DEV,...       devices to sweep, instead of --dev\n"
+"  --plot=DIR                 after the sweep, draw its PNGs into DIR (without\n"
+"                             it, the plot command is printed)\n"
+"The sweep sets --mode, --policy, --rate and --duration of each point: do not\n"
+"give them with --sweep.\n",
+		TPCQ_EXIT_FAIL, TPCQ_SWEEP_LOADS_DEFAULT,
+		TPCQ_SWEEP_POLICIES_DEFAULT, TPCQ_SWEEP_DURATION_DEFAULT_S);
+}
+
+/*
+ * Splits list at commas into items of at most TPCQ_SWEEP_SPEC_MAX - 1 bytes.
+ * With policies set, an item of the form key=value continues the previous
+ * one: "adaptive:mult=2,wake_us=5,poll" is two policies.
+ */
+static int
+list_split(const char *opt, const char *list, bool policies,
+	   char (*items)[TPCQ_SWEEP_SPEC_MAX], unsigned int max,
+	   unsigned int *n, char *why, size_t len)
+{
+	const char *s = list, *end;
+	size_t l, used;
+
+	*n = 0;
+	for (;;) {
+		end = strchr(s, ',');
+		l = end != NULL ? (size_t)(end - s) : strlen(s);
+		if (l == 0)
+			return why_set(why, len, "--%s: empty item in '%s'", opt,
+				       list);
+		if (policies && *n > 0 && memchr(s, '=', l) != NULL &&
+		    memchr(s, ':', l) == NULL) {
+			used = strlen(items[*n - 1]);
+			if (used + 1 + l >= TPCQ_SWEEP_SPEC_MAX)
+				return why_set(why, len, "--%s: '%s' is too long",
+					       opt, items[*n - 1]);
+			items[*n - 1][used] = ',';
+			memcpy(items[*n - 1] + used + 1, s, l);
+			items[*n - 1][used + 1 + l] = '\0';
+		} else {
+			if (*n == max)
+				return why_set(why, len, "--%s: more than %u items",
+					       opt, max);
+			if (l >= TPCQ_SWEEP_SPEC_MAX)
+				return why_set(why, len, "--%s: '%.*s' is too long",
+					       opt, (int)l, s);
+			memcpy(items[*n], s, l);
+			items[*n][l] = '\0';
+			(*n)++;
+		}
+		if (end == NULL)
+			return 0;
+		s = end + 1;
+	}
+}
+
+static int
+loads_parse(const char *list, struct tpcq_sweep_plan *plan, char *why,
+	    size_t len)
+{
+	char items[TPCQ_SWEEP_LOADS_MAX][TPCQ_SWEEP_SPEC_MAX];
+	unsigned long long x;
+	unsigned int i;
+	char *end;
+	int r;
+
+	r = list_split("sweep-loads", list, false, items, TPCQ_SWEEP_LOADS_MAX,
+		       &plan->nloads, why, len);
+	if (r != 0)
+		return r;
+	for (i = 0; i < plan->nloads; i++) {
+		errno = 0;
+		x = strtoull(items[i], &end, 10);
+		if (items[i][0] < '0' || items[i][0] > '9' || *end != '\0' ||
+		    errno == ERANGE || x < 1 || x > TPCQ_RATE_MAX)
+			return why_set(why, len, "--sweep-loads: '%s' is not a "
+				       "rate in 1..%llu completions/s", items[i],
+				       (unsigned long long)TPCQ_RATE_MAX);
+		plan->loads[i] = x;
+	}
+	return 0;
+}
+
+/* poll and interrupt are modes; anything else is the adaptive mode's policy. */
+static bool
+policy_is_mode(const char *spec)
+{
+	return strcmp(spec, "poll") == 0 || strcmp(spec, "interrupt") == 0;
+}
+
+static int
+policies_parse(const char *list, struct tpcq_sweep_plan *plan, char *why,
+	       size_t len)
+{
+	const char *args;
+	unsigned int i;
+	int r;
+
+	r = list_split("sweep-policies", list, true, plan->policies,
+		       TPCQ_SWEEP_POLICIES_MAX, &plan->npolicies, why, len);
+	if (r != 0)
+		return r;
+	for (i = 0; i < plan->npolicies; i++)
+		if (!policy_is_mode(plan->policies[i]) &&
+		    cqpoll_policy_find(plan->policies[i], &args) == NULL)
+			return why_set(why, len, "--sweep-policies: unknown "
+				       "policy '%s' (poll, interrupt, spin[:US] "
+				       "or adaptive[:key=value,...])",
+				       plan->policies[i]);
+	return 0;
+}
+
+static int
+devs_parse(const struct tpcq_params *p, struct tpcq_sweep_plan *plan,
+	   char *why, size_t len)
+{
+	struct tpcq_params scratch;
+	unsigned int i;
+	int r;
+
+	if (p->sweep.devs == NULL) {
+		plan->ndevs = 1;
+		snprintf(plan->devs[0], sizeof(plan->devs[0]), "%s", p->dev_name);
+		return 0;
+	}
+	r = list_split("sweep-devs", p->sweep.devs, false, plan->devs,
+		       TPCQ_SWEEP_DEVS_MAX, &plan->ndevs, why, len);
+	if (r != 0)
+		return r;
+	for (i = 0; i < plan->ndevs; i++) {
+		scratch = *p;
+		if (tpcq_dev_select(plan->devs[i], &scratch) != 0)
+			return why_set(why, len, "--sweep-devs: unknown device "
+				       "'%s' (available: %s)", plan->devs[i],
+				       tpcq_dev_names());
+	}
+	return 0;
+}
+
+static int
+duration_parse(const char *s, double *v, char *why, size_t len)
+{
+	char *end;
+
+	if (s == NULL) {
+		*v = TPCQ_SWEEP_DURATION_DEFAULT_S;
+		return 0;
+	}
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(*v) ||
+	    !(*v > 0.0) || *v > TPCQ_SWEEP_DURATION_MAX_S)
+		return why_set(why, len, "--sweep-duration: '%s' is not a number "
+			       "of seconds in (0, %.0f]", s,
+			       TPCQ_SWEEP_DURATION_MAX_S);
+	return 0;
+}
+
+int
+tpcq_sweep_plan_make(const struct tpcq_params *p, struct tpcq_sweep_plan *plan,
+		     char *why, size_t len)
+{
+	const struct tpcq_sweep_opts *o = &p->sweep;
+	int r;
+
+	memset(plan, 0, sizeof(*plan));
+	r = loads_parse(o->loads != NULL ? o->loads : TPCQ_SWEEP_LOADS_DEFAULT,
+			plan, why, len);
+	if (r == 0)
+		r = policies_parse(o->policies != NULL ? o->policies :
+				   TPCQ_SWEEP_POLICIES_DEFAULT, plan, why, len);
+	if (r == 0)
+		r = devs_parse(p, plan, why, len);
+	if (r == 0)
+		r = duration_parse(o->duration, &plan->duration_s, why, len);
+	return r;
+}
+
+int
+tpcq_sweep_check(struct tpcq_params *p, char *why, size_t len)
+{
+	struct tpcq_sweep_opts *o = &p->sweep;
+	struct tpcq_sweep_plan plan;
+
+	if (!o->on) {
+		if (o->loads != NULL || o->policies != NULL || o->devs != NULL ||
+		    o->duration != NULL || o->plot_dir != NULL)
+			return why_set(why, len, "--sweep-loads, --sweep-policies, "
+				       "--sweep-devs, --sweep-duration and --plot "
+				       "go with --sweep");
+		return 0;
+	}
+	if (o->point) {
+		o->on = false;
+		return 0;
+	}
+	if (o->fixed_opt != NULL)
+		return why_set(why, len, "--%s: the sweep sets it for each point; "
+			       "use --sweep-loads, --sweep-policies and "
+			       "--sweep-duration", o->fixed_opt);
+	if (p->json_path == NULL)
+		return why_set(why, len, "--sweep: give --json=FILE, the file "
+			       "that collects every point (the plot reads it)");
+	if (o->plot_dir != NULL && *o->plot_dir == '\0')
+		return why_set(why, len, "--plot: empty directory name");
+	if (o->devs != NULL && p->dev != NULL)
+		return why_set(why, len, "--dev and --sweep-devs: give the "
+			       "sweep's devices in --sweep-devs only");
+	return tpcq_sweep_plan_make(p, &plan, why, len);
+}
+
+/*
+ * The child's arguments: the parent's, then the point's. Options given twice
+ * keep the last value, so the point's --json wins over the sweep's; the
+ * parent's own --sweep options stay and --sweep-point disarms them.
+ */
+static void
+point_argv(int argc, char **argv, char **cargv, char (*bufs)[TPCQ_SWEEP_SPEC_MAX + 16],
+	   const struct tpcq_sweep_point *pt, double duration_s,
+	   const char *json, bool dev_label)
+{
+	int n = 0, i, b = 0;
+
+	for (i = 0; i < argc; i++)
+		cargv[n++] = argv[i];
+	cargv[n++] = "--sweep-point";
+	if (policy_is_mode(pt->policy)) {
+		snprintf(bufs[b], sizeof(bufs[b]), "--mode=%s", pt->policy);
+		cargv[n++] = bufs[b++];
+	} else {
+		cargv[n++] = "--mode=adaptive";
+		snprintf(bufs[b], sizeof(bufs[b]), "--policy=%s", pt->policy);
+		cargv[n++] = bufs[b++];
+	}
+	snprintf(bufs[b], sizeof(bufs[b]), "--rate=%" PRIu64, pt->load);
+	cargv[n++] = bufs[b++];
+	snprintf(bufs[b], sizeof(bufs[b]), "--duration=%.17g", duration_s);
+	cargv[n++] = bufs[b++];
+	if (dev_label) {
+		snprintf(bufs[b], sizeof(bufs[b]), "--dev=%s", pt->dev);
+		cargv[n++] = bufs[b++];
+	}
+	cargv[n++] = (char *)(uintptr_t)json;
+	cargv[n] = NULL;
+}
+
+/* Index of "--" in argv, or argc: the app's options follow it. */
+static int
+app_args_start(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1;
+	return 1;
+}
+
+/*
+ * Checks every point's options as its child will, before running any: a
+ * combination the app refuses (e.g. --transition=naive with a policy) is a
+ * usage error of the sweep, found in milliseconds, not after minutes.
+ */
+static int
+points_check(int argc, char **argv, const struct tpcq_sweep_point *pts,
+	     unsigned int n, double duration_s, bool dev_label)
+{
+	char bufs[POINT_ARGS][TPCQ_SWEEP_SPEC_MAX + 16];
+	char **cargv, **app;
+	struct tpcq_params p;
+	int start, napp, r = 0;
+	unsigned int i;
+
+	cargv = calloc((size_t)argc + POINT_ARGS + 1, sizeof(*cargv));
+	app = calloc((size_t)argc + POINT_ARGS + 1, sizeof(*app));
+	if (cargv == NULL || app == NULL) {
+		free(cargv);
+		free(app);
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return TPCQ_EXIT_FAIL;
+	}
+	start = app_args_start(argc, argv);
+	for (i = 0; i < n && r == 0; i++) {
+		point_argv(argc, argv, cargv, bufs, &pts[i], duration_s,
+			   "--json=/dev/null", dev_label);
+		app[0] = argv[0];
+		for (napp = 1; cargv[start + napp - 1] != NULL; napp++)
+			app[napp] = cargv[start + napp - 1];
+		app[napp] = NULL;
+		if (tpcq_params_parse(napp, app, &p) != 0) {
+			fprintf(stderr, TPCQ_PROG ": --sweep: the point dev %s, "
+				"load %" PRIu64 ", policy %s cannot run (above)\n",
+				pts[i].dev, pts[i].load, pts[i].policy);
+			r = TPCQ_EXIT_USAGE;
+		}
+	}
+	free(app);
+	free(cargv);
+	return r;
+}
+
+static void
+child_exec(char **cargv, const char *log)
+{
+	int fd;
+
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+		_exit(127);
+	close(fd);
+	execv("/proc/self/exe", cargv);
+	fprintf(stderr, TPCQ_PROG ": cannot run /proc/self/exe: %s\n",
+		strerror(errno));
+	_exit(127);
+}
+
+/*
+ * Waits for the child, passing a SIGINT or SIGTERM the parent got on to it
+ * (a terminal's Ctrl-C reaches it anyway), and killing it past its deadline.
+ */
+static int
+child_wait(pid_t pid, double deadline_s, struct tpcq_sweep_point *pt)
+{
+	double waited = 0.0;
+	bool told = false;
+	int st;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			pt->why = "lost track of the child process";
+			return -1;
+		}
+		if (tpcq_interrupted() && !told) {
+			kill(pid, SIGTERM);
+			told = true;
+		}
+		if (waited > deadline_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			pt->why = "did not finish in time: killed";
+			pt->exit_status = -1;
+			return -1;
+		}
+		usleep(CHILD_POLL_US);
+		waited += CHILD_POLL_US / 1e6;
+	}
+	if (WIFEXITED(st)) {
+		pt->exit_status = WEXITSTATUS(st);
+		if (pt->exit_status != TPCQ_EXIT_OK)
+			pt->why = pt->exit_status == 127 ?
+				"could not be started" : "the run failed";
+	} else {
+		pt->exit_status = -1;
+		pt->why = "ended by a signal";
+	}
+	return pt->why != NULL ? -1 : 0;
+}
+
+static char *
+file_read(const char *path)
+{
+	char *buf;
+	size_t n;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (f == NULL)
+		return NULL;
+	buf = malloc(REPORT_MAX + 1);
+	if (buf != NULL) {
+		n = fread(buf, 1, REPORT_MAX + 1, f);
+		if (ferror(f) || n > REPORT_MAX) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Wake-ups end sleeps: the group counts them by cause, a lone CQ by wait. */
+static double
+wakeups(const char *r)
+{
+	double ev, to, xt, waits;
+
+	if (tpcq_json_number(r, "group.wakeups_event", &ev) == 0 &&
+	    tpcq_json_number(r, "group.wakeups_timeout", &to) == 0 &&
+	    tpcq_json_number(r, "group.wakeups_xthread", &xt) == 0)
+		return ev + to + xt;
+	return tpcq_json_number(r, "waits", &waits) == 0 ? waits : 0.0;
+}
+
+static int
+report_read(const char *path, struct tpcq_sweep_point *pt)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "achieved_rate", offsetof(struct tpcq_sweep_point, achieved_rate) },
+		{ "cpu_pct", offsetof(struct tpcq_sweep_point, cpu_pct) },
+		{ "lost_wakeups", offsetof(struct tpcq_sweep_point, lost_wakeups) },
+		{ "latency_ns.p50", offsetof(struct tpcq_sweep_point, p50_ns) },
+		{ "latency_ns.p99", offsetof(struct tpcq_sweep_point, p99_ns) },
+		{ "latency_ns.p999", offsetof(struct tpcq_sweep_point, p999_ns) },
+		{ "latency_ns.max", offsetof(struct tpcq_sweep_point, max_ns) },
+	};
+	double poller_s;
+	unsigned int i;
+	char *r;
+
+	r = file_read(path);
+	if (r == NULL || tpcq_json_check(r) != 0) {
+		free(r);
+		pt->why = pt->why != NULL ? pt->why : "wrote no valid JSON report";
+		return -1;
+	}
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		if (tpcq_json_number(r, keys[i].key,
+				     (double *)((char *)pt + keys[i].off)) != 0) {
+			free(r);
+			pt->why = "its report lacks a key the sweep reads";
+			return -1;
+		}
+	}
+	if (tpcq_json_number(r, "poller_s", &poller_s) == 0 && poller_s > 0.0)
+		pt->wakeups_per_s = wakeups(r) / poller_s;
+	pt->report = r;
+	if (pt->lost_wakeups != 0 && pt->why == NULL)
+		pt->why = "lost wake-ups";
+	return pt->why != NULL ? -1 : 0;
+}
+
+/* The child's log, so that a failed point says why in its own words. */
+static void
+log_show(const char *log)
+{
+	char line[512];
+	FILE *f;
+
+	f = fopen(log, "r");
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL)
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
+}
+
+static int
+point_run(int argc, char **argv, char **cargv, const char *dir,
+	  unsigned int index, struct tpcq_sweep_point *pt, double duration_s,
+	  bool dev_label)
+{
+	char bufs[POINT_ARGS][TPCQ_SWEEP_SPEC_MAX + 16];
+	char json[PATH_MAX], jsonopt[PATH_MAX + 8], log[PATH_MAX];
+	pid_t pid;
+	int r;
+
+	/* dir came from mkdtemp() and is short: the names fit. */
+	if (snprintf(json, sizeof(json), "%.*s/point%u.json", PATH_MAX / 2,
+		     dir, index) >= (int)sizeof(json) ||
+	    snprintf(log, sizeof(log), "%.*s/point%u.log", PATH_MAX / 2,
+		     dir, index) >= (int)sizeof(log)) {
+		pt->why = "temporary file name too long";
+		return -1;
+	}
+	snprintf(jsonopt, sizeof(jsonopt), "--json=%s", json);
+	point_argv(argc, argv, cargv, bufs, pt, duration_s, jsonopt, dev_label);
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pt->why = "cannot fork";
+		pt->exit_status = -1;
+		return -1;
+	}
+	if (pid == 0)
+		child_exec(cargv, log);
+	r = child_wait(pid, duration_s * 3 + CHILD_GRACE_S, pt);
+	r |= report_read(json, pt);
+	if (r != 0 && pt->exit_status != TPCQ_EXIT_OK)
+		log_show(log);
+	unlink(json);
+	unlink(log);
+	return r;
+}
+
+static double
+now_s(void)
+{
+	return (double)tpcq_now_ns(CLOCK_MONOTONIC) / 1e9;
+}
+
+static int
+points_run(int argc, char **argv, struct tpcq_sweep_point *pts, unsigned int n,
+	   const struct tpcq_sweep_plan *plan, bool dev_label)
+{
+	unsigned int i, failed = 0;
+	char tdir[PATH_MAX];
+	const char *tmp;
+	char **cargv;
+
+	tmp = getenv("TMPDIR");
+	if (tmp == NULL || *tmp == '\0' || strlen(tmp) > PATH_MAX / 4)
+		tmp = "/tmp";
+	snprintf(tdir, sizeof(tdir), "%s/testpmd-cq-sweep.XXXXXX", tmp);
+	cargv = calloc((size_t)argc + POINT_ARGS + 1, sizeof(*cargv));
+	if (cargv == NULL || mkdtemp(tdir) == NULL) {
+		fprintf(stderr, TPCQ_PROG ": --sweep: cannot make a directory "
+			"like %s: %s\n", tdir, strerror(errno));
+		free(cargv);
+		return -1;
+	}
+	for (i = 0; i < n && !tpcq_interrupted(); i++) {
+		printf(TPCQ_PROG ": point %u/%u: dev %s, load %" PRIu64
+		       "/s, policy %s ...", i + 1, n, pts[i].dev, pts[i].load,
+		       pts[i].policy);
+		fflush(stdout);
+		if (point_run(argc, argv, cargv, tdir, i, &pts[i],
+			      plan->duration_s, dev_label) != 0)
+			failed++;
+		if (pts[i].why != NULL)
+			printf(" FAILED: %s\n", pts[i].why);
+		else
+			printf(" ok\n");
+	}
+	for (; i < n; i++)
+		pts[i].why = "not run: interrupted";
+	rmdir(tdir);
+	free(cargv);
+	return failed != 0 || tpcq_interrupted() ? -1 : 0;
+}
+
+int
+tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
+{
+	struct tpcq_sweep_plan plan;
+	struct tpcq_sweep_point *pts;
+	unsigned int d, l, k, n, i;
+	int ret = TPCQ_EXIT_OK;
+	char why[512];
+	double t0;
+
+	/* Checked by the option parser already; a plan cannot fail here. */
+	if (tpcq_sweep_plan_make(p, &plan, why, sizeof(why)) != 0) {
+		fprintf(stderr, TPCQ_PROG ": %s\n", why);
+		return TPCQ_EXIT_USAGE;
+	}
+	n = plan.ndevs * plan.nloads * plan.npolicies;
+	pts = calloc(n, sizeof(*pts));
+	if (pts == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return TPCQ_EXIT_FAIL;
+	}
+	i = 0;
+	for (d = 0; d < plan.ndevs; d++)
+		for (l = 0; l < plan.nloads; l++)
+			for (k = 0; k < plan.npolicies; k++) {
+				pts[i].dev = plan.devs[d];
+				pts[i].load = plan.loads[l];
+				pts[i].policy = plan.policies[k];
+				i++;
+			}
+
+	ret = points_check(argc, argv, pts, n, plan.duration_s,
+			   p->sweep.devs != NULL);
+	if (ret == TPCQ_EXIT_OK) {
+		printf(TPCQ_PROG ": sweep of %u points (%u device%s x %u loads "
+		       "x %u policies), %.3g s each\n", n, plan.ndevs,
+		       plan.ndevs > 1 ? "s" : "", plan.nloads, plan.npolicies,
+		       plan.duration_s);
+		t0 = now_s();
+		if (points_run(argc, argv, pts, n, &plan,
+			       p->sweep.devs != NULL) != 0)
+			ret = TPCQ_EXIT_FAIL;
+		tpcq_sweep_table(pts, n, plan.ndevs > 1);
+		if (tpcq_sweep_json(p->json_path, argc, argv, &plan, pts, n,
+				    now_s() - t0) != 0)
+			ret = TPCQ_EXIT_FAIL;
+		else if (tpcq_sweep_plot(p->json_path, p->sweep.plot_dir) != 0)
+			ret = TPCQ_EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++)
+		free(pts[i].report);
+	free(pts);
+	return ret;
+}

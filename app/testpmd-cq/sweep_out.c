@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What a sweep leaves: one table on stdout, one JSON file with every point,
+ * and the plot command (run at once with --plot=DIR).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rte_version.h>
+
+#include "testpmd_cq.h"
+
+#define RULE "-------------------------------------------------------------------------------"
+/* The plot script, installed and built beside the binary. */
+#define PLOT_SCRIPT "tpcq-plot.py"
+
+void
+tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
+		 bool show_dev)
+{
+	const struct tpcq_sweep_point *pt;
+	unsigned int i;
+
+	printf(RULE "\n");
+	if (show_dev)
+		printf(" %-10s", "dev");
+	printf(" %9s  %-12s %10s %8s %8s %8s %9s %6s %9s %5s\n", "load/s",
+	       "policy", "achieved/s", "p50_us", "p99_us", "p99.9_us",
+	       "max_us", "cpu_%", "wakeups/s", "lost");
+	for (i = 0; i < n; i++) {
+		pt = &pts[i];
+		if (show_dev)
+			printf(" %-10s", pt->dev);
+		printf(" %9" PRIu64 "  %-12s", pt->load, pt->policy);
+		if (pt->report == NULL) {
+			printf(" FAILED: %s\n", pt->why);
+			continue;
+		}
+		printf(" %10.0f %8.1f %8.1f %8.1f %9.1f %6.1f %9.0f %5.0f%s\n",
+		       pt->achieved_rate, pt->p50_ns / 1e3, pt->p99_ns / 1e3,
+		       pt->p999_ns / 1e3, pt->max_ns / 1e3, pt->cpu_pct,
+		       pt->wakeups_per_s, pt->lost_wakeups,
+		       pt->why != NULL ? "  FAILED" : "");
+	}
+	printf(RULE "\n");
+	fflush(stdout);
+}
+
+/* Arguments and device names come from the user: they may need escapes. */
+static void
+json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void
+json_argv(FILE *out, int argc, char **argv)
+{
+	int i;
+
+	fputc('[', out);
+	for (i = 0; i < argc; i++) {
+		if (i > 0)
+			fputs(", ", out);
+		json_string(out, argv[i]);
+	}
+	fputc(']', out);
+}
+
+static void
+json_names(FILE *out, const char (*names)[TPCQ_SWEEP_SPEC_MAX], unsigned int n)
+{
+	unsigned int i;
+
+	fputc('[', out);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			fputs(", ", out);
+		json_string(out, names[i]);
+	}
+	fputc(']', out);
+}
+
+static void
+json_plan(FILE *out, int argc, char **argv, const struct tpcq_sweep_plan *plan)
+{
+	unsigned int i;
+
+	fprintf(out, "  \"sweep\": {\n    \"command\": ");
+	json_argv(out, argc, argv);
+	fprintf(out, ",\n    \"devs\": ");
+	json_names(out, plan->devs, plan->ndevs);
+	fprintf(out, ",\n    \"loads\": [");
+	for (i = 0; i < plan->nloads; i++)
+		fprintf(out, "%s%" PRIu64, i > 0 ? ", " : "", plan->loads[i]);
+	fprintf(out, "],\n    \"policies\": ");
+	json_names(out, plan->policies, plan->npolicies);
+	fprintf(out, ",\n    \"duration_s\": %.6f,\n", plan->duration_s);
+	fprintf(out, "    \"cqpoll_version\": \"%s\",\n", cqpoll_version());
+	fprintf(out, "    \"dpdk_version\": \"%s\"\n  },\n", rte_version());
+}
+
+static void
+json_point(FILE *out, const struct tpcq_sweep_point *pt)
+{
+	size_t len;
+
+	fprintf(out, "    {\"dev\": ");
+	json_string(out, pt->dev);
+	fprintf(out, ", \"load\": %" PRIu64 ", \"policy\": ", pt->load);
+	json_string(out, pt->policy);
+	fprintf(out, ", \"ok\": %s, \"exit_status\": %d, \"error\": ",
+		pt->why == NULL ? "true" : "false", pt->exit_status);
+	if (pt->why != NULL)
+		json_string(out, pt->why);
+	else
+		fputs("null", out);
+	if (pt->report == NULL) {
+		fprintf(out, ", \"lost_wakeups\": null, \"wakeups_per_s\": null"
+			", \"run\": null}");
+		return;
+	}
+	fprintf(out, ", \"lost_wakeups\": %.0f, \"wakeups_per_s\": %.3f,\n"
+		"     \"run\": ", pt->lost_wakeups, pt->wakeups_per_s);
+	len = strlen(pt->report);
+	while (len > 0 && (pt->report[len - 1] == '\n' ||
+			   pt->report[len - 1] == ' '))
+		len--;
+	fwrite(pt->report, 1, len, out);
+	fputc('}', out);
+}
+
+int
+tpcq_sweep_json(const char *path, int argc, char **argv,
+		const struct tpcq_sweep_plan *plan,
+		const struct tpcq_sweep_point *pts, unsigned int n,
+		double wall_s)
+{
+	unsigned int i, failed = 0, lossy = 0;
+	double lost = 0;
+	int err = 0;
+	FILE *out;
+
+	out = fopen(path, "w");
+	if (out == NULL) {
+		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
+			strerror(errno));
+		return -errno;
+	}
+	fprintf(out, "{\n");
+	json_plan(out, argc, argv, plan);
+	fprintf(out, "  \"points\": [\n");
+	for (i = 0; i < n; i++) {
+		json_point(out, &pts[i]);
+		fprintf(out, "%s\n", i + 1 < n ? "," : "");
+		failed += pts[i].why != NULL;
+		if (pts[i].report != NULL && pts[i].lost_wakeups > 0) {
+			lossy++;
+			lost += pts[i].lost_wakeups;
+		}
+	}
+	fprintf(out, "  ],\n");
+	fprintf(out, "  \"summary\": {\"points\": %u, \"failed\": %u"
+		", \"points_with_lost_wakeups\": %u, \"lost_wakeups\": %.0f"
+		", \"wall_s\": %.3f, \"ok\": %s}\n", n, failed, lossy, lost,
+		wall_s, failed == 0 ? "true" : "false");
+	fprintf(out, "}\n");
+
+	if (ferror(out))
+		err = EIO;
+	if (fclose(out) != 0 && err == 0)
+		err = errno;
+	if (err != 0) {
+		fprintf(stderr, TPCQ_PROG ": cannot write %s: %s\n", path,
+			strerror(err));
+		return -err;
+	}
+	printf(TPCQ_PROG ": %u points in %s: %u failed, %u with lost wake-ups\n",
+	       n, path, failed, lossy);
+	return 0;
+}
+
+/* The script beside this binary, in the build tree as once installed. */
+static int
+plot_script(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
+	if ((size_t)snprintf(buf, len, "%s/" PLOT_SCRIPT, dirname(exe)) >= len)
+		return -ENAMETOOLONG;
+	return access(buf, X_OK) == 0 ? 0 : -errno;
+}
+
+/* FILE.json's plots go to FILE-plots unless the user says otherwise. */
+static void
+plot_dir_default(const char *json, char *buf, size_t len)
+{
+	size_t l = strlen(json);
+
+	if (l > 5 && strcmp(json + l - 5, ".json") == 0)
+		l -= 5;
+	snprintf(buf, len, "%.*s-plots", (int)l, json);
+}
+
+int
+tpcq_sweep_plot(const char *json_path, const char *plot_dir)
+{
+	char script[PATH_MAX], dir[PATH_MAX];
+	int r, st;
+	pid_t pid;
+
+	r = plot_script(script, sizeof(script));
+	if (r != 0) {
+		fprintf(stderr, TPCQ_PROG ": no plot script beside the binary "
+			"(%s): %s\n", PLOT_SCRIPT, strerror(-r));
+		return plot_dir != NULL ? -1 : 0;
+	}
+	if (plot_dir == NULL) {
+		plot_dir_default(json_path, dir, sizeof(dir));
+		printf(TPCQ_PROG ": plot with: %s %s -o %s\n", script, json_path,
+		       dir);
+		return 0;
+	}
+	printf(TPCQ_PROG ": plotting: %s %s -o %s\n", script, json_path,
+	       plot_dir);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execl(script, script, json_path, "-o", plot_dir, (char *)NULL);
+		fprintf(stderr, TPCQ_PROG ": cannot run %s: %s\n", script,
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, TPCQ_PROG ": the plot failed (%s)\n", script);
+		return -1;
+	}
+	printf(TPCQ_PROG ": plots in %s\n", plot_dir);
+	return 0;
+}
