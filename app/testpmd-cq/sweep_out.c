@@ -31,7 +31,7 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 	printf(RULE "\n");
 	if (show_dev)
 		printf(" %-10s", "dev");
-	printf(" %9s  %-12s %10s %8s %8s %8s %9s %6s %9s %5s\n", "load/s",
+	printf(" %9s  %-12s %10s %9s %9s %9s %9s %6s %9s %5s\n", "load/s",
 	       "policy", "achieved/s", "p50_us", "p99_us", "p99.9_us",
 	       "max_us", "cpu_%", "wakeups/s", "lost");
 	for (i = 0; i < n; i++) {
@@ -43,7 +43,7 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 			printf(" FAILED: %s\n", pt->why);
 			continue;
 		}
-		printf(" %10.0f %8.1f %8.1f %8.1f %9.1f %6.1f %9.0f %5.0f%s\n",
+		printf(" %10.0f %9.1f %9.1f %9.1f %9.1f %6.1f %9.0f %5.0f%s\n",
 		       pt->achieved_rate, pt->p50_ns / 1e3, pt->p99_ns / 1e3,
 		       pt->p999_ns / 1e3, pt->max_ns / 1e3, pt->cpu_pct,
 		       pt->wakeups_per_s, pt->lost_wakeups,
