@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Regenerate the results page of testpmd-cq on this machine: build, run the
+# default sweep on mlx5-emu, draw its plots, and write
+# doc/guides/testpmd-cq-results.md from the sweep's JSON (kept beside the
+# PNGs in doc/guides/testpmd-cq-results/). Every number on the page comes
+# from that JSON or from this machine's /proc and uname.
+#
+# usage: devtools/gen-results.sh [BUILDDIR]     (default: build)
+#
+# Run it on a machine that is otherwise idle: the sweep measures latency and
+# CPU, and other work on the same cores shows in both. The page records the
+# load average before and after the sweep.
+set -euo pipefail
+
+topdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$topdir"
+builddir=${1:-build}
+
+./devtools/build.sh "$builddir" >/dev/null
+
+app=$builddir/app/testpmd-cq/testpmd-cq
+dir=doc/guides/testpmd-cq-results
+page=doc/guides/testpmd-cq-results.md
+json=$dir/sweep.json
+
+rm -rf -- "$dir"
+mkdir -p -- "$dir"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+cmd=("$app" --dev=mlx5-emu --sweep --json="$json" --plot="$dir")
+echo "+ ${cmd[*]}"
+status=0
+"${cmd[@]}" || status=$?
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ ! -s "$json" ]; then
+    echo "gen-results: the sweep wrote no JSON ($json)" >&2
+    exit 1
+fi
+
+python3 devtools/gen-results-page.py "$json" \
+    --plots="$dir" --page-dir="$(dirname "$page")" \
+    --load-before="$load_before" --load-after="$load_after" \
+    --sweep-status="$status" \
+    --reproduce="./devtools/gen-results.sh${1:+ $1}" >"$page.tmp"
+mv -- "$page.tmp" "$page"
+echo "gen-results: wrote $page and $dir/"
+exit "$status"
