@@ -384,8 +384,27 @@ points_check(int argc, char **argv, const struct tpcq_sweep_point *pts,
 	return r;
 }
 
+/*
+ * This program's path. Read through readlink() rather than exec'd as
+ * /proc/self/exe, so that under valgrind, which answers the readlink() for
+ * its client, the children are this program and not valgrind's tool.
+ */
+int
+tpcq_sweep_self(char *buf, size_t len)
+{
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", buf, len - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
+}
+
 static void
-child_exec(char **cargv, const char *log)
+child_exec(const char *exe, char **cargv, const char *log)
 {
 	int fd;
 
@@ -393,8 +412,8 @@ child_exec(char **cargv, const char *log)
 	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
 	close(fd);
-	execv("/proc/self/exe", cargv);
-	fprintf(stderr, TPCQ_PROG ": cannot run /proc/self/exe: %s\n",
+	execv(exe, cargv);
+	fprintf(stderr, TPCQ_PROG ": cannot run %s: %s\n", exe,
 		strerror(errno));
 	_exit(127);
 }
@@ -539,9 +558,9 @@ log_show(const char *log)
 }
 
 static int
-point_run(int argc, char **argv, char **cargv, const char *dir,
-	  unsigned int index, struct tpcq_sweep_point *pt, double duration_s,
-	  bool dev_label)
+point_run(const char *exe, int argc, char **argv, char **cargv,
+	  const char *dir, unsigned int index, struct tpcq_sweep_point *pt,
+	  double duration_s, bool dev_label)
 {
 	char bufs[POINT_ARGS][TPCQ_SWEEP_SPEC_MAX + 16];
 	char json[PATH_MAX], jsonopt[PATH_MAX + 8], log[PATH_MAX];
@@ -567,7 +586,7 @@ point_run(int argc, char **argv, char **cargv, const char *dir,
 		return -1;
 	}
 	if (pid == 0)
-		child_exec(cargv, log);
+		child_exec(exe, cargv, log);
 	r = child_wait(pid, duration_s * 3 + CHILD_GRACE_S, pt);
 	r |= report_read(json, pt);
 	if (r != 0 && pt->exit_status != TPCQ_EXIT_OK)
@@ -587,10 +606,18 @@ static int
 points_run(int argc, char **argv, struct tpcq_sweep_point *pts, unsigned int n,
 	   const struct tpcq_sweep_plan *plan, bool dev_label)
 {
+	char tdir[PATH_MAX], exe[PATH_MAX];
 	unsigned int i, failed = 0;
-	char tdir[PATH_MAX];
 	const char *tmp;
 	char **cargv;
+	int r;
+
+	r = tpcq_sweep_self(exe, sizeof(exe));
+	if (r != 0) {
+		fprintf(stderr, TPCQ_PROG ": --sweep: cannot find this program "
+			"(/proc/self/exe): %s\n", strerror(-r));
+		return -1;
+	}
 
 	tmp = getenv("TMPDIR");
 	if (tmp == NULL || *tmp == '\0' || strlen(tmp) > PATH_MAX / 4)
@@ -608,7 +635,7 @@ points_run(int argc, char **argv, struct tpcq_sweep_point *pts, unsigned int n,
 		       "/s, policy %s ...", i + 1, n, pts[i].dev, pts[i].load,
 		       pts[i].policy);
 		fflush(stdout);
-		if (point_run(argc, argv, cargv, tdir, i, &pts[i],
+		if (point_run(exe, argc, argv, cargv, tdir, i, &pts[i],
 			      plan->duration_s, dev_label) != 0)
 			failed++;
 		if (pts[i].why != NULL)
@@ -657,10 +684,11 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 	ret = points_check(argc, argv, pts, n, plan.duration_s,
 			   p->sweep.devs != NULL);
 	if (ret == TPCQ_EXIT_OK) {
-		printf(TPCQ_PROG ": sweep of %u points (%u device%s x %u loads "
-		       "x %u policies), %.3g s each\n", n, plan.ndevs,
-		       plan.ndevs > 1 ? "s" : "", plan.nloads, plan.npolicies,
-		       plan.duration_s);
+		printf(TPCQ_PROG ": sweep of %u point%s (%u device%s x %u "
+		       "load%s x %u polic%s), %.3g s each\n", n,
+		       n > 1 ? "s" : "", plan.ndevs, plan.ndevs > 1 ? "s" : "",
+		       plan.nloads, plan.nloads > 1 ? "s" : "", plan.npolicies,
+		       plan.npolicies > 1 ? "ies" : "y", plan.duration_s);
 		t0 = now_s();
 		if (points_run(argc, argv, pts, n, &plan,
 			       p->sweep.devs != NULL) != 0)

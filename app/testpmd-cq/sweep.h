@@ -79,6 +79,7 @@ int tpcq_sweep_plan_make(const struct tpcq_params *p,
 			 struct tpcq_sweep_plan *plan, char *why, size_t len);
 int tpcq_sweep_check(struct tpcq_params *p, char *why, size_t len);
 int tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p);
+int tpcq_sweep_self(char *buf, size_t len);
 
 /* sweep_out.c */
 void tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,

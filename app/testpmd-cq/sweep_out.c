@@ -201,12 +201,11 @@ static int
 plot_script(char *buf, size_t len)
 {
 	char exe[PATH_MAX];
-	ssize_t n;
+	int r;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -errno;
-	exe[n] = '\0';
+	r = tpcq_sweep_self(exe, sizeof(exe));
+	if (r != 0)
+		return r;
 	if ((size_t)snprintf(buf, len, "%s/" PLOT_SCRIPT, dirname(exe)) >= len)
 		return -ENAMETOOLONG;
 	return access(buf, X_OK) == 0 ? 0 : -errno;
