@@ -180,6 +180,7 @@ def main():
         "| kernel | %s %s %s |" % (u.system, u.release, u.machine),
         "| load average (1, 5, 15 min) | before the sweep %s; after %s |"
         % (args.load_before or "?", args.load_after or "?"),
+        "| sweep's nice value | %d |" % os.nice(0),
         "| cqpoll | %s, source %s |" % (conf["cqpoll_version"], git_revision()),
         "| DPDK | %s |" % conf["dpdk_version"],
         "| date | %s |" % datetime.datetime.now(datetime.timezone.utc)

@@ -77,6 +77,11 @@ def fmt_load(x):
     return "%g" % x
 
 
+def fmt_us(x):
+    """Latency ticks: 0.5, 20, 1,000, 2,000,000 rather than 2e+06."""
+    return "{:,.0f}".format(x) if x >= 1 else "{:g}".format(x)
+
+
 def log_axis(axis, fmt):
     """Ticks of a log axis at 1, 2, 5, 10, ... as plain numbers: 10^3 is
     hard to read off a latency axis."""
@@ -101,7 +106,7 @@ def plot_tradeoff(plt, dev, pols, order, out):
             ax.annotate(fmt_load(r["load"]) + "/s", (r["cpu"], r["p99_us"]),
                         textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_yscale("log")
-    log_axis(ax.yaxis, "{:g}".format)
+    log_axis(ax.yaxis, fmt_us)
     ax.set_xlabel("poller CPU (% of one core)")
     ax.set_ylabel("p99 latency (µs, log scale)")
     ax.set_title("%s: p99 latency vs CPU, one line per policy across loads\n"
@@ -125,7 +130,7 @@ def plot_latency(plt, dev, pols, order, out):
     ax.set_xscale("log")
     ax.set_yscale("log")
     log_axis(ax.xaxis, fmt_load)
-    log_axis(ax.yaxis, "{:g}".format)
+    log_axis(ax.yaxis, fmt_us)
     ax.set_xlabel("load (completions/s, log scale)")
     ax.set_ylabel("latency (µs, log scale)")
     ax.set_title("%s: latency vs load per policy (p99 solid, p50 dashed)" % dev)
