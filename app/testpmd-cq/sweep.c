@@ -329,7 +329,7 @@ point_argv(int argc, char **argv, char **cargv, char (*bufs)[TPCQ_SWEEP_SPEC_MAX
 	cargv[n] = NULL;
 }
 
-/* Index of "--" in argv, or argc: the app's options follow it. */
+/* Index of the app's first option: after "--", or 1 when there is none. */
 static int
 app_args_start(int argc, char **argv)
 {
