@@ -82,8 +82,29 @@ def describe(p):
              r["achieved_rate"], p["load"], busy_asleep(p)))
 
 
+def caveats(pts, loadavg, ncpu):
+    """Facts from the data that bear on a comparison, whatever its verdict."""
+    out = []
+    for p in pts:
+        r = p["run"]
+        if r["achieved_rate"] < 0.95 * p["load"]:
+            out.append("`%s` achieved %.0f%% of the offered load: the "
+                       "generator fell behind during its run, so its figures "
+                       "are not at the nominal load." %
+                       (p["policy"], 100.0 * r["achieved_rate"] / p["load"]))
+        if p["policy"] == "poll" and r["cpu_pct"] < 90:
+            out.append("`poll` never sleeps, so it uses a whole core when it "
+                       "has one; it got %.0f%% of one here: for the rest of the "
+                       "run it was waiting for a CPU, and so were the "
+                       "completions it had not read yet." % r["cpu_pct"])
+    if out and loadavg is not None and loadavg > ncpu:
+        out.append("The machine was shared: load average up to %.2f on %d "
+                   "CPUs around the sweep." % (loadavg, ncpu))
+    return out
+
+
 def comparison(title, points, dev, load, num_pol, den_pol, metric, label, loadavg, ncpu):
-    """One goal: the ratio from the data, PASS/MISS, and on a miss the facts."""
+    """One goal: the ratio from the data, PASS/MISS, and the facts behind it."""
     a, b = find(points, dev, load, num_pol), find(points, dev, load, den_pol)
     out = ["### %s" % title, ""]
     if a is None or b is None:
@@ -100,20 +121,15 @@ def comparison(title, points, dev, load, num_pol, den_pol, metric, label, loadav
     out += ["At %d completions/s: `%s` %s %.1f / `%s` %s %.1f = **%.2f** "
             "(goal <= %.1f): **%s**." % (load, num_pol, label, va, den_pol,
                                           label, vb, ratio, GOAL, verdict), ""]
-    if verdict == "MISS":
-        out += ["What each measured in that run:", "",
-                "- " + describe(a), "- " + describe(b)]
-        if loadavg is not None and loadavg > ncpu:
-            out += ["- The machine was shared: load average %.2f on %d CPUs "
-                    "around the sweep, so the poller, the generator and the "
-                    "emulated device did not always have a CPU each; latency "
-                    "tails and sleep/wake timings reflect that." % (loadavg, ncpu)]
-        if a["run"]["achieved_rate"] < 0.95 * a["load"]:
-            out += ["- `%s` achieved only %.0f%% of the offered load: the "
-                    "generator fell behind during its run, so its figures are "
-                    "not at the nominal load." %
-                    (num_pol, 100.0 * a["run"]["achieved_rate"] / a["load"])]
-        out += [""]
+    out += ["What each measured in that run:", "",
+            "- " + describe(a), "- " + describe(b)]
+    notes = caveats([a, b], loadavg, ncpu)
+    if notes:
+        out += ["", "Conditions that %s this %s:" %
+                ("qualify" if verdict == "PASS" else "bear on",
+                 "result" if verdict == "PASS" else "miss"), ""]
+        out += ["- " + n for n in notes]
+    out += [""]
     return out, ratio
 
 
@@ -218,6 +234,16 @@ def main():
             "poller reading it; CPU is the poller thread's CPU time over the "
             "run's wall time; wake-ups/s are the poller's sleeps that ended "
             "(by event, timeout or cross-thread wake).", ""]
+    polls = [p["run"]["cpu_pct"] for p in points
+             if p["policy"] == "poll" and p["ok"] and p["run"] is not None]
+    if polls:
+        out += ["How busy the machine was, read from the data: `poll` never "
+                "sleeps, so it uses a whole core whenever it has one; here it "
+                "used %.0f%% to %.0f%% of one. %s" % (
+                    min(polls), max(polls),
+                    "The rest of the time the poller was waiting for a CPU, "
+                    "which shows in every policy's latency tail." if min(polls) < 90
+                    else "The poller had a core of its own."), ""]
 
     for dev in conf["devs"]:
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in dev)
