@@ -403,15 +403,22 @@ tpcq_sweep_self(char *buf, size_t len)
 	return 0;
 }
 
+/* A point reads nothing: the terminal's input stays the parent's. */
 static void
 child_exec(const char *exe, char **cargv, const char *log)
 {
-	int fd;
+	int fd, in;
 
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+	in = open("/dev/null", O_RDONLY);
+	if (fd < 0 || in < 0 || dup2(in, STDIN_FILENO) < 0 ||
+	    dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
-	close(fd);
+	/* Either may have taken a standard descriptor's number, if it was closed. */
+	if (fd > STDERR_FILENO)
+		close(fd);
+	if (in > STDERR_FILENO)
+		close(in);
 	execv(exe, cargv);
 	fprintf(stderr, TPCQ_PROG ": cannot run %s: %s\n", exe,
 		strerror(errno));
