@@ -409,8 +409,9 @@ child_exec(const char *exe, char **cargv, const char *log)
 {
 	int fd, in;
 
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	/* In this order, a closed stdin is the only number taken and kept. */
 	in = open("/dev/null", O_RDONLY);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || in < 0 || dup2(in, STDIN_FILENO) < 0 ||
 	    dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 		_exit(127);
