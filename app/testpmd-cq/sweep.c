@@ -444,6 +444,7 @@ child_wait(pid_t pid, double deadline_s, struct tpcq_sweep_point *pt)
 			break;
 		if (r < 0 && errno != EINTR) {
 			pt->why = "lost track of the child process";
+			pt->exit_status = -1;
 			return -1;
 		}
 		if (tpcq_interrupted() && !told) {
