@@ -7,8 +7,9 @@ Usage: check_sweep.py TESTPMD DEV
 1. A tiny sweep on DEV (2 loads x 2 policies, 0.3 s each) exits 0 and its
    JSON holds exactly those 4 points, each with its labels, its run's full
    report and lost_wakeups 0.
-2. The plot command the sweep prints makes non-empty PNGs from that JSON
-   (skipped, saying so, when matplotlib is not installed).
+2. The plot command the sweep prints makes non-empty PNGs from that JSON,
+   and a sweep with --plot=DIR draws them itself (both skipped, saying so,
+   when matplotlib is not installed).
 3. Bad sweep options exit 2 without running anything.
 4. Negative control: a sweep of the naive transition, which loses wake-ups,
    must exit 1 and record the loss, or the check above could not fail.
@@ -88,7 +89,7 @@ def check_plot(cmd, tmp):
     print(r.stdout)
     if r.returncode == EXIT_SKIP:
         print("SKIP (plot part): matplotlib is not installed")
-        return 0
+        return EXIT_SKIP
     if r.returncode != 0:
         return fail("the plot command exited %d" % r.returncode)
     pngs = [os.path.join(outdir, f) for f in os.listdir(outdir)]
@@ -100,6 +101,22 @@ def check_plot(cmd, tmp):
         if not data.startswith(PNG_MAGIC) or len(data) < 10000:
             return fail("%s is not a drawn PNG (%d bytes)" % (p, len(data)))
     print("ok: plots", sorted(pngs))
+    return 0
+
+
+def check_sweep_plot(exe, dev, tmp):
+    """--plot=DIR: the sweep runs the plot itself (only with matplotlib)."""
+    outdir = os.path.join(tmp, "plots-by-sweep")
+    r = run([exe, "--dev=" + dev, "--sweep", "--sweep-loads=2000",
+             "--sweep-policies=interrupt", "--sweep-duration=0.3",
+             "--json=" + os.path.join(tmp, "one.json"), "--plot=" + outdir])
+    print(r.stdout)
+    if r.returncode != 0 or "plots in " + outdir not in r.stdout:
+        return fail("the sweep with --plot exited %d" % r.returncode)
+    pngs = [f for f in os.listdir(outdir) if f.endswith(".png")]
+    if len(pngs) != 3:
+        return fail("--plot drew %d PNG files, expected 3" % len(pngs))
+    print("ok: --plot drew", sorted(pngs))
     return 0
 
 
@@ -162,8 +179,12 @@ def main():
         r, plot = check_sweep(exe, dev, tmp)
         if r != 0:
             return r
-        return (check_plot(plot, tmp) or check_usage(exe, tmp) or
-                check_lossy(exe, tmp))
+        r = check_plot(plot, tmp)
+        if r == 0:
+            r = check_sweep_plot(exe, dev, tmp)
+        elif r == EXIT_SKIP:
+            r = 0
+        return r or check_usage(exe, tmp) or check_lossy(exe, tmp)
 
 
 if __name__ == "__main__":
