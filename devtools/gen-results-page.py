@@ -118,9 +118,11 @@ def comparison(title, points, dev, load, num_pol, den_pol, metric, label, loadav
         return out, None
     ratio = va / vb
     verdict = "PASS" if ratio <= GOAL else "MISS"
-    out += ["At %d completions/s: `%s` %s %.1f / `%s` %s %.1f = **%.2f** "
+    # Two decimals, but a ratio far below 1 keeps two significant digits.
+    shown = "%.2f" % ratio if ratio >= 0.01 else "%.2g" % ratio
+    out += ["At %d completions/s: `%s` %s %.1f / `%s` %s %.1f = **%s** "
             "(goal <= %.1f): **%s**." % (load, num_pol, label, va, den_pol,
-                                          label, vb, ratio, GOAL, verdict), ""]
+                                          label, vb, shown, GOAL, verdict), ""]
     out += ["What each measured in that run:", "",
             "- " + describe(a), "- " + describe(b)]
     notes = caveats([a, b], loadavg, ncpu)
