@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_common.h>
 #include <rte_version.h>
 
 #include "testpmd_cq.h"
@@ -15,7 +16,7 @@
 #define RULE "-------------------------------------------------------------------------------"
 
 struct latency {
-	uint64_t p50, p99, p999, min, max;
+	uint64_t p50, p90, p99, p999, p9999, min, max;
 };
 
 static void
@@ -24,8 +25,10 @@ latency_get(const struct tpcq_result *res, struct latency *l)
 	const struct tpcq_hist *h = res->latency;
 
 	l->p50 = tpcq_hist_quantile(h, 0.50);
+	l->p90 = tpcq_hist_quantile(h, 0.90);
 	l->p99 = tpcq_hist_quantile(h, 0.99);
 	l->p999 = tpcq_hist_quantile(h, 0.999);
+	l->p9999 = tpcq_hist_quantile(h, 0.9999);
 	l->min = h->count ? h->min : 0;
 	l->max = h->max;
 }
@@ -149,6 +152,27 @@ group_json(FILE *out, const struct tpcq_result *res)
 		g->mode_changes);
 }
 
+/*
+ * The latency line as perftest prints it, one column per percentile, in
+ * microseconds; unlike perftest's t_max, max is the largest sample.
+ */
+static void
+latency_table(const struct tpcq_result *res, const struct latency *l)
+{
+	const uint64_t v[] = { l->min, l->p50, l->p90, l->p99, l->p999,
+			       l->p9999, l->max };
+	size_t i;
+
+	printf(RULE "\n");
+	printf(" %12s %10s %10s %10s %10s %10s %10s %10s\n", "samples", "t_min[us]",
+	       "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "p99.99[us]",
+	       "t_max[us]");
+	printf(" %12" PRIu64, res->latency->count);
+	for (i = 0; i < RTE_DIM(v); i++)
+		printf(" %10.2f", (double)v[i] / 1e3);
+	printf("\n");
+}
+
 void
 tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		  const struct tpcq_result *res)
@@ -192,8 +216,10 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
 	ROW("cpu_pct", "%.1f", res->cpu_pct);
 	ROW("latency_p50_ns", "%" PRIu64, l.p50);
+	ROW("latency_p90_ns", "%" PRIu64, l.p90);
 	ROW("latency_p99_ns", "%" PRIu64, l.p99);
 	ROW("latency_p99.9_ns", "%" PRIu64, l.p999);
+	ROW("latency_p99.99_ns", "%" PRIu64, l.p9999);
 	ROW("latency_max_ns", "%" PRIu64, l.max);
 	ROW("arms", "%" PRIu64, s->arms);
 	ROW("missed_reports", "%" PRIu64, s->missed_reports);
@@ -205,6 +231,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("empty_polls", "%" PRIu64, s->empty_polls);
 #undef ROW
 	group_table(res);
+	latency_table(res, &l);
 	printf(RULE "\n");
 	fflush(stdout);
 }
@@ -271,10 +298,12 @@ tpcq_report_json(const char *path, const struct tpcq_params *p,
 	fprintf(out, "  \"no_timestamp\": %" PRIu64 ",\n", res->no_timestamp);
 	fprintf(out, "  \"lost_wakeups\": %" PRIu64 ",\n", s->lost_wakeups);
 	fprintf(out, "  \"cpu_pct\": %.3f,\n", res->cpu_pct);
-	fprintf(out, "  \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-		", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"min\": %" PRIu64
+	fprintf(out, "  \"latency_ns\": {\"p50\": %" PRIu64 ", \"p90\": %" PRIu64
+		", \"p99\": %" PRIu64 ", \"p999\": %" PRIu64
+		", \"p9999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"min\": %" PRIu64
 		", \"samples\": %" PRIu64 "},\n",
-		l.p50, l.p99, l.p999, l.max, l.min, res->latency->count);
+		l.p50, l.p90, l.p99, l.p999, l.p9999, l.max, l.min,
+		res->latency->count);
 	fprintf(out, "  \"arms\": %" PRIu64 ",\n", s->arms);
 	fprintf(out, "  \"missed_reports\": %" PRIu64 ",\n", s->missed_reports);
 	fprintf(out, "  \"events\": %" PRIu64 ",\n", s->events);

@@ -14,6 +14,8 @@ import tempfile
 
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "events", "spurious_events", "cqs", "policy", "group"]
+# In the order they must be: the maximum is the true one, not a bucket's.
+PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
 
 
 def main():
@@ -35,13 +37,18 @@ def main():
     if missing:
         print("missing JSON keys:", missing)
         return 1
-    for k in ["p50", "p99", "p999", "max"]:
+    for k in PERCENTILES:
         if k not in res["latency_ns"]:
             print("missing latency_ns." + k)
             return 1
     lat = res["latency_ns"]
-    if not lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"]:
+    ordered = [lat[k] for k in PERCENTILES]
+    if ordered != sorted(ordered) or lat["min"] > lat["p50"]:
         print("percentiles out of order:", lat)
+        return 1
+    if lat["samples"] != res["completions"]:
+        print("latency samples", lat["samples"], "differ from completions",
+              res["completions"])
         return 1
     if res["completions"] <= 0 or res.get("order_errors", 0) != 0:
         print("bad delivery:", res["completions"], res.get("order_errors"))
