@@ -270,6 +270,9 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	if (p->json_path != NULL &&
 	    tpcq_report_json(p->json_path, p, &tr, &res) != 0)
 		ret = TPCQ_EXIT_FAIL;
+	if (p->csv_path != NULL &&
+	    tpcq_report_csv(p->csv_path, p, &tr, &res) != 0)
+		ret = TPCQ_EXIT_FAIL;
 
 	if (verdict(p, &tr, &res) != 0)
 		ret = TPCQ_EXIT_FAIL;

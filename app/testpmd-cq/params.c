@@ -42,6 +42,7 @@ enum {
 	OPT_CQS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
+	OPT_CSV,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "csv", required_argument, NULL, OPT_CSV },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,6 +167,12 @@ usage(FILE *f, const char *prog)
 "  --burst=N                  completions per poll, 1..%d (default 32)\n"
 "  --size=N                   CQ entries, 0 = driver default (default 0)\n"
 "  --json=FILE                also write the results as a JSON object to FILE\n"
+"  --csv=FILE                 also write the results as CSV to FILE: a header\n"
+"                             line (the JSON keys, latency_ns_p99 for\n"
+"                             latency_ns.p99), then one row. If FILE exists\n"
+"                             with the same header the row is appended, so\n"
+"                             runs collect their rows in one file; a FILE\n"
+"                             with another first line is refused (exit %d)\n"
 "  --telemetry                keep DPDK telemetry on and expose the group\n"
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
@@ -204,7 +212,7 @@ usage(FILE *f, const char *prog)
 "%d on a device or library error, a missing device, or completions lost,\n"
 "duplicated or out of order; %d on a bad option.\n",
 		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
-		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
+		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX, TPCQ_EXIT_FAIL,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
 }
 
@@ -484,6 +492,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			if (*optarg == '\0')
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
+			break;
+		case OPT_CSV:
+			if (*optarg == '\0')
+				r = bad("--csv: empty file name");
+			p->csv_path = optarg;
 			break;
 		case OPT_CQS:
 			r = parse_u64("cqs", optarg, 1, TPCQ_CQS_MAX, &v);

@@ -102,6 +102,7 @@ struct tpcq_params {
 	struct cqpoll_sw_faults faults; /* the superset every device maps from */
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
+	const char *csv_path;     /* NULL: no CSV */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
 };
 
@@ -252,11 +253,57 @@ bool tpcq_poller_grouped(const struct tpcq_params *p);
 /* poller_group.c */
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
 
+/* results.c: what the reports show, derived once from a run. */
+struct tpcq_latency {
+	uint64_t p50, p90, p99, p999, p9999, min, max, samples;
+};
+
+void tpcq_latency_get(const struct tpcq_result *res, struct tpcq_latency *l);
+double tpcq_achieved_rate(const struct tpcq_run *run,
+			  const struct tpcq_result *res);
+const char *tpcq_transition_used(const struct tpcq_params *p);
+const char *tpcq_latency_source(const struct tpcq_run *run);
+const char *tpcq_arm_used(const struct tpcq_params *p,
+			  const struct tpcq_result *res);
+const char *tpcq_policy_used(const struct tpcq_params *p);
+double tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res);
+
+/* Room for the longest value: the device name, TPCQ_DEV_NAME_MAX. */
+#define TPCQ_FIELD_VAL_MAX 128
+/* More than the fields of a run: results.c aborts if it is ever short. */
+#define TPCQ_FIELDS_MAX 128
+
+/* One setting or measurement of a run, as the JSON and the CSV write it. */
+struct tpcq_field {
+	const char *obj;          /* the JSON object it is in; NULL: top level */
+	const char *key;
+	bool quote;               /* a string */
+	bool null;                /* no value in this run: null, empty cell */
+	char val[TPCQ_FIELD_VAL_MAX];
+};
+
+/* Every field of a run, in the order of the JSON keys and CSV columns. */
+struct tpcq_fields {
+	unsigned int n;
+	struct tpcq_field f[TPCQ_FIELDS_MAX];
+};
+
+void tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
+		     const struct tpcq_result *res, struct tpcq_fields *fs);
+/* fclose() with write errors reported; returns 0 or -errno. */
+int tpcq_report_close(FILE *out, const char *path);
+
 /* report.c */
 void tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		       const struct tpcq_result *res);
+
+/* report_json.c */
 int tpcq_report_json(const char *path, const struct tpcq_params *p,
 		     const struct tpcq_run *run, const struct tpcq_result *res);
+
+/* report_csv.c */
+int tpcq_report_csv(const char *path, const struct tpcq_params *p,
+		    const struct tpcq_run *run, const struct tpcq_result *res);
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);

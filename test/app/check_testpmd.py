@@ -2,10 +2,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """End-to-end check of testpmd-cq: run it, read its JSON, assert on it.
 
-Usage: check_testpmd.py TESTPMD --expect-lost|--expect-no-lost -- [app options]
+Usage: check_testpmd.py TESTPMD CHECK... -- [app options]
+CHECK:
+  --expect-lost | --expect-no-lost
+                  the run must (the negative control) or must not lose
+                  wake-ups; one of them, or --expect-usage-error
+  --csv           run twice with --csv=FILE: one header, two rows, and the
+                  second row must hold the same values as the JSON
+  --expect-usage-error=TEXT
+                  the options are wrong: exit 2 with TEXT on stderr, no JSON
 The JSON file is added by this script; the keys checked are the ones the
 README and the issues name.
 """
+import csv
 import json
 import os
 import subprocess
@@ -16,23 +25,87 @@ REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "events", "spurious_events", "cqs", "policy", "group"]
 # In the order they must be: the maximum is the true one, not a bucket's.
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
+EXIT_USAGE = 2
 
 
-def main():
-    if len(sys.argv) < 4 or sys.argv[3] != "--":
-        print(__doc__)
-        return 2
-    exe, expect, opts = sys.argv[1], sys.argv[2], sys.argv[4:]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "run.json")
-        cmd = [exe, "--"] + opts + ["--json=" + out]
-        print("$", " ".join(cmd), flush=True)
-        run = subprocess.run(cmd, stdin=subprocess.DEVNULL, timeout=120)
-        if run.returncode != 0:
-            print("testpmd-cq exited with", run.returncode)
-            return 1
-        with open(out) as f:
-            res = json.load(f)
+def run_app(exe, opts, capture=False):
+    cmd = [exe, "--"] + opts
+    print("$", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, stdin=subprocess.DEVNULL, timeout=120,
+                          capture_output=capture, text=True)
+
+
+def check_usage_error(exe, opts, text):
+    run = run_app(exe, opts, capture=True)
+    print(run.stdout + run.stderr)
+    if run.returncode != EXIT_USAGE or text not in run.stderr:
+        print("expected exit", EXIT_USAGE, "and", repr(text), "on stderr; got exit",
+              run.returncode)
+        return 1
+    if "Traceback" in run.stderr or "Sanitizer" in run.stderr:
+        print("crashed instead of refusing the options")
+        return 1
+    print("ok: refused with", repr(text))
+    return 0
+
+
+def flatten(res, header):
+    """The JSON as CSV columns: an object's name before its keys. An object
+    that is null in this run (group) has its columns, empty, in the header."""
+    flat = {}
+    for k, v in res.items():
+        if isinstance(v, dict):
+            for kk, vv in v.items():
+                flat[k + "_" + kk] = vv
+        elif v is None and k not in header:
+            for h in header:
+                if h.startswith(k + "_"):
+                    flat[h] = None
+        else:
+            flat[k] = v
+    return flat
+
+
+def same_value(cell, value):
+    if value is None:
+        return cell == ""
+    if isinstance(value, bool):
+        return cell == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return float(cell) == float(value)
+        except ValueError:
+            return False
+    return cell == value
+
+
+def check_csv(path, res):
+    """Two runs appended to one file: one header, two rows, as the JSON."""
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if len(lines) != 3 or len(rows) != 3:
+        print("CSV: expected a header and two rows, got", len(lines), "lines")
+        return 1
+    header = rows[0]
+    flat = flatten(res, header)
+    if header != list(flat):
+        print("CSV columns differ from the JSON keys:\n", header, "\n", list(flat))
+        return 1
+    if any(len(r) != len(header) for r in rows[1:]):
+        print("CSV: a row has not one cell per column")
+        return 1
+    row = dict(zip(header, rows[2]))
+    wrong = [k for k in header if not same_value(row[k], flat[k])]
+    if wrong:
+        print("CSV values differ from the JSON:",
+              [(k, row[k], flat[k]) for k in wrong])
+        return 1
+    return 0
+
+
+def check_result(res, expect):
     missing = [k for k in REQUIRED if k not in res]
     if missing:
         print("missing JSON keys:", missing)
@@ -68,6 +141,45 @@ def main():
     if expect == "--expect-lost" and res["lost_wakeups"] == 0:
         print("the naive transition lost no wake-up: the detector is blind")
         return 1
+    return 0
+
+
+def main():
+    if "--" not in sys.argv[2:]:
+        print(__doc__)
+        return 2
+    sep = sys.argv.index("--", 2)
+    exe, checks, opts = sys.argv[1], sys.argv[2:sep], sys.argv[sep + 1:]
+    expect, use_csv = None, False
+    for c in checks:
+        if c in ("--expect-lost", "--expect-no-lost"):
+            expect = c
+        elif c == "--csv":
+            use_csv = True
+        elif c.startswith("--expect-usage-error="):
+            return check_usage_error(exe, opts, c.split("=", 1)[1])
+        else:
+            print("unknown check", c, "\n" + __doc__)
+            return 2
+    if expect is None:
+        print(__doc__)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.json")
+        table = os.path.join(tmp, "runs.csv")
+        extra = ["--json=" + out] + (["--csv=" + table] if use_csv else [])
+        for _ in range(2 if use_csv else 1):
+            run = run_app(exe, opts + extra)
+            if run.returncode != 0:
+                print("testpmd-cq exited with", run.returncode)
+                return 1
+        with open(out) as f:
+            res = json.load(f)
+        if check_result(res, expect) != 0:
+            return 1
+        if use_csv and check_csv(table, res) != 0:
+            return 1
+    lat = res["latency_ns"]
     print("ok: completions", res["completions"], "lost_wakeups", res["lost_wakeups"],
           "cpu_pct", res["cpu_pct"], "p99", lat["p99"])
     return 0
