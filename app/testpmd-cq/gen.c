@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The generator lcore: the device side. It posts completions on an open-loop
- * schedule, completion i due at start + i / rate, whatever the poller does, so
+ * schedule (arrival.c), whatever the poller does, so
  * a slow or sleeping poller shows up as latency instead of slowing the load.
  * It spins on the TSC rather than sleeping: a sleep's wake-up jitter would
  * bunch the posts and hide the sleep/wake races this tool looks for.
@@ -41,12 +41,12 @@ tpcq_gen_main(void *arg)
 	const struct tpcq_dev *dev = run->params->dev;
 	unsigned int ncqs = run->ncqs;
 	struct cqpoll_group *g;
-	double tsc_per_comp;
+	struct tpcq_arrival arrival;
 	uint64_t seq, start, due;
 	bool full;
 	int r = 0;
 
-	tsc_per_comp = (double)rte_get_tsc_hz() / (double)run->params->rate;
+	tpcq_arrival_init(&arrival, run->params, (double)rte_get_tsc_hz());
 
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
 		if (must_stop(run))
@@ -57,7 +57,7 @@ tpcq_gen_main(void *arg)
 	start = rte_rdtsc();
 	for (seq = 0; seq < run->total; seq++) {
 		/* From the start, not the last post: late posts do not shift the rest. */
-		due = start + (uint64_t)((double)seq * tsc_per_comp);
+		due = start + (uint64_t)tpcq_arrival_at(&arrival, seq);
 		while (rte_rdtsc() < due) {
 			if (must_stop(run))
 				goto out;

@@ -233,7 +233,7 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	tr.cq = dc->cq;
 	tr.dcs = dcs;
 	tr.ncqs = p->cqs;
-	tr.total = (uint64_t)((double)p->rate * p->duration_s + 0.5);
+	tr.total = tpcq_arrival_total(p);
 	for (i = 0; i < p->cqs; i++)
 		dcs[i].consumed = &tr.consumed;
 

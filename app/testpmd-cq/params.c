@@ -43,6 +43,7 @@ enum {
 	OPT_POLICY,
 	OPT_TELEMETRY,
 	OPT_CSV,
+	OPT_PATTERN,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -161,6 +163,15 @@ usage(FILE *f, const char *prog)
 "                             what the device's arm guarantees (default: the\n"
 "                             device's, see above)\n"
 "  --rate=N                   completions per second, > 0 (default 20000)\n"
+"  --pattern=const|poisson|onoff:ON_US:OFF_US\n"
+"                             when completions are due (default const):\n"
+"                             const: every 1/rate; poisson: exponential gaps\n"
+"                             of mean 1/rate from a generator seeded with\n"
+"                             --seed (the same seed, the same schedule);\n"
+"                             onoff: at --rate for ON_US microseconds, then\n"
+"                             none for OFF_US, over and over (each 1..%u);\n"
+"                             --duration is then wall time, so the mean rate\n"
+"                             is rate x ON_US / (ON_US + OFF_US)\n"
 "  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
 "  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
 "                             (default %d); a lost wake-up costs at most this\n"
@@ -198,7 +209,9 @@ usage(FILE *f, const char *prog)
 "  --fault-missed-keeps-armed=0|1\n"
 "                             whether a report-missed arm that reports a miss\n"
 "                             leaves the CQ armed (default 0)\n"
-"  --seed=N                   seed of the fault generator (default 0 = fixed)\n"
+"  --seed=N                   seed of the fault generator, and of the arrivals\n"
+"                             of --pattern=poisson on any device (default 0,\n"
+"                             a fixed seed)\n"
 "\n"
 "Every completion is checked: exactly once and in order (wr_id = sequence\n"
 "number; mlx5 returns its low 16 bits), successful, of the expected opcode,\n"
@@ -211,7 +224,8 @@ usage(FILE *f, const char *prog)
 "Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
 "%d on a device or library error, a missing device, or completions lost,\n"
 "duplicated or out of order; %d on a bad option.\n",
-		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
+		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_ONOFF_US_MAX,
+		TPCQ_TIMEOUT_MS_MAX,
 		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX, TPCQ_EXIT_FAIL,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
 }
@@ -493,6 +507,10 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
 			break;
+		case OPT_PATTERN:
+			if (tpcq_pattern_parse(optarg, p, why, sizeof(why)) != 0)
+				r = bad("%s", why);
+			break;
 		case OPT_CSV:
 			if (*optarg == '\0')
 				r = bad("--csv: empty file name");
@@ -528,8 +546,12 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->faults.visibility_delay_ns != 0)
 		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
 
-	if (p->rate * p->duration_s < 1.0)
-		return bad("--rate x --duration gives no completion to post");
+	if (tpcq_arrival_total(p) < 1)
+		return bad("--rate x --duration%s gives no completion to post",
+			   p->pattern == TPCQ_PATTERN_ONOFF ? " in ON periods" : "");
+	/* Poisson arrivals use the seed on every device, not as a fault. */
+	if (p->pattern == TPCQ_PATTERN_POISSON)
+		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       p->transition != TPCQ_TRANSITION_NAIVE))
 		return bad("--naive-delay-ns: only the naive transition has this "

@@ -89,11 +89,12 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		  const struct tpcq_result *res)
 {
 	const struct cqpoll_cq_stats *s = &res->stats;
-	char faults[256];
+	char faults[256], pattern[64];
 	struct tpcq_latency l;
 
 	tpcq_latency_get(res, &l);
 	faults_describe(&p->faults, faults, sizeof(faults));
+	tpcq_pattern_describe(p, pattern, sizeof(pattern));
 
 	printf(RULE "\n");
 	printf(" testpmd-cq: cqpoll %s, %s\n", cqpoll_version(), rte_version());
@@ -111,6 +112,8 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("arm", "%s", tpcq_arm_used(p, res));
 	ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
 	    tpcq_achieved_rate(run, res));
+	ROW("pattern", "%s", pattern);
+	ROW("seed", "%" PRIu64, p->faults.seed);
 	ROW("duration", "%.3f s (generator %.3f s, poller %.3f s)",
 	    p->duration_s, res->gen_s, res->wall_s);
 	ROW("timeout_ms", "%d", p->timeout_ms);

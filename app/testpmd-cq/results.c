@@ -179,6 +179,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 {
 	const struct cqpoll_cq_stats *s = &res->stats;
 	struct builder b = { .fs = fs };
+	char pattern[64];
 
 	fs->n = 0;
 	STR(&b, "dev", p->dev_name);
@@ -192,6 +193,9 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	STR(&b, "arm", tpcq_arm_used(p, res));
 	STR(&b, "latency_source", tpcq_latency_source(run));
 	U64(&b, "rate", p->rate);
+	tpcq_pattern_describe(p, pattern, sizeof(pattern));
+	STR(&b, "pattern", pattern);
+	U64(&b, "seed", p->faults.seed);
 	DBL(&b, "duration_s", 6, p->duration_s);
 	add(&b, "timeout_ms", false, "%d", p->timeout_ms);
 	U32(&b, "burst", p->burst);

@@ -60,6 +60,16 @@ enum tpcq_mode {
 	TPCQ_MODE_ADAPTIVE,       /* the poll group asks its policy when to sleep */
 };
 
+/* When the rate engine's completions are due (--pattern, arrival.c). */
+enum tpcq_pattern {
+	TPCQ_PATTERN_CONST = 0,
+	TPCQ_PATTERN_POISSON,
+	TPCQ_PATTERN_ONOFF,
+};
+
+/* Longest ON or OFF period of --pattern=onoff: a minute. */
+#define TPCQ_ONOFF_US_MAX 60000000U
+
 enum tpcq_transition {
 	TPCQ_TRANSITION_POLL_AND_ARM = 0,
 	TPCQ_TRANSITION_NAIVE,
@@ -94,6 +104,8 @@ struct tpcq_params {
 	const char *policy_args;  /* in policy, after ':'; NULL if none */
 	enum cqpoll_arm_semantics arm;
 	uint64_t rate;            /* completions per second */
+	enum tpcq_pattern pattern;
+	uint32_t on_us, off_us;   /* --pattern=onoff:ON_US:OFF_US */
 	double duration_s;
 	int timeout_ms;           /* safety net of each sleep */
 	unsigned int burst;
@@ -218,6 +230,28 @@ struct tpcq_check {
 void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 		      struct tpcq_check *ck, const struct cqpoll_completion *comps,
 		      unsigned int n);
+
+/* arrival.c: the schedule of the rate engine. */
+struct tpcq_arrival {
+	enum tpcq_pattern pattern;
+	double period;            /* 1/rate, in the unit given to init */
+	double on, off;           /* onoff: burst and silence, same unit */
+	double t;                 /* poisson: the last arrival */
+	uint64_t rng;             /* poisson: generator state, from --seed */
+};
+
+const char *tpcq_pattern_name(enum tpcq_pattern pattern);
+/* The --pattern value as given: "onoff:ON_US:OFF_US" with its numbers. */
+void tpcq_pattern_describe(const struct tpcq_params *p, char *buf, size_t len);
+/* Returns 0, or -EINVAL with the reason in why. */
+int tpcq_pattern_parse(const char *s, struct tpcq_params *p, char *why,
+		       size_t len);
+/* Completions the schedule holds within --duration. */
+uint64_t tpcq_arrival_total(const struct tpcq_params *p);
+void tpcq_arrival_init(struct tpcq_arrival *a, const struct tpcq_params *p,
+		       double units_per_s);
+/* When completion seq is due; call with seq = 0, 1, 2, ... in turn. */
+double tpcq_arrival_at(struct tpcq_arrival *a, uint64_t seq);
 
 /* params.c */
 int tpcq_params_parse(int argc, char **argv, struct tpcq_params *p);

@@ -9,6 +9,10 @@ CHECK:
                   wake-ups; one of them, or --expect-usage-error
   --csv           run twice with --csv=FILE: one header, two rows, and the
                   second row must hold the same values as the JSON
+  --expect=KEY=VALUE
+                  the JSON's top-level KEY must be VALUE (a number or string)
+  --expect-positive=KEY
+                  the JSON's top-level KEY must be a number > 0
   --expect-usage-error=TEXT
                   the options are wrong: exit 2 with TEXT on stderr, no JSON
 The JSON file is added by this script; the keys checked are the ones the
@@ -144,18 +148,35 @@ def check_result(res, expect):
     return 0
 
 
+def check_values(res, values, positive):
+    for k, v in values.items():
+        if k not in res or not same_value(v, res[k]):
+            print("expected", k, "=", v, "got", res.get(k, "nothing"))
+            return 1
+    for k in positive:
+        if not isinstance(res.get(k), (int, float)) or res[k] <= 0:
+            print("expected", k, "> 0, got", res.get(k, "nothing"))
+            return 1
+    return 0
+
+
 def main():
     if "--" not in sys.argv[2:]:
         print(__doc__)
         return 2
     sep = sys.argv.index("--", 2)
     exe, checks, opts = sys.argv[1], sys.argv[2:sep], sys.argv[sep + 1:]
-    expect, use_csv = None, False
+    expect, use_csv, values, positive = None, False, {}, []
     for c in checks:
         if c in ("--expect-lost", "--expect-no-lost"):
             expect = c
         elif c == "--csv":
             use_csv = True
+        elif c.startswith("--expect=") and "=" in c[len("--expect="):]:
+            k, v = c[len("--expect="):].split("=", 1)
+            values[k] = v
+        elif c.startswith("--expect-positive="):
+            positive.append(c.split("=", 1)[1])
         elif c.startswith("--expect-usage-error="):
             return check_usage_error(exe, opts, c.split("=", 1)[1])
         else:
@@ -175,7 +196,8 @@ def main():
                 return 1
         with open(out) as f:
             res = json.load(f)
-        if check_result(res, expect) != 0:
+        if check_result(res, expect) != 0 or check_values(res, values,
+                                                          positive) != 0:
             return 1
         if use_csv and check_csv(table, res) != 0:
             return 1
