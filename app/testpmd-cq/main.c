@@ -131,8 +131,8 @@ verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
 		ret = -1;
 	}
 	if (tpcq_interrupted()) {
-		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64 " of %"
-			PRIu64 " completions\n", tr->posted, tr->total);
+		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64
+			" completions\n", tr->posted);
 		ret = -1;
 	}
 	return ret;
@@ -233,7 +233,7 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	tr.cq = dc->cq;
 	tr.dcs = dcs;
 	tr.ncqs = p->cqs;
-	tr.total = tpcq_arrival_total(p);
+	tr.total = p->engine->total(p);
 	for (i = 0; i < p->cqs; i++)
 		dcs[i].consumed = &tr.consumed;
 

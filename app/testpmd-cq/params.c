@@ -44,6 +44,7 @@ enum {
 	OPT_TELEMETRY,
 	OPT_CSV,
 	OPT_PATTERN,
+	OPT_ENGINE,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +73,7 @@ static const struct option long_opts[] = {
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -109,9 +111,9 @@ usage(FILE *f, const char *prog)
 "Usage: %s [EAL options] -- [options]\n"
 "\n"
 "Measure completion-queue polling with cqpoll: a generator lcore plays the\n"
-"device and posts completions at a constant rate (open loop); the main lcore\n"
-"consumes them, busy polling or sleeping on completion events, and reports\n"
-"latency, CPU use and lost wake-ups.\n"
+"device and posts completions as the engine says (by default at a constant\n"
+"rate, open loop); the main lcore consumes them, busy polling or sleeping on\n"
+"completion events, and reports latency, CPU use and lost wake-ups.\n"
 "\n"
 "Without EAL options, the EAL runs on the first two CPUs this process may\n"
 "use with --no-pci --no-telemetry (--telemetry: --file-prefix=tpcq<pid>)\n"
@@ -129,6 +131,11 @@ usage(FILE *f, const char *prog)
 "                             the generator posts signaled RDMA WRITE WITH IMM\n"
 "                             on a loopback RC QP pair on the first active port;\n"
 "                             completions arrive on the sender's CQ.\n"
+"  --engine=%s\n"
+"                             what the device side does:\n",
+		tpcq_engine_names());
+	tpcq_engine_usage(f);
+	fprintf(f,
 "  --mode=poll|interrupt|adaptive\n"
 "                             busy poll only; sleep on completion events when\n"
 "                             the CQs are empty; or poll on while the policy\n"
@@ -162,9 +169,11 @@ usage(FILE *f, const char *prog)
 "  --arm=level|edge|report-missed\n"
 "                             what the device's arm guarantees (default: the\n"
 "                             device's, see above)\n"
-"  --rate=N                   completions per second, > 0 (default 20000)\n"
+"  --rate=N                   rate engine: completions per second, > 0\n"
+"                             (default 20000)\n"
 "  --pattern=const|poisson|onoff:ON_US:OFF_US\n"
-"                             when completions are due (default const):\n"
+"                             rate engine: when completions are due (default\n"
+"                             const):\n"
 "                             const: every 1/rate; poisson: exponential gaps\n"
 "                             of mean 1/rate from a generator seeded with\n"
 "                             --seed (the same seed, the same schedule);\n"
@@ -173,6 +182,7 @@ usage(FILE *f, const char *prog)
 "                             --duration is then wall time, so the mean rate\n"
 "                             is rate x ON_US / (ON_US + OFF_US)\n"
 "  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
+"                             (the closed-loop engines post for this long)\n"
 "  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
 "                             (default %d); a lost wake-up costs at most this\n"
 "  --burst=N                  completions per poll, 1..%d (default 32)\n"
@@ -378,6 +388,7 @@ static void
 defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->engine = tpcq_engine_default();
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
 	p->arm = CQPOLL_ARM_EDGE;
@@ -395,7 +406,8 @@ defaults(struct tpcq_params *p)
 int
 tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 {
-	bool arm_given = false, dev_given = false;
+	bool arm_given = false, dev_given = false, rate_given = false;
+	bool pattern_given = false;
 	int32_t fault_pct = -1;
 	unsigned int u = 0;
 	char why[512];
@@ -440,6 +452,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 					optarg);
 			break;
 		case OPT_RATE:
+			rate_given = true;
 			r = parse_u64("rate", optarg, 1, TPCQ_RATE_MAX, &p->rate);
 			break;
 		case OPT_DURATION:
@@ -507,7 +520,14 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
 			break;
+		case OPT_ENGINE:
+			p->engine = tpcq_engine_find(optarg);
+			if (p->engine == NULL)
+				r = bad("--engine: unknown engine '%s' (%s)", optarg,
+					tpcq_engine_names());
+			break;
 		case OPT_PATTERN:
+			pattern_given = true;
 			if (tpcq_pattern_parse(optarg, p, why, sizeof(why)) != 0)
 				r = bad("%s", why);
 			break;
@@ -546,7 +566,12 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->faults.visibility_delay_ns != 0)
 		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
 
-	if (tpcq_arrival_total(p) < 1)
+	if (!p->engine->open_loop && (rate_given || pattern_given))
+		return bad("--%s: the %s engine is closed loop: it posts as the "
+			   "poller consumes, not on a schedule (--rate and "
+			   "--pattern are for --engine=rate)",
+			   rate_given ? "rate" : "pattern", p->engine->name);
+	if (p->engine->open_loop && tpcq_arrival_total(p) < 1)
 		return bad("--rate x --duration%s gives no completion to post",
 			   p->pattern == TPCQ_PATTERN_ONOFF ? " in ON periods" : "");
 	/* Poisson arrivals use the seed on every device, not as a fault. */

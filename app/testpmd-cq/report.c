@@ -94,7 +94,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 
 	tpcq_latency_get(res, &l);
 	faults_describe(&p->faults, faults, sizeof(faults));
-	tpcq_pattern_describe(p, pattern, sizeof(pattern));
+	tpcq_pattern_used(p, pattern, sizeof(pattern));
 
 	printf(RULE "\n");
 	printf(" testpmd-cq: cqpoll %s, %s\n", cqpoll_version(), rte_version());
@@ -110,8 +110,13 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("transition", "%s", tpcq_transition_used(p));
 	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);
 	ROW("arm", "%s", tpcq_arm_used(p, res));
-	ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
-	    tpcq_achieved_rate(run, res));
+	ROW("engine", "%s", p->engine->name);
+	if (p->engine->open_loop)
+		ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
+		    tpcq_achieved_rate(run, res));
+	else
+		ROW("rate", "closed loop (achieved %.0f /s)",
+		    tpcq_achieved_rate(run, res));
 	ROW("pattern", "%s", pattern);
 	ROW("seed", "%" PRIu64, p->faults.seed);
 	ROW("duration", "%.3f s (generator %.3f s, poller %.3f s)",
@@ -124,6 +129,9 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	printf(RULE "\n");
 	ROW("posted", "%" PRIu64, run->posted);
 	ROW("completions", "%" PRIu64, res->completions);
+	ROW("completions_per_s", "%.0f", tpcq_completions_per_s(res));
+	if (p->engine == &tpcq_engine_pingpong)
+		ROW("round_trips_per_s", "%.0f", tpcq_achieved_rate(run, res));
 	ROW("overruns", "%" PRIu64, run->overruns);
 	ROW("order_errors", "%" PRIu64, res->order_errors);
 	ROW("missing", "%" PRIu64, res->missing);

@@ -68,6 +68,22 @@ tpcq_policy_used(const struct tpcq_params *p)
 	return p->mode == TPCQ_MODE_ADAPTIVE ? p->policy : "none";
 }
 
+/* What the poller consumed per second of its run. */
+double
+tpcq_completions_per_s(const struct tpcq_result *res)
+{
+	return res->wall_s > 0.0 ? (double)res->completions / res->wall_s : 0.0;
+}
+
+void
+tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len)
+{
+	if (p->engine->open_loop)
+		tpcq_pattern_describe(p, buf, len);
+	else
+		snprintf(buf, len, "none");
+}
+
 double
 tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res)
 {
@@ -192,8 +208,10 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U32(&b, "naive_delay_ns", p->naive_delay_ns);
 	STR(&b, "arm", tpcq_arm_used(p, res));
 	STR(&b, "latency_source", tpcq_latency_source(run));
-	U64(&b, "rate", p->rate);
-	tpcq_pattern_describe(p, pattern, sizeof(pattern));
+	STR(&b, "engine", p->engine->name);
+	/* Closed-loop engines have no offered rate: 0, their schedule "none". */
+	U64(&b, "rate", p->engine->open_loop ? p->rate : 0);
+	tpcq_pattern_used(p, pattern, sizeof(pattern));
 	STR(&b, "pattern", pattern);
 	U64(&b, "seed", p->faults.seed);
 	DBL(&b, "duration_s", 6, p->duration_s);
@@ -222,6 +240,10 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "empty_polls", s->empty_polls);
 	group_fields(&b, res);
 	DBL(&b, "achieved_rate", 1, tpcq_achieved_rate(run, res));
+	DBL(&b, "completions_per_s", 1, tpcq_completions_per_s(res));
+	b.null = p->engine != &tpcq_engine_pingpong;
+	DBL(&b, "round_trips_per_s", 1, tpcq_achieved_rate(run, res));
+	b.null = false;
 	DBL(&b, "generator_s", 6, res->gen_s);
 	DBL(&b, "poller_s", 6, res->wall_s);
 	STR(&b, "cqpoll_version", cqpoll_version());

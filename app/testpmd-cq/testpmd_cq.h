@@ -90,12 +90,14 @@ enum tpcq_transition {
 #define TPCQ_DEV_NAME_MAX 80
 
 struct tpcq_dev;
+struct tpcq_engine;
 
 struct tpcq_params {
 	const struct tpcq_dev *dev;
 	char dev_name[TPCQ_DEV_NAME_MAX]; /* as run, e.g. "mlx5:mlx5_0" */
 	const char *ibdev;        /* in dev_name, after ':'; NULL for emulators */
 	const char *dev_why;      /* why the default device was chosen; NULL if given */
+	const struct tpcq_engine *engine;
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
 	unsigned int cqs;         /* CQs of the device, all in the poller's group */
@@ -208,7 +210,7 @@ struct tpcq_result {
 	uint64_t no_timestamp;    /* completions without a latency sample */
 	uint64_t missing;         /* posted but never received */
 	struct tpcq_hist *latency;
-	double wall_s;
+	double wall_s;            /* poller, from start to the end of its drain */
 	double cpu_pct;
 	double gen_s;
 	int error;                /* -errno of a failed library call, or 0 */
@@ -263,6 +265,8 @@ int tpcq_dev_select(const char *name, struct tpcq_params *p);
 void tpcq_dev_default(struct tpcq_params *p);
 int tpcq_dev_check(struct tpcq_params *p, bool arm_given, char *why, size_t len);
 void tpcq_dev_usage(FILE *f);
+/* Help text indented to the option column and wrapped to 80 columns. */
+void tpcq_usage_wrap(FILE *f, const char *text);
 const char *tpcq_dev_names(void);
 int tpcq_dev_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
 void tpcq_dev_close(const struct tpcq_params *p, struct tpcq_devctx *dc);
@@ -277,8 +281,41 @@ extern const struct tpcq_dev tpcq_dev_mlx5_hw;
 extern const struct tpcq_dev tpcq_dev_verbs_hw;
 int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 
+/*
+ * A traffic engine, like testpmd's forwarding engines: when the device side
+ * posts each completion. One file each (engine_*.c); the generator lcore
+ * (gen.c) runs the one --engine names.
+ */
+struct tpcq_engine {
+	const char *name;         /* --engine value */
+	const char *help;         /* for --help */
+	bool open_loop;           /* posts on a schedule: --rate, --pattern */
+	/* Completions it will post; 0: as many as --duration allows. */
+	uint64_t (*total)(const struct tpcq_params *p);
+	/*
+	 * The generator's loop, from TSC time start. Posts with tpcq_gen_post()
+	 * and returns 0, or the -errno of a failed post.
+	 */
+	int (*run)(struct tpcq_run *run, uint64_t start);
+};
+
+extern const struct tpcq_engine tpcq_engine_rate;
+extern const struct tpcq_engine tpcq_engine_pingpong;
+extern const struct tpcq_engine tpcq_engine_drain;
+
 /* gen.c */
+const struct tpcq_engine *tpcq_engine_find(const char *name);
+const struct tpcq_engine *tpcq_engine_default(void);
+const char *tpcq_engine_names(void);
+void tpcq_engine_usage(FILE *f);
 int tpcq_gen_main(void *arg);
+bool tpcq_gen_must_stop(const struct tpcq_run *run);
+/*
+ * Post completion seq of the schedule, retrying while the device is full
+ * (counted in overruns if count_full), then publish it in run->posted.
+ * Returns 0, 1 if told to stop while the device was full, or -errno.
+ */
+int tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full);
 
 /* poller.c */
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
@@ -301,6 +338,9 @@ const char *tpcq_arm_used(const struct tpcq_params *p,
 			  const struct tpcq_result *res);
 const char *tpcq_policy_used(const struct tpcq_params *p);
 double tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res);
+double tpcq_completions_per_s(const struct tpcq_result *res);
+/* The pattern the engine followed: "none" for the closed-loop ones. */
+void tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len);
 
 /* Room for the longest value: the device name, TPCQ_DEV_NAME_MAX. */
 #define TPCQ_FIELD_VAL_MAX 128

@@ -130,6 +130,9 @@ def check_result(res, expect):
     if res["completions"] <= 0 or res.get("order_errors", 0) != 0:
         print("bad delivery:", res["completions"], res.get("order_errors"))
         return 1
+    if res["completions"] != res["posted"]:
+        print("posted", res["posted"], "but received", res["completions"])
+        return 1
     # A group run (adaptive mode or several CQs) reports the group's counters.
     grouped = res["mode"] == "adaptive" or res["cqs"] > 1
     if grouped != (res["group"] is not None):
