@@ -195,7 +195,7 @@ void
 tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 {
 	struct group_poller gp = { .run = run, .res = res };
-	uint64_t wall0, wall1, cpu0, cpu1;
+	struct tpcq_clocks c0;
 	struct group_cq *gcs;
 	int r;
 
@@ -222,18 +222,11 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		}
 	}
 
-	wall0 = tpcq_now_ns(CLOCK_MONOTONIC);
-	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	tpcq_clocks_read(&c0, true);
 	r = run_group(&gp, gcs);
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
-	cpu1 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	wall1 = tpcq_now_ns(CLOCK_MONOTONIC);
-
-	res->wall_s = (double)(wall1 - wall0) / (double)TPCQ_NS_PER_S;
-	if (wall1 > wall0)
-		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
-			(double)(wall1 - wall0);
+	tpcq_poller_clocks(res, &c0);
 	cqpoll_group_stats_get(gp.g, &res->group);
 	stats_sum(run, &res->stats);
 	/* The group's sleeps are not the CQs' own: count both kinds of loss. */

@@ -75,6 +75,21 @@ tpcq_completions_per_s(const struct tpcq_result *res)
 	return res->wall_s > 0.0 ? (double)res->completions / res->wall_s : 0.0;
 }
 
+/*
+ * A single CQ's sleeps are its waits; a group sleeps on its own, its CQs
+ * never wait, and counts how each sleep ended.
+ */
+double
+tpcq_wakeups_per_s(const struct tpcq_result *res)
+{
+	const struct cqpoll_group_stats *g = &res->group;
+	uint64_t n;
+
+	n = res->grouped ? g->wakeups_event + g->wakeups_timeout +
+		g->wakeups_xthread : res->stats.waits;
+	return res->wall_s > 0.0 ? (double)n / res->wall_s : 0.0;
+}
+
 void
 tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len)
 {
@@ -228,6 +243,8 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "no_timestamp", res->no_timestamp);
 	U64(&b, "lost_wakeups", s->lost_wakeups);
 	DBL(&b, "cpu_pct", 3, res->cpu_pct);
+	DBL(&b, "cpu_pct_process", 3, res->cpu_pct_process);
+	DBL(&b, "wakeups_per_s", 1, tpcq_wakeups_per_s(res));
 	latency_fields(&b, res);
 	U64(&b, "arms", s->arms);
 	U64(&b, "missed_reports", s->missed_reports);

@@ -33,6 +33,26 @@ tpcq_now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * TPCQ_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The clocks of the poller's run: wall time, the poller thread's CPU time and
+ * the whole process's (generator and emulated devices included).
+ */
+struct tpcq_clocks {
+	uint64_t wall, thread, process;
+};
+
+/* Process first and last, so that its window holds the thread's. */
+static inline void
+tpcq_clocks_read(struct tpcq_clocks *c, bool start)
+{
+	if (start)
+		c->process = tpcq_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	c->wall = tpcq_now_ns(CLOCK_MONOTONIC);
+	c->thread = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (!start)
+		c->process = tpcq_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 /* Exit statuses, documented in --help. */
 #define TPCQ_EXIT_OK 0
 #define TPCQ_EXIT_FAIL 1  /* device error, or completions lost or out of order */
@@ -211,7 +231,8 @@ struct tpcq_result {
 	uint64_t missing;         /* posted but never received */
 	struct tpcq_hist *latency;
 	double wall_s;            /* poller, from start to the end of its drain */
-	double cpu_pct;
+	double cpu_pct;           /* poller thread CPU time / wall_s */
+	double cpu_pct_process;   /* process CPU time / wall_s: may exceed 100 */
 	double gen_s;
 	int error;                /* -errno of a failed library call, or 0 */
 	const char *error_call;   /* the call that failed */
@@ -321,6 +342,9 @@ int tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full);
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
 bool tpcq_poller_grouped(const struct tpcq_params *p);
 
+/* poller.c: the poller's clocks at its end, into res. */
+void tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *start);
+
 /* poller_group.c */
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
 
@@ -339,6 +363,8 @@ const char *tpcq_arm_used(const struct tpcq_params *p,
 const char *tpcq_policy_used(const struct tpcq_params *p);
 double tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res);
 double tpcq_completions_per_s(const struct tpcq_result *res);
+/* Sleeps of the poller that ended, per second of its run. */
+double tpcq_wakeups_per_s(const struct tpcq_result *res);
 /* The pattern the engine followed: "none" for the closed-loop ones. */
 void tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len);
 

@@ -26,7 +26,8 @@ import sys
 import tempfile
 
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
-            "events", "spurious_events", "cqs", "policy", "group"]
+            "events", "spurious_events", "cqs", "policy", "group",
+            "cpu_pct_process", "wakeups_per_s"]
 # In the order they must be: the maximum is the true one, not a bucket's.
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
 EXIT_USAGE = 2
@@ -141,6 +142,22 @@ def check_result(res, expect):
     if grouped and res["group"]["completions"] != res["completions"]:
         print("group completions", res["group"]["completions"], "differ from",
               res["completions"])
+        return 1
+    # The process's CPU time holds the poller thread's, over a wider window.
+    if res["cpu_pct_process"] < res["cpu_pct"]:
+        print("process CPU", res["cpu_pct_process"], "below the poller's",
+              res["cpu_pct"])
+        return 1
+    # Wake-ups: the ends of the poller's sleeps, none in poll mode.
+    g = res["group"]
+    sleeps = (g["wakeups_event"] + g["wakeups_timeout"] + g["wakeups_xthread"]
+              if grouped else res["waits"])
+    if res["mode"] == "poll" and sleeps != 0:
+        print("poll mode slept", sleeps, "times")
+        return 1
+    if abs(res["wakeups_per_s"] * res["poller_s"] - sleeps) > 1:
+        print("wakeups_per_s", res["wakeups_per_s"], "over", res["poller_s"],
+              "s is not the", sleeps, "wake-ups counted")
         return 1
     if expect == "--expect-no-lost" and res["lost_wakeups"] != 0:
         print("lost wake-ups:", res["lost_wakeups"])
