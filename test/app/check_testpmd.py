@@ -13,6 +13,9 @@ CHECK:
                   the JSON's top-level KEY must be VALUE (a number or string)
   --expect-positive=KEY
                   the JSON's top-level KEY must be a number > 0
+  --expect-csv-refused
+                  --csv=FILE where FILE has another header: exit 1 with a
+                  message, FILE unchanged
   --expect-usage-error=TEXT
                   the options are wrong: exit 2 with TEXT on stderr, no JSON
 The JSON file is added by this script; the keys checked are the ones the
@@ -51,6 +54,27 @@ def check_usage_error(exe, opts, text):
         print("crashed instead of refusing the options")
         return 1
     print("ok: refused with", repr(text))
+    return 0
+
+
+def check_csv_refused(exe, opts):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "other.csv")
+        other = "time,value\n1,2\n"
+        with open(path, "w") as f:
+            f.write(other)
+        run = run_app(exe, opts + ["--csv=" + path], capture=True)
+        print(run.stdout + run.stderr)
+        with open(path) as f:
+            after = f.read()
+    want = "exists with other columns"
+    if run.returncode != 1 or want not in run.stderr:
+        print("expected exit 1 and", repr(want), "got exit", run.returncode)
+        return 1
+    if after != other:
+        print("the other program's CSV was changed:", repr(after))
+        return 1
+    print("ok: a CSV with other columns is left alone")
     return 0
 
 
@@ -197,6 +221,8 @@ def main():
             values[k] = v
         elif c.startswith("--expect-positive="):
             positive.append(c.split("=", 1)[1])
+        elif c == "--expect-csv-refused":
+            return check_csv_refused(exe, opts)
         elif c.startswith("--expect-usage-error="):
             return check_usage_error(exe, opts, c.split("=", 1)[1])
         else:
