@@ -122,6 +122,7 @@ tpcq_gen_main(void *arg)
 	struct tpcq_run *run = arg;
 	struct cqpoll_group *g;
 	uint64_t start;
+	unsigned int k;
 
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
 		if (tpcq_gen_must_stop(run))
@@ -140,9 +141,11 @@ out:
 	 * end only at its safety-net timeout.
 	 */
 	__atomic_store_n(&run->gen_done, true, __ATOMIC_SEQ_CST);
-	g = __atomic_load_n(&run->group, __ATOMIC_SEQ_CST);
-	if (g != NULL)
-		cqpoll_group_wakeup(g);
+	for (k = 0; k < run->npollers; k++) {
+		g = __atomic_load_n(&run->groups[k], __ATOMIC_SEQ_CST);
+		if (g != NULL)
+			cqpoll_group_wakeup(g);
+	}
 	__atomic_store_n(&run->gen_left, true, __ATOMIC_RELEASE);
 	return run->gen_error;
 }

@@ -15,6 +15,22 @@ tpcq_hist_free(struct tpcq_hist *h)
 	free(h);
 }
 
+void
+tpcq_hist_merge(struct tpcq_hist *dst, const struct tpcq_hist *src)
+{
+	unsigned int i;
+
+	if (src->count == 0)
+		return;
+	if (dst->count == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	for (i = 0; i < TPCQ_HIST_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+}
+
 /* Middle of bucket @p idx: the inverse of tpcq_hist_index(). */
 static uint64_t
 bucket_mid(unsigned int idx)

@@ -34,6 +34,9 @@ struct tpcq_hist {
 struct tpcq_hist *tpcq_hist_create(void);
 void tpcq_hist_free(struct tpcq_hist *h);
 
+/* Adds @p src's samples to @p dst, as if they had been added there. */
+void tpcq_hist_merge(struct tpcq_hist *dst, const struct tpcq_hist *src);
+
 /* Value at quantile @p q in [0, 1]; 0 for an empty histogram. */
 uint64_t tpcq_hist_quantile(const struct tpcq_hist *h, double q);
 

@@ -218,10 +218,12 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	unsigned int worker, i;
 	int ret = TPCQ_EXIT_OK, r;
 
-	if (rte_lcore_count() < 2) {
-		fprintf(stderr, TPCQ_PROG ": needs 2 lcores (main: poller, worker: generator), "
-			"the EAL has %u; give at least two, e.g. -l 0-1 before '--'\n",
-			rte_lcore_count());
+	if (rte_lcore_count() < p->pollers + 1) {
+		fprintf(stderr, TPCQ_PROG ": needs %u lcores (%u poller%s, one "
+			"generator), the EAL has %u; give them before '--', e.g. "
+			"-l 0-%u, or --lcores='(0-%u)@(0,1)' to share two CPUs\n",
+			p->pollers + 1, p->pollers, p->pollers > 1 ? "s" : "",
+			rte_lcore_count(), p->pollers, p->pollers);
 		return TPCQ_EXIT_FAIL;
 	}
 	worker = rte_get_next_lcore(-1, 1, 0);
@@ -233,6 +235,8 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	tr.cq = dc->cq;
 	tr.dcs = dcs;
 	tr.ncqs = p->cqs;
+	tr.npollers = p->pollers;
+	tr.gen_lcore = worker;
 	tr.total = p->engine->total(p);
 	for (i = 0; i < p->cqs; i++)
 		dcs[i].consumed = &tr.consumed;

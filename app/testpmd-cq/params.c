@@ -45,6 +45,7 @@ enum {
 	OPT_CSV,
 	OPT_PATTERN,
 	OPT_ENGINE,
+	OPT_POLLERS,
 };
 
 static const struct option long_opts[] = {
@@ -74,6 +75,7 @@ static const struct option long_opts[] = {
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "pollers", required_argument, NULL, OPT_POLLERS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -149,10 +151,16 @@ usage(FILE *f, const char *prog)
 "                             gap between completions and the wake-up cost\n"
 "                             (keys mult, wake_us, min_spin_us, max_spin_us,\n"
 "                             probe_ms)\n"
-"  --cqs=N                    CQs of the device, 1..%d (default 1), all in\n"
-"                             the poller's group; the rate is spread round\n"
+"  --cqs=N                    CQs of the device, 1..%d (default 1), in the\n"
+"                             pollers' groups; the rate is spread round\n"
 "                             robin over them and each one's order is checked\n"
 "                             on its own. Emulated devices only for N > 1\n"
+"  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
+"                             --cqs: poller k runs a poll group of CQs k,\n"
+"                             k + N, ... on its own lcore (poller 0 on the\n"
+"                             main one). Needs N + 1 lcores: give them before\n"
+"                             '--', e.g. --lcores='(0-N)@(0,1)' on two CPUs.\n"
+"                             cpu_pct is then the pollers' sum\n"
 "  --transition=poll-and-arm|naive\n"
 "                             how the poller goes to sleep (default poll-and-arm):\n"
 "                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
@@ -234,7 +242,8 @@ usage(FILE *f, const char *prog)
 "Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
 "%d on a device or library error, a missing device, or completions lost,\n"
 "duplicated or out of order; %d on a bad option.\n",
-		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_ONOFF_US_MAX,
+		TPCQ_CQS_MAX, TPCQ_POLLERS_MAX, TPCQ_NAIVE_DELAY_NS_MAX,
+		TPCQ_ONOFF_US_MAX,
 		TPCQ_TIMEOUT_MS_MAX,
 		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX, TPCQ_EXIT_FAIL,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
@@ -397,6 +406,7 @@ defaults(struct tpcq_params *p)
 	p->timeout_ms = CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
 	p->burst = 32;
 	p->cqs = 1;
+	p->pollers = 1;
 }
 
 /*
@@ -520,6 +530,10 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
 			break;
+		case OPT_POLLERS:
+			r = parse_u64("pollers", optarg, 1, TPCQ_POLLERS_MAX, &v);
+			p->pollers = (unsigned int)v;
+			break;
 		case OPT_ENGINE:
 			p->engine = tpcq_engine_find(optarg);
 			if (p->engine == NULL)
@@ -583,6 +597,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			   "window (--mode=interrupt --transition=naive); use "
 			   "--fault-arm-delay to widen the others'");
 
+	if (p->pollers > p->cqs)
+		return bad("--pollers=%u: each poller needs a CQ of its own; give "
+			   "--cqs=%u or more", p->pollers, p->pollers);
 	r = check_group(p);
 	if (r != 0)
 		return r;

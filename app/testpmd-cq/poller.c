@@ -205,7 +205,7 @@ tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *c0)
 bool
 tpcq_poller_grouped(const struct tpcq_params *p)
 {
-	return p->mode == TPCQ_MODE_ADAPTIVE || p->cqs > 1;
+	return p->mode == TPCQ_MODE_ADAPTIVE || p->cqs > 1 || p->pollers > 1;
 }
 
 void

@@ -219,6 +219,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	STR(&b, "mode", tpcq_mode_name(p->mode));
 	STR(&b, "policy", tpcq_policy_used(p));
 	U32(&b, "cqs", p->cqs);
+	U32(&b, "pollers", p->pollers);
 	STR(&b, "transition", tpcq_transition_used(p));
 	U32(&b, "naive_delay_ns", p->naive_delay_ns);
 	STR(&b, "arm", tpcq_arm_used(p, res));

@@ -65,6 +65,8 @@ tpcq_clocks_read(struct tpcq_clocks *c, bool start)
 #define TPCQ_BURST_MAX 4096
 #define TPCQ_SIZE_MAX (1U << 24)
 #define TPCQ_CQS_MAX 4096
+/* Poller lcores, each with its group; the EAL has at most RTE_MAX_LCORE. */
+#define TPCQ_POLLERS_MAX 64
 /* cqpoll_group_conf::burst accepts 1 .. 1024. */
 #define TPCQ_GROUP_BURST_MAX 1024
 #define TPCQ_POLICY_DEFAULT "adaptive"
@@ -120,7 +122,8 @@ struct tpcq_params {
 	const struct tpcq_engine *engine;
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
-	unsigned int cqs;         /* CQs of the device, all in the poller's group */
+	unsigned int cqs;         /* CQs of the device, spread over the pollers */
+	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
 	const char *policy_args;  /* in policy, after ':'; NULL if none */
@@ -194,10 +197,13 @@ struct tpcq_run {
 	unsigned int ncqs;
 	uint64_t total;           /* completions the generator will post */
 	/*
-	 * The poller's group, NULL without one: the generator wakes it when done,
-	 * so a group asleep on idle CQs sees the end at once.
+	 * Each poller's group, NULL without one: the generator wakes them when
+	 * done, so a group asleep on idle CQs sees the end at once. Poller k
+	 * has CQs k, k + npollers, ...
 	 */
-	struct cqpoll_group *group;
+	struct cqpoll_group *groups[TPCQ_POLLERS_MAX];
+	unsigned int npollers;
+	unsigned int gen_lcore;   /* the generator's; pollers take the others */
 	/*
 	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
 	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
@@ -207,7 +213,8 @@ struct tpcq_run {
 	uint64_t post_ns_mask;
 
 	/* Poller to generator. */
-	bool start;               /* the poller is ready: begin the schedule */
+	unsigned int ready;       /* pollers ready; the last one sets start */
+	bool start;               /* the pollers are ready: begin the schedule */
 	bool stop;                /* give up posting (poller error or signal) */
 
 	/* Generator to poller; posted and gen_done are released after each post. */
@@ -218,7 +225,7 @@ struct tpcq_run {
 	bool gen_done;
 	bool gen_left;            /* done with group too: it may be destroyed */
 
-	/* Poller to generator: completions read, released after each burst. */
+	/* Pollers to generator: completions read, added after each burst. */
 	uint64_t consumed;
 };
 

@@ -18,6 +18,10 @@ CHECK:
                   message, FILE unchanged
   --expect-usage-error=TEXT
                   the options are wrong: exit 2 with TEXT on stderr, no JSON
+  --expect-error=TEXT
+                  the run cannot be made: exit 1 with TEXT on stderr
+  --lcores=N      give the EAL N lcores on (at most) the first two CPUs this
+                  process may use, for --pollers=N-1
 The JSON file is added by this script; the keys checked are the ones the
 README and the issues name.
 """
@@ -33,21 +37,32 @@ REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "cpu_pct_process", "wakeups_per_s"]
 # In the order they must be: the maximum is the true one, not a bucket's.
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
+EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 
-def run_app(exe, opts, capture=False):
-    cmd = [exe, "--"] + opts
+def eal_args(lcores):
+    """N lcores on two CPUs at most, as a 2-core machine has; else none."""
+    if lcores is None:
+        return []
+    cpus = sorted(os.sched_getaffinity(0))[:2]
+    return ["--lcores=(0-%d)@(%s)" % (lcores - 1, ",".join(map(str, cpus))),
+            "--no-pci", "--no-huge", "--no-shconf", "--no-telemetry",
+            "--log-level=lib.eal:error"]
+
+
+def run_app(exe, opts, capture=False, eal=()):
+    cmd = [exe] + list(eal) + ["--"] + opts
     print("$", " ".join(cmd), flush=True)
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, timeout=120,
                           capture_output=capture, text=True)
 
 
-def check_usage_error(exe, opts, text):
+def check_usage_error(exe, opts, text, code=EXIT_USAGE):
     run = run_app(exe, opts, capture=True)
     print(run.stdout + run.stderr)
-    if run.returncode != EXIT_USAGE or text not in run.stderr:
-        print("expected exit", EXIT_USAGE, "and", repr(text), "on stderr; got exit",
+    if run.returncode != code or text not in run.stderr:
+        print("expected exit", code, "and", repr(text), "on stderr; got exit",
               run.returncode)
         return 1
     if "Traceback" in run.stderr or "Sanitizer" in run.stderr:
@@ -159,7 +174,8 @@ def check_result(res, expect):
         print("posted", res["posted"], "but received", res["completions"])
         return 1
     # A group run (adaptive mode or several CQs) reports the group's counters.
-    grouped = res["mode"] == "adaptive" or res["cqs"] > 1
+    grouped = (res["mode"] == "adaptive" or res["cqs"] > 1 or
+               res["pollers"] > 1)
     if grouped != (res["group"] is not None):
         print("group stats", "missing" if grouped else "unexpected")
         return 1
@@ -210,7 +226,7 @@ def main():
         return 2
     sep = sys.argv.index("--", 2)
     exe, checks, opts = sys.argv[1], sys.argv[2:sep], sys.argv[sep + 1:]
-    expect, use_csv, values, positive = None, False, {}, []
+    expect, use_csv, values, positive, lcores = None, False, {}, [], None
     for c in checks:
         if c in ("--expect-lost", "--expect-no-lost"):
             expect = c
@@ -223,6 +239,10 @@ def main():
             positive.append(c.split("=", 1)[1])
         elif c == "--expect-csv-refused":
             return check_csv_refused(exe, opts)
+        elif c.startswith("--lcores="):
+            lcores = int(c.split("=", 1)[1])
+        elif c.startswith("--expect-error="):
+            return check_usage_error(exe, opts, c.split("=", 1)[1], EXIT_FAIL)
         elif c.startswith("--expect-usage-error="):
             return check_usage_error(exe, opts, c.split("=", 1)[1])
         else:
@@ -236,7 +256,7 @@ def main():
         table = os.path.join(tmp, "runs.csv")
         extra = ["--json=" + out] + (["--csv=" + table] if use_csv else [])
         for _ in range(2 if use_csv else 1):
-            run = run_app(exe, opts + extra)
+            run = run_app(exe, opts + extra, eal=eal_args(lcores))
             if run.returncode != 0:
                 print("testpmd-cq exited with", run.returncode)
                 return 1
