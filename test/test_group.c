@@ -551,6 +551,58 @@ test_shared_fd(void)
 	return TEST_SKIP;
 }
 
+/*
+ * Interrupt mode: a wake-up costs polls in proportion to the CQs with work,
+ * not to the group. 64 CQs, all armed and off the active list; one event:
+ * the wake polls that CQ, the next iteration polls and re-arms it alone.
+ * A group that polled (or poll-and-armed) every CQ would count >= 64 polls.
+ */
+static int
+test_wake_cost_follows_active(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					  .wait_timeout_ms = 1 };
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_cq *cq[64];
+	struct cqpoll_group *g;
+	unsigned int i;
+
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
+	for (i = 0; i < 64; i++) {
+		struct cqpoll_sw_conf sw = { .size = 64,
+			.arm = (enum cqpoll_arm_semantics)(i % 3) };
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "sw");
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], null_cb, NULL), 0);
+	}
+	/* Arm every CQ: the sleep ends by the 1 ms timeout. */
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	cqpoll_group_stats_get(g, &st);
+	TEST_ASSERT_EQ(st.sleeps, 1);
+	TEST_ASSERT_EQ(st.polls, 128);	/* 64 polls, 64 poll-and-arms */
+	for (i = 0; i < 3; i++) {
+		cqpoll_group_stats_reset(g);
+		c.wr_id = i;
+		/* An edge, a level and a report-missed CQ: every arm fires. */
+		TEST_ASSERT_EQ(cqpoll_sw_post(cq[40 + i], &c), 0);
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 1);	/* the wake */
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);	/* re-arm, sleep */
+		cqpoll_group_stats_get(g, &st);
+		TEST_ASSERT_EQ(st.completions, 1);
+		TEST_ASSERT_EQ(st.wakeups_event, 1);
+		TEST_ASSERT_EQ(st.lost_wakeups, 0);
+		TEST_ASSERT(st.polls <= 6, "%" PRIu64 " polls for one woken CQ of 64",
+			    st.polls);
+	}
+	cqpoll_group_destroy(g);
+	for (i = 0; i < 64; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_args),
 	TEST_CASE(test_add_remove),
@@ -564,6 +616,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_sleeps_only_when_all_armed),
 	TEST_CASE(test_naive_group_is_caught),
 	TEST_CASE(test_shared_fd),
+	TEST_CASE(test_wake_cost_follows_active),
 };
 
 TEST_MAIN("group", cases)

@@ -179,6 +179,7 @@ struct cqpoll_group_stats {
 	/**
 	 * Sleeps begun while some CQ held a completion with no event pending or
 	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
 	uint64_t busy_ns;         /**< Time in cqpoll_group_run_once() awake. */
