@@ -131,13 +131,21 @@ usage(FILE *f, const char *prog)
 "                             expects more work soon, then sleep (default\n"
 "                             interrupt). Adaptive mode, and every mode with\n"
 "                             --cqs > 1, runs on a cqpoll poll group\n"
-"  --policy=spin[:US]|adaptive[:key=value,...]\n"
+"  --policy=spin[:US]|adaptive[:key=value,...]|hybrid[:key=value,...]|\n"
+"          target-p99:US|latency-target[:key=value,...]\n"
 "                             adaptive mode only: when the group goes to\n"
 "                             sleep (default adaptive). spin:US polls US us\n"
 "                             after the last completion; adaptive learns the\n"
 "                             gap between completions and the wake-up cost\n"
 "                             (keys mult, wake_us, min_spin_us, max_spin_us,\n"
-"                             probe_ms)\n"
+"                             probe_ms); hybrid naps on a timer through\n"
+"                             predictable gaps, then polls, else acts as\n"
+"                             adaptive (keys cv_pct, nap_pct, min_nap_us,\n"
+"                             max_nap_us and adaptive's); target-p99:US\n"
+"                             spins as little as keeps the p99 completion\n"
+"                             latency within US us (latency-target keys\n"
+"                             p99_us, min_spin_us, max_spin_us, window,\n"
+"                             wake_us)\n"
 "  --cqs=N                    CQs of the device, 1..%d (default 1), all in\n"
 "                             the poller's group; the rate is spread round\n"
 "                             robin over them and each one's order is checked\n"
@@ -312,8 +320,10 @@ check_policy(struct tpcq_params *p)
 		p->policy = TPCQ_POLICY_DEFAULT;
 	p->policy_ops = cqpoll_policy_find(p->policy, &p->policy_args);
 	if (p->policy_ops == NULL || !policy_spec_plain(p->policy))
-		return bad("--policy: unknown policy '%s' (spin[:US] or "
-			   "adaptive[:key=value,...])", p->policy);
+		return bad("--policy: unknown policy '%s' (spin[:US], "
+			   "adaptive[:key=value,...], hybrid[:key=value,...], "
+			   "target-p99:US or latency-target[:key=value,...])",
+			   p->policy);
 	memset(&conf, 0, sizeof(conf));
 	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
 	conf.policy = p->policy_ops;

@@ -124,10 +124,75 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
 const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
 
 /**
+ * The hybrid policy, after io_uring's hybrid poll: when completions arrive at
+ * predictable intervals, it sleeps on a timer (clock_nanosleep, nothing
+ * armed) for part of the time left before the next one is due, then polls
+ * for it, so the arrival finds the group polling while most of the gap costs
+ * no CPU. When arrivals are not predictable the adaptive policy decides.
+ *
+ * A nap arms no CQ: completions that arrive during one wait in their CQ and
+ * are polled right after it, so a nap may delay a completion but never
+ * strands one. The nap happens inside the policy's decide() and is not cut
+ * short by cqpoll_group_stop(), cqpoll_group_set_mode() or
+ * cqpoll_group_wakeup(): max_nap_us bounds how late the group sees them. Nap
+ * time counts as busy time in cqpoll_group_stats::busy_ns, though the thread
+ * uses no CPU.
+ *
+ * Parameters, "hybrid[:key=value,...]":
+ *  - cv_pct=P: arrivals are predictable when the mean absolute deviation of
+ *    the gaps between them is at most P % of their mean gap (both learnt
+ *    online, EWMA weight 1/8); 0..100, default 10; 0 never naps.
+ *  - nap_pct=P: each nap sleeps P % of the time left before the earliest
+ *    likely arrival (mean gap less twice the deviation), less the timer's
+ *    overshoot learnt from earlier naps; 1..99, default 50 (io_uring's half).
+ *  - min_nap_us=US: shorter naps are not taken (default 10; at least 1).
+ *    A thread's timer slack (50 µs by default on Linux, prctl(2)
+ *    PR_SET_TIMERSLACK) is learnt as overshoot, so gaps much shorter than it
+ *    leave no room for a nap.
+ *  - max_nap_us=US: longest single nap (default 1000).
+ *  - any key of cqpoll_policy_adaptive(), for the unpredictable case.
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
+
+/**
+ * The latency-target policy: the user gives a p99 target for the latency of
+ * a completion (visible to handled), and the policy spins as little as meets
+ * it, measured online. Its knob is the spin budget, how long the group polls
+ * after the last completion before it sleeps.
+ *
+ * Every iteration that finds work is one latency sample: 0 if the group was
+ * polling, else the wake-up it waited for, as the group measured it
+ * (wake_cost(), devices that timestamp completions) or, when not measured,
+ * the estimate of the wake-up cost. Every @c window samples: more than
+ * window / 100 over the target doubles the budget (at least +1 µs); none over
+ * shrinks it by 1/8; anything else holds it.
+ *
+ * Parameters, "latency-target[:key=value,...]", or "target-p99:US" for the
+ * target alone:
+ *  - p99_us=US: the target (default 100).
+ *  - min_spin_us=US, max_spin_us=US: bounds of the budget (defaults 0 and
+ *    10000); the budget starts at the lower one.
+ *  - window=N: samples per control step, at least 100 (default 100).
+ *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_latency_target(void);
+
+/**
  * Find a built-in policy by name and split its parameters off a spec.
  *
  * @param spec
- *   "name" or "name:args", e.g. "spin:20" or "adaptive:mult=4".
+ *   "name" or "name:args", e.g. "spin:20", "adaptive:mult=4", "hybrid",
+ *   "latency-target:p99_us=50" or its short form "target-p99:50".
  * @param[out] args
  *   Set to the text after ':' in @p spec, or NULL if there is none.
  * @return
