@@ -321,12 +321,96 @@ test_epoll_cq(void)
 	return TEST_PASS;
 }
 
+static uint64_t group_seen;
+
+static void
+count_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	 void *arg)
+{
+	(void)cq;
+	(void)c;
+	(void)arg;
+	group_seen += n;
+}
+
+/*
+ * A whole poll group in the lcore's rte_epoll, next to a stand-in Rx
+ * interrupt fd: the group sleeps through cqpoll_group_sleep_prepare(), one
+ * rte_epoll_wait() covers its three CQs and the other fd, and
+ * cqpoll_group_sleep_finish() takes whatever woke.
+ */
+static int
+test_epoll_group(void)
+{
+	struct rte_epoll_event other = { .epdata = { .event = EPOLLIN } };
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_BUSY };
+	struct cqpoll_completion c = { .wr_id = 1 };
+	struct cqpoll_dpdk_epoll_cq *e;
+	struct cqpoll_group_stats st;
+	struct rte_epoll_event ev[4];
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq[3];
+	int efd, other_marker = 0;
+	uint64_t one = 1, v;
+	unsigned int i;
+
+	group_seen = 0;
+	errno = 0;
+	TEST_ASSERT(cqpoll_dpdk_epoll_add_group(RTE_EPOLL_PER_THREAD, NULL, NULL) == NULL &&
+		    errno == EINVAL, "NULL group");
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "group");
+	for (i = 0; i < 3; i++) {
+		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)i };
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "cq");
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], count_cb, NULL), 0);
+	}
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	TEST_ASSERT(efd >= 0, "eventfd");
+	other.epdata.data = &other_marker;
+	TEST_ASSERT_EQ(rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_ADD, efd, &other), 0);
+	e = cqpoll_dpdk_epoll_add_group(RTE_EPOLL_PER_THREAD, g, g);
+	TEST_ASSERT(e != NULL, "add: %s", strerror(errno));
+
+	for (i = 0; i < 3; i++) {
+		TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+		TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 0), 0);
+		TEST_ASSERT_EQ(cqpoll_sw_post(cq[i], &c), 0);
+		TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 1000), 1);
+		TEST_ASSERT(ev[0].epdata.data == g, "the group's event");
+		TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 1);
+	}
+	TEST_ASSERT_EQ(group_seen, 3);
+	/* The Rx stand-in wakes the same wait; the group finds nothing. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 1000), 1);
+	TEST_ASSERT(ev[0].epdata.data == &other_marker, "the other fd");
+	TEST_ASSERT_EQ(read(efd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 0);
+	cqpoll_group_stats_get(g, &st);
+	TEST_ASSERT_EQ(st.sleeps, 4);
+	TEST_ASSERT_EQ(st.wakeups_event, 3);
+	TEST_ASSERT_EQ(st.lost_wakeups, 0);
+
+	TEST_ASSERT_EQ(cqpoll_dpdk_epoll_del_cq(e), 0);
+	TEST_ASSERT_EQ(rte_epoll_ctl(RTE_EPOLL_PER_THREAD, EPOLL_CTL_DEL, efd, &other), 0);
+	close(efd);
+	cqpoll_group_destroy(g);
+	for (i = 0; i < 3; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_handoff_bad_args),
 	TEST_CASE(test_handoff_drop),
 	TEST_CASE(test_handoff_wait_worker),
 	TEST_CASE(test_group_on_lcore),
 	TEST_CASE(test_epoll_cq),
+	TEST_CASE(test_epoll_group),
 };
 
 /* The first two CPUs this process may use; one lcore each if there are two. */

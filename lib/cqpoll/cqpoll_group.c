@@ -281,7 +281,8 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 
 	if (g == NULL || cq == NULL || cb == NULL)
 		return -EINVAL;
-	if (g->in_callback)
+	/* An unarmed CQ joining a prepared sleep could strand its work. */
+	if (g->in_callback || g->sleeping)
 		return -EBUSY;
 	if (member_find(g, cq) >= 0)
 		return -EEXIST;

@@ -299,7 +299,8 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
  *   - -EEXIST: @p cq is already in the group.
- *   - -EBUSY: called from a callback of the group.
+ *   - -EBUSY: called from a callback of the group, or between
+ *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the
@@ -387,12 +388,82 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - > 0: busy: completions processed.
  *   - 0: idle: nothing processed (the call may have slept).
  *   - -EINVAL: @p g is NULL.
- *   - -EBUSY: called from a callback of the group.
+ *   - -EBUSY: called from a callback of the group, or between
+ *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
  *   - other < 0: -errno from a CQ (e.g. -EIO: overrun) or epoll_wait(2).
  *
  * Thread safety: one thread per group, the group's thread.
  */
 int cqpoll_group_run_once(struct cqpoll_group *g);
+
+/**
+ * The group's event fd, to wait for the group inside another event loop:
+ * an epoll fd over the CQs' event fds and the group's cross-thread eventfd,
+ * readable while any of them is. Register it (for input) in the other loop,
+ * e.g. DPDK's per-thread rte_epoll (see cqpoll_dpdk_epoll.h), and wait only
+ * between cqpoll_group_sleep_prepare() returning 0 and
+ * cqpoll_group_sleep_finish(). Never read it or wait on it otherwise.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   The fd (owned by the group, valid until cqpoll_group_destroy()), or
+ *   -EINVAL if @p g is NULL.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_event_fd(const struct cqpoll_group *g);
+
+/**
+ * First half of a sleep in an external event loop: run the group's
+ * transition (cqpoll_poll_and_arm() on every CQ that is not known to be
+ * armed), delivering what it finds.
+ *
+ * @code
+ * for (;;) {
+ *     if (cqpoll_group_run_once(g) > 0 || rx_burst(...) > 0)  // busy mode
+ *         continue;
+ *     if (cqpoll_group_sleep_prepare(g) != 0)  // found work: poll on
+ *         continue;
+ *     rte_eth_dev_rx_intr_enable(port, queue);
+ *     rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, n, timeout_ms);
+ *     cqpoll_group_sleep_finish(g);             // whatever woke us
+ * }
+ * @endcode
+ *
+ * @param g
+ *   The group, in any mode (the external loop decides when to sleep; run it
+ *   in busy mode so that cqpoll_group_run_once() never sleeps by itself).
+ * @return
+ *   - 0: every CQ is armed and empty: the caller may now block on
+ *     cqpoll_group_event_fd() (with a bounded timeout) and must then call
+ *     cqpoll_group_sleep_finish().
+ *   - > 0: completions delivered: do not sleep.
+ *   - -EINVAL: @p g is NULL.
+ *   - -EBUSY: called from a callback of the group.
+ *   - -EALREADY: a prepared sleep was not finished.
+ *   - other < 0: -errno from a CQ.
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
+
+/**
+ * Second half of a sleep in an external event loop, after the wait returned
+ * for any reason (a CQ event, another fd, a timeout): consume the events of
+ * the group's ready CQs and poll those CQs, as the group's own wake does.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   - >= 0: completions delivered.
+ *   - -EINVAL: @p g is NULL, or no sleep was prepared.
+ *   - -EBUSY: called from a callback of the group.
+ *   - other < 0: -errno from a CQ or epoll_wait(2).
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_sleep_finish(struct cqpoll_group *g);
 
 /**
  * Run iterations until cqpoll_group_stop() is called.

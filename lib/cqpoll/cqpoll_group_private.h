@@ -55,6 +55,9 @@ struct cqpoll_group {
 	uint32_t burst;
 	int wait_timeout_ms;
 	bool in_callback;
+	/* Between cqpoll_group_sleep_prepare() and _finish(), and since when. */
+	bool sleeping;
+	uint64_t t_sleep;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;

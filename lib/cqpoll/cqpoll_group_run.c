@@ -186,8 +186,21 @@ drain_wake_fd(struct cqpoll_group *g)
 		return;
 }
 
+/* Every CQ is armed and empty: the group goes to sleep, here or elsewhere. */
+static void
+begin_sleep(struct cqpoll_group *g)
+{
+	check_oracle(g);
+	cqpoll_stat_add(&g->stats.sleeps, 1);
+}
+
+/*
+ * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
+ * ready, after an external wait), then consume the ready CQs' events and
+ * poll those CQs.
+ */
 static int
-sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
+wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
@@ -195,14 +208,14 @@ sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
 	unsigned int j;
 	int r, k, i, total = 0;
 
-	check_oracle(g);
-	cqpoll_stat_add(&g->stats.sleeps, 1);
-	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, g->wait_timeout_ms);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
 	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (r == 0) {
-		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		/* After an external wait, nothing here: it woke for another fd. */
+		if (timeout_ms != 0)
+			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
 		return 0;
 	}
 	for (i = 0; i < r; i++) {
@@ -274,7 +287,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback)
+	if (g->in_callback || g->sleeping)
 		return -EBUSY;
 	t0 = cqpoll_now_ns();
 	cqpoll_stat_add(&g->stats.iterations, 1);
@@ -301,7 +314,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	r = transition(g);
 	if (r == 0) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		r = sleep_and_wake(g, cqpoll_now_ns());
+		begin_sleep(g);
+		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 	} else {
 		slept = 0;
@@ -330,4 +344,45 @@ cqpoll_group_run(struct cqpoll_group *g)
 	}
 	__atomic_store_n(&g->stop, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int
+cqpoll_group_event_fd(const struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	return g->epfd;
+}
+
+int
+cqpoll_group_sleep_prepare(struct cqpoll_group *g)
+{
+	int r;
+
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (g->sleeping)
+		return -EALREADY;
+	r = transition(g);
+	if (r != 0)
+		return r;
+	begin_sleep(g);
+	g->sleeping = true;
+	g->t_sleep = cqpoll_now_ns();
+	return 0;
+}
+
+int
+cqpoll_group_sleep_finish(struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (!g->sleeping)
+		return -EINVAL;
+	g->sleeping = false;
+	return wait_and_wake(g, g->t_sleep, 0);
 }

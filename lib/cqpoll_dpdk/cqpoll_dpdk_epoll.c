@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A CQ's event fd in an rte_epoll instance. DPDK keeps a pointer to the
+ * A CQ's or a poll group's event fd in an rte_epoll instance. DPDK keeps a pointer to the
  * rte_epoll_event as the epoll data, so it lives in a registration of its
  * own until the fd is removed.
  */
@@ -20,17 +20,13 @@ struct cqpoll_dpdk_epoll_cq {
 	int fd;
 };
 
-struct cqpoll_dpdk_epoll_cq *
-cqpoll_dpdk_epoll_add_cq(int epfd, struct cqpoll_cq *cq, void *data)
+/* @p fd: an event fd, or -errno from the call that should have given it. */
+static struct cqpoll_dpdk_epoll_cq *
+add_fd(int epfd, int fd, void *data)
 {
 	struct cqpoll_dpdk_epoll_cq *e;
-	int fd, err;
+	int err;
 
-	if (cq == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	fd = cqpoll_cq_event_fd(cq);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -54,6 +50,26 @@ cqpoll_dpdk_epoll_add_cq(int epfd, struct cqpoll_cq *cq, void *data)
 	/* rte_epoll_ctl() reports the instance it resolved -1 to. */
 	e->epfd = e->ev.epfd;
 	return e;
+}
+
+struct cqpoll_dpdk_epoll_cq *
+cqpoll_dpdk_epoll_add_cq(int epfd, struct cqpoll_cq *cq, void *data)
+{
+	if (cq == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return add_fd(epfd, cqpoll_cq_event_fd(cq), data);
+}
+
+struct cqpoll_dpdk_epoll_cq *
+cqpoll_dpdk_epoll_add_group(int epfd, struct cqpoll_group *g, void *data)
+{
+	if (g == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return add_fd(epfd, cqpoll_group_event_fd(g), data);
 }
 
 int

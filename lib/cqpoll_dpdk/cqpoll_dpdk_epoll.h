@@ -31,6 +31,7 @@
  */
 
 #include "cqpoll.h"
+#include "cqpoll_group.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +62,43 @@ struct cqpoll_dpdk_epoll_cq *
 cqpoll_dpdk_epoll_add_cq(int epfd, struct cqpoll_cq *cq, void *data);
 
 /**
- * Remove a CQ's event fd from the instance it was added to, and free the
+ * Add a poll group's event fd (cqpoll_group_event_fd()) to an rte_epoll
+ * instance, for input events, so that one rte_epoll_wait() covers every CQ
+ * of the group and, say, ethdev Rx interrupts. Wait on the instance only
+ * between cqpoll_group_sleep_prepare() returning 0 and
+ * cqpoll_group_sleep_finish(), which consumes the group's events; the
+ * entry is allocated on the calling lcore's NUMA socket.
+ * @code
+ * e = cqpoll_dpdk_epoll_add_group(RTE_EPOLL_PER_THREAD, g, g);
+ * for (;;) {
+ *     if (cqpoll_group_run_once(g) > 0 || rx_burst(...) > 0)
+ *         continue;                         // group in busy mode
+ *     if (cqpoll_group_sleep_prepare(g) != 0)
+ *         continue;                         // work found while arming
+ *     rte_eth_dev_rx_intr_enable(port, queue);
+ *     rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 8, 10);
+ *     rte_eth_dev_rx_intr_disable(port, queue);
+ *     cqpoll_group_sleep_finish(g);         // whatever woke the thread
+ * }
+ * @endcode
+ * @param epfd
+ *   The epoll instance, or RTE_EPOLL_PER_THREAD (-1) for the calling
+ *   thread's, which is then the thread that must wait on it.
+ * @param g
+ *   The group.
+ * @param data
+ *   Returned in rte_epoll_event::epdata.data of its events.
+ * @return
+ *   The registration (remove it with cqpoll_dpdk_epoll_del_cq()), or NULL
+ *   with errno set: EINVAL (NULL @p g), ENOMEM, EEXIST, or another errno of
+ *   rte_epoll_ctl() / epoll_ctl(2).
+ * Thread safety: the group's thread.
+ */
+struct cqpoll_dpdk_epoll_cq *
+cqpoll_dpdk_epoll_add_group(int epfd, struct cqpoll_group *g, void *data);
+
+/**
+ * Remove a CQ's (or a group's) event fd from the instance it was added to, and free the
  * registration. Events already returned by rte_epoll_wait() stay valid.
  *
  * @param e
