@@ -130,7 +130,12 @@ verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
 			res->no_timestamp);
 		ret = -1;
 	}
-	if (tpcq_interrupted()) {
+	/* An interactive run (-i) has no total: it runs until stopped. */
+	if (tpcq_interrupted() && tr->total == UINT64_MAX) {
+		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64
+			" completions\n", tr->posted);
+		ret = -1;
+	} else if (tpcq_interrupted()) {
 		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64 " of %"
 			PRIu64 " completions\n", tr->posted, tr->total);
 		ret = -1;
