@@ -46,6 +46,7 @@ struct tpcq_session {
 	unsigned int mode_changes;    /* applied live to the running group */
 	pthread_t poller;
 	pthread_mutex_t group_lock;   /* tr.group_lock */
+	bool ready;                   /* initialised: group_lock too */
 	/* Written by the poller thread before it polls (released by tr.start). */
 	clockid_t poller_clock;
 	uint64_t poller_start_ns;

@@ -108,6 +108,7 @@ tpcq_session_init(struct tpcq_session *s, const struct tpcq_params *p,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&s->group_lock, NULL);
+	s->ready = true;
 	return 0;
 }
 
@@ -118,6 +119,9 @@ tpcq_session_fini(struct tpcq_session *s)
 		tpcq_session_stop(s);
 	if (s->have_run)
 		tpcq_run_release(&s->tr, &s->res);
+	if (s->ready)
+		pthread_mutex_destroy(&s->group_lock);
+	s->ready = false;
 	tpcq_hist_free(s->base.latency);
 	tpcq_hist_free(s->last.latency);
 	tpcq_hist_free(s->now.latency);
