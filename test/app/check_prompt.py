@@ -9,8 +9,9 @@ script (help, set rate, set mode, start, show stats, stop, a bad and a good
 set policy, quit) and asserts on what it answers: completions counted while
 the run goes, no lost wake-up, the report at stop, the policy error, exit
 status 0 within a timeout. Through the terminal it also checks that TAB
-completes a command and a mode, and that Ctrl-D quits; through the pipe, that
-the end of input stops a running run, reports it and exits 0.
+completes a command and a mode, that quit during a run reports the run first,
+and that Ctrl-D quits; through the pipe, that the end of input stops a running
+run, reports it and exits 0.
 """
 import os
 import re
@@ -199,8 +200,13 @@ def tty_session(exe, opts):
         s.expect("interrupt ")
         must("mode interrupt" in s.command(""), "set mode after TAB failed")
         must("Command not found" not in s.seen, "a completed line was refused")
+        # quit while a run goes: the run is stopped and reported first.
+        must("started" in s.command("start"), "second start did not start")
+        mark = len(s.seen)
         s.send("quit\n")
         s.wait_exit()
+        must(re.search(r"^ posted\s*: [1-9]", s.seen[mark:], re.M) is not None,
+             "quit did not report the running run")
     finally:
         s.kill()
 
