@@ -35,7 +35,6 @@ struct res_words {
 	cmdline_fixed_string_t w2;
 };
 
-
 /*
  * cmdline writes its prompt as soon as a command returns: what the command
  * printed must be out by then.
@@ -65,12 +64,17 @@ static void
 show_stats(void)
 {
 	struct tpcq_session *s = session;
-	const struct tpcq_sample *b = &s->base, *l = &s->last;
+	const struct tpcq_sample *b = &s->base;
 	struct tpcq_sample *m = &s->now;
+	double since_last;
 	uint64_t win_ns;
 
 	tpcq_session_sample(s, m);
 	win_ns = m->ns - b->ns;
+	since_last = per_s(m->completions - s->last.completions,
+			   m->ns - s->last.ns);
+	/* The next "since the last show" starts here. */
+	tpcq_sample_copy(&s->last, m);
 	/* The window's samples: what was recorded since the base's snapshot. */
 	tpcq_hist_sub(m->latency, b->latency);
 	printf(" %s run on %s, mode %s, %.3f s counted%s\n",
@@ -80,8 +84,7 @@ show_stats(void)
 #define ROW(key, fmt, ...) printf(" %-20s: " fmt "\n", key, __VA_ARGS__)
 	ROW("completions", "%" PRIu64, m->completions - b->completions);
 	ROW("rate", "%.0f /s (%.0f /s since the last show)",
-	    per_s(m->completions - b->completions, win_ns),
-	    per_s(m->completions - l->completions, m->ns - l->ns));
+	    per_s(m->completions - b->completions, win_ns), since_last);
 	ROW("lost_wakeups", "%" PRIu64, m->lost_wakeups - b->lost_wakeups);
 	ROW("events", "%" PRIu64, m->events - b->events);
 	ROW("spurious_events", "%" PRIu64, m->spurious_events - b->spurious_events);
@@ -92,8 +95,6 @@ show_stats(void)
 	ROW("latency_p99_ns", "%" PRIu64, tpcq_hist_quantile(m->latency, 0.99));
 	ROW("latency_p99.9_ns", "%" PRIu64, tpcq_hist_quantile(m->latency, 0.999));
 #undef ROW
-	/* The next "since the last show" starts here; m's latency is a difference. */
-	tpcq_session_sample(s, &s->last);
 }
 
 static void
@@ -194,6 +195,9 @@ on_set_mode(void *parsed, struct cmdline *cl)
 	if (live == 1)
 		printf("mode %s: now, on the running poll group, and at the next "
 		       "start\n", r->w2);
+	else if (live == -EBUSY)
+		printf("mode %s: at the next start; the running group is draining "
+		       "after its end\n", r->w2);
 	else if (live < 0)
 		printf("mode %s: at the next start; the running group refused it: "
 		       "%s\n", r->w2, strerror(-live));

@@ -300,13 +300,14 @@ tpcq_session_sample(struct tpcq_session *s, struct tpcq_sample *m)
 
 /*
  * Returns 1 when the running poll group switched to mode, 0 when no run can
- * switch (none runs, or it polls one CQ in its own loop), or a -errno.
+ * switch (none runs, or it polls one CQ in its own loop), -EBUSY when the
+ * run is ending, or the -errno of cqpoll_group_set_mode().
  */
 int
 tpcq_session_mode_live(struct tpcq_session *s, enum tpcq_mode mode)
 {
 	struct cqpoll_group *g;
-	int r = 0;
+	int r = -EBUSY;
 
 	if (!s->running || !s->res.grouped)
 		return 0;
