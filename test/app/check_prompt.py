@@ -11,7 +11,8 @@ the run goes, no lost wake-up, the report at stop, the policy error, exit
 status 0 within a timeout. Through the terminal it also checks that TAB
 completes a command and a mode, that quit during a run reports the run first,
 and that Ctrl-D quits; through the pipe, that the end of input stops a running
-run, reports it and exits 0.
+run, reports it and exits 0; with two CQs on a poll group, that set mode
+switches the running group and clear stats restarts show stats only.
 """
 import os
 import re
@@ -194,6 +195,43 @@ def pipe_eof_session(exe, opts):
         s.kill()
 
 
+def wait_completions(s):
+    """show stats once completions were counted (see SHOW_RETRIES)."""
+    for _ in range(SHOW_RETRIES):
+        stats = s.command("show stats")
+        if field(stats, "completions") > 0:
+            return stats
+        time.sleep(0.5)
+    raise Failed("no completion counted while running")
+
+
+def pipe_group_session(exe, opts):
+    """Two CQs run on a poll group: set mode switches it live; clear stats."""
+    s = Session(exe, opts + ["--cqs=2"], tty=False)
+    try:
+        s.expect(PROMPT)
+        must("started" in s.command("start"), "start did not start")
+        wait_completions(s)
+        must("now, on the running poll group" in s.command("set mode poll"),
+             "set mode did not switch the running group")
+        must("cleared" in s.command("clear stats"), "clear stats refused")
+        time.sleep(0.3)
+        stats = wait_completions(s)
+        must("since 'clear stats'" in stats and "mode poll" in stats,
+             "show stats does not count from the clear, in the new mode")
+        report = s.command("stop")
+        must("mode changed 1 time" in report, "the live mode change is not reported")
+        must(re.search(r"^ mode\s*: poll$", report, re.M) is not None,
+             "the report does not show the mode set live")
+        must(field(report, "completions") > field(stats, "completions"),
+             "clear stats changed the report, or show stats did not restart")
+        must(field(report, "lost_wakeups") == 0, "lost wake-ups in the report")
+        s.send("quit\n")
+        s.wait_exit()
+    finally:
+        s.kill()
+
+
 def tty_session(exe, opts):
     s = Session(exe, opts, tty=True)
     try:
@@ -236,7 +274,7 @@ def main():
     exe, opts = sys.argv[1], sys.argv[2:]
     try:
         for run in [pipe_session, tty_session, pipe_eof_session,
-                    tty_ctrl_d_session]:
+                    tty_ctrl_d_session, pipe_group_session]:
             run(exe, opts)
             print("\nok:", run.__name__, flush=True)
     except Failed as e:
