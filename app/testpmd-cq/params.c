@@ -20,6 +20,7 @@
 
 enum {
 	OPT_HELP = 'h',
+	OPT_INTERACTIVE = 'i',
 	OPT_DEV = 256,
 	OPT_MODE,
 	OPT_RATE,
@@ -68,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "interactive", no_argument, NULL, OPT_INTERACTIVE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -133,7 +135,8 @@ usage(FILE *f, const char *prog)
 "                             --cqs > 1, runs on a cqpoll poll group\n"
 "  --policy=spin[:US]|adaptive[:key=value,...]|hybrid[:key=value,...]|\n"
 "          target-p99:US|latency-target[:key=value,...]\n"
-"                             adaptive mode only: when the group goes to\n"
+"                             adaptive mode only (with -i: any, for a later\n"
+"                             'set mode adaptive'): when the group goes to\n"
 "                             sleep (default adaptive). spin:US polls US us\n"
 "                             after the last completion; adaptive learns the\n"
 "                             gap between completions and the wake-up cost\n"
@@ -177,6 +180,9 @@ usage(FILE *f, const char *prog)
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
 "                             is tpcq<pid>, e.g. dpdk-telemetry.py -f tpcq<pid>\n"
+"  -i, --interactive          a prompt instead of one run: start, stop, show\n"
+"                             stats, set mode|policy|rate, help (runs last\n"
+"                             from start to stop: no --duration)\n"
 "  -h, --help                 show this help\n"
 "\n"
 "Fault injection (emulated devices, each the faults listed above; all off by\n"
@@ -309,56 +315,93 @@ policy_spec_plain(const char *s)
 	return true;
 }
 
-/* The policy's parameters are checked now, not after the EAL started. */
-static int
-check_policy(struct tpcq_params *p)
+/*
+ * Make spec, which must outlive p, p's policy. The parameters are checked
+ * now, not after the EAL started (or at the prompt's next start). Returns 0,
+ * or -EINVAL with why filled.
+ */
+int
+tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		   size_t len)
 {
+	const struct cqpoll_policy_ops *ops;
 	struct cqpoll_group_conf conf;
 	struct cqpoll_group *g;
+	const char *args;
 
-	if (p->policy == NULL)
-		p->policy = TPCQ_POLICY_DEFAULT;
-	p->policy_ops = cqpoll_policy_find(p->policy, &p->policy_args);
-	if (p->policy_ops == NULL || !policy_spec_plain(p->policy))
-		return bad("--policy: unknown policy '%s' (spin[:US], "
-			   "adaptive[:key=value,...], hybrid[:key=value,...], "
-			   "target-p99:US or latency-target[:key=value,...])",
-			   p->policy);
+	ops = cqpoll_policy_find(spec, &args);
+	if (ops == NULL || !policy_spec_plain(spec)) {
+		snprintf(why, len, "--policy: unknown policy '%s' (spin[:US], "
+			 "adaptive[:key=value,...], hybrid[:key=value,...], "
+			 "target-p99:US or latency-target[:key=value,...])", spec);
+		return -EINVAL;
+	}
 	memset(&conf, 0, sizeof(conf));
 	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
-	conf.policy = p->policy_ops;
-	conf.policy_args = p->policy_args;
+	conf.policy = ops;
+	conf.policy_args = args;
 	errno = 0;
 	g = cqpoll_group_create(&conf);
-	if (g == NULL && errno == EINVAL)
-		return bad("--policy: bad parameters in '%s'", p->policy);
+	if (g == NULL && errno == EINVAL) {
+		snprintf(why, len, "--policy: bad parameters in '%s'", spec);
+		return -EINVAL;
+	}
 	cqpoll_group_destroy(g);
+	p->policy = spec;
+	p->policy_ops = ops;
+	p->policy_args = args;
 	return 0;
 }
 
-/* What the poll group (adaptive mode, or more than one CQ) does not do. */
-static int
-check_group(struct tpcq_params *p)
+/*
+ * What the poll group (adaptive mode, or more than one CQ) does not do: the
+ * rules of every run, from the options or from the prompt. Returns 0, or
+ * -EINVAL with why filled.
+ */
+int
+tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len)
 {
-	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE)
-		return bad("--policy: only the adaptive mode has a policy "
-			   "(--mode=adaptive)");
-	if (p->mode == TPCQ_MODE_ADAPTIVE) {
-		int r = check_policy(p);
+	int r;
 
+	if (p->mode == TPCQ_MODE_ADAPTIVE) {
+		r = tpcq_params_policy(p, p->policy != NULL ? p->policy :
+				       TPCQ_POLICY_DEFAULT, why, len);
 		if (r != 0)
 			return r;
 	}
 	if (p->transition == TPCQ_TRANSITION_NAIVE &&
-	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE))
-		return bad("--transition=naive: the negative control runs on one "
-			   "CQ in interrupt mode only (--cqs=1 --mode=interrupt); "
-			   "the poll group always uses its poll-and-arm transition");
+	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE)) {
+		snprintf(why, len, "--transition=naive: the negative control runs "
+			 "on one CQ in interrupt mode only (--cqs=1 "
+			 "--mode=interrupt); the poll group always uses its "
+			 "poll-and-arm transition");
+		return -EINVAL;
+	}
 	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
-	    p->burst > TPCQ_GROUP_BURST_MAX)
-		return bad("--burst=%u: the poll group (--cqs > 1 or "
-			   "--mode=adaptive) reads at most %d per poll",
-			   p->burst, TPCQ_GROUP_BURST_MAX);
+	    p->burst > TPCQ_GROUP_BURST_MAX) {
+		snprintf(why, len, "--burst=%u: the poll group (--cqs > 1 or "
+			 "--mode=adaptive) reads at most %d per poll",
+			 p->burst, TPCQ_GROUP_BURST_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
+static int
+check_group(struct tpcq_params *p)
+{
+	char why[512];
+
+	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE &&
+	    !p->interactive)
+		return bad("--policy: only the adaptive mode has a policy "
+			   "(--mode=adaptive)");
+	if (p->policy != NULL && tpcq_params_policy(p, p->policy, why,
+						    sizeof(why)) != 0)
+		return bad("%s", why);
+	if (tpcq_params_check_run(p, why, sizeof(why)) != 0)
+		return bad("%s", why);
 	return 0;
 }
 
@@ -383,7 +426,7 @@ defaults(struct tpcq_params *p)
 int
 tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 {
-	bool arm_given = false, dev_given = false;
+	bool arm_given = false, dev_given = false, duration_given = false;
 	int32_t fault_pct = -1;
 	unsigned int u = 0;
 	char why[512];
@@ -393,7 +436,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	defaults(p);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hi", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_HELP:
 			usage(stdout, argv[0]);
@@ -431,6 +474,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u64("rate", optarg, 1, TPCQ_RATE_MAX, &p->rate);
 			break;
 		case OPT_DURATION:
+			duration_given = true;
 			r = parse_duration(optarg, &p->duration_s);
 			break;
 		case OPT_TIMEOUT_MS:
@@ -490,6 +534,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_TELEMETRY:
 			p->telemetry = true;
 			break;
+		case OPT_INTERACTIVE:
+			p->interactive = true;
+			break;
 		case OPT_JSON:
 			if (*optarg == '\0')
 				r = bad("--json: empty file name");
@@ -525,6 +572,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->faults.visibility_delay_ns != 0)
 		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
 
+	if (p->interactive && duration_given)
+		return bad("--duration: in interactive mode (-i) a run lasts from "
+			   "'start' to 'stop'");
 	if (p->rate * p->duration_s < 1.0)
 		return bad("--rate x --duration gives no completion to post");
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||

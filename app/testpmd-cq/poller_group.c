@@ -56,8 +56,8 @@ fail(struct tpcq_result *res, const char *call, int err)
 	return err;
 }
 
-static enum cqpoll_group_mode
-group_mode(enum tpcq_mode mode)
+enum cqpoll_group_mode
+tpcq_group_mode(enum tpcq_mode mode)
 {
 	if (mode == TPCQ_MODE_POLL)
 		return CQPOLL_GROUP_MODE_BUSY;
@@ -70,7 +70,7 @@ static struct cqpoll_group *
 group_create(const struct tpcq_params *p)
 {
 	struct cqpoll_group_conf conf = {
-		.mode = group_mode(p->mode),
+		.mode = tpcq_group_mode(p->mode),
 		.policy = p->policy_ops,
 		.policy_args = p->policy_args,
 		.wait_timeout_ms = (uint32_t)p->timeout_ms,
@@ -167,8 +167,8 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 }
 
 /* Per-CQ counters summed: the group's CQs are one device's, alike. */
-static void
-stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
+void
+tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
 {
 	struct cqpoll_cq_stats s;
 	unsigned int k;
@@ -235,13 +235,18 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
 			(double)(wall1 - wall0);
 	cqpoll_group_stats_get(gp.g, &res->group);
-	stats_sum(run, &res->stats);
+	tpcq_cq_stats_sum(run, &res->stats);
 	/* The group's sleeps are not the CQs' own: count both kinds of loss. */
 	res->stats.lost_wakeups += res->group.lost_wakeups;
 
 	/* The generator may still be waking the group: wait until it left. */
 	while (!__atomic_load_n(&run->gen_left, __ATOMIC_ACQUIRE))
 		rte_pause();
+	if (run->group_lock != NULL)
+		pthread_mutex_lock(run->group_lock);
+	__atomic_store_n(&run->group, NULL, __ATOMIC_SEQ_CST);
+	if (run->group_lock != NULL)
+		pthread_mutex_unlock(run->group_lock);
 	if (run->params->telemetry)
 		cqpoll_dpdk_telemetry_unregister_group(GROUP_TELEMETRY_NAME);
 	cqpoll_group_destroy(gp.g);

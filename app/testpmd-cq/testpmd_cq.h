@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -103,6 +104,7 @@ struct tpcq_params {
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
+	bool interactive;         /* -i: runs start and stop at the prompt */
 };
 
 /* What every completion must carry; the poller counts the others as bad. */
@@ -164,6 +166,11 @@ struct tpcq_run {
 	 */
 	struct cqpoll_group *group;
 	/*
+	 * Held by the poller to clear group before destroying it, and by other
+	 * threads (the prompt) while they use group; NULL when none does.
+	 */
+	pthread_mutex_t *group_lock;
+	/*
 	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
 	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
 	 * NULL when the device's timestamps give the latency.
@@ -220,6 +227,9 @@ void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 
 /* params.c */
 int tpcq_params_parse(int argc, char **argv, struct tpcq_params *p);
+int tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		       size_t len);
+int tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len);
 const char *tpcq_mode_name(enum tpcq_mode mode);
 const char *tpcq_transition_name(enum tpcq_transition t);
 
@@ -251,6 +261,8 @@ bool tpcq_poller_grouped(const struct tpcq_params *p);
 
 /* poller_group.c */
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
+void tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum);
+enum cqpoll_group_mode tpcq_group_mode(enum tpcq_mode mode);
 
 /* report.c */
 void tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
@@ -260,5 +272,17 @@ int tpcq_report_json(const char *path, const struct tpcq_params *p,
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);
+
+/* main.c: the steps of one run, shared with the prompt. */
+int tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
+		     const struct tpcq_params *p, struct tpcq_devctx *dcs,
+		     uint64_t total);
+void tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res);
+int tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
+		    const struct tpcq_result *res);
+void tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res);
+
+/* prompt.c: the interactive session (-i). */
+int tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs);
 
 #endif /* TESTPMD_CQ_H */
