@@ -8,11 +8,18 @@
  * Checked: every completion delivered exactly once and in order per CQ, and
  * no lost wake-up by the device oracle, over --transitions sleeps.
  *
+ * With --arm=level|edge|report-missed every CQ has that arm semantics (the
+ * default mixes the three). With --churn the group's thread removes a random
+ * CQ now and then and adds it back some iterations later, while its
+ * producer keeps posting: what was posted meanwhile must still arrive, once
+ * and in order.
+ *
  * With --naive the consumer runs the naive group transition instead (arm
  * every CQ, re-poll only the first), and with --expect-lost the test passes
  * only if the oracle catches it: the negative control.
  *
- * Usage: test_stress_group [--cqs=N] [--transitions=N] [--naive --expect-lost]
+ * Usage: test_stress_group [--cqs=N] [--transitions=N] [--arm=SEM] [--churn]
+ *                          [--naive --expect-lost]
  */
 
 #include <getopt.h>
@@ -29,7 +36,8 @@
 static uint64_t consumed;
 static unsigned int ncqs = 4;
 static uint64_t transitions = 200000;
-static int naive, expect_lost;
+static int naive, expect_lost, churn;
+static int arm = -1; /* -1: mixed */
 
 struct mode_changer {
 	struct cqpoll_group *g;
@@ -63,6 +71,47 @@ run_thread(void *arg)
 	return (void *)(intptr_t)cqpoll_group_run(arg);
 }
 
+/* The group's own loop with membership churn: only its thread may churn. */
+struct churner {
+	struct cqpoll_group *g;
+	struct cqpoll_cq **cq;
+	struct tg_rx *rx;
+	int stop;
+	uint64_t removals;
+};
+
+static void *
+churn_thread(void *arg)
+{
+	struct churner *ch = arg;
+	uint64_t rng = 0x5eed5eed5eedull, back_at = 0, it = 0;
+	int out = -1, r;
+
+	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE)) {
+		r = cqpoll_group_run_once(ch->g);
+		if (r < 0)
+			return (void *)(intptr_t)r;
+		it++;
+		if (out >= 0 && it >= back_at) {
+			r = cqpoll_group_add(ch->g, ch->cq[out], tg_cb, &ch->rx[out]);
+			if (r != 0)
+				return (void *)(intptr_t)r;
+			out = -1;
+		} else if (out < 0 && tg_rnd(&rng) % 512 == 0) {
+			out = (int)(tg_rnd(&rng) % ncqs);
+			r = cqpoll_group_remove(ch->g, ch->cq[out]);
+			if (r != 0)
+				return (void *)(intptr_t)r;
+			ch->removals++;
+			back_at = it + 1 + tg_rnd(&rng) % 8;
+		}
+	}
+	if (out >= 0)
+		return (void *)(intptr_t)cqpoll_group_add(ch->g, ch->cq[out], tg_cb,
+							 &ch->rx[out]);
+	return NULL;
+}
+
 static int
 check_delivery(struct tg_prod *prod, struct tg_rx *rx)
 {
@@ -86,6 +135,7 @@ test_stress_group(void)
 	struct tg_rx rx[TG_MAX_CQS];
 	struct cqpoll_group_stats st;
 	struct mode_changer mc = { 0 };
+	struct churner ch = { 0 };
 	struct tg_prod prod;
 	struct cqpoll_group *g;
 	pthread_t pt, gt, mt;
@@ -102,7 +152,8 @@ test_stress_group(void)
 		struct cqpoll_sw_conf sw = {
 			.size = 256,
 			/* The negative control needs windows to fall in: edge, wide. */
-			.arm = naive ? CQPOLL_ARM_EDGE :
+			.arm = naive ? CQPOLL_ARM_EDGE : arm >= 0 ?
+				(enum cqpoll_arm_semantics)arm :
 				(enum cqpoll_arm_semantics)(i % 3),
 			.faults = {
 				.visibility_delay_ns = 1000, .visibility_delay_pct = 20,
@@ -133,7 +184,10 @@ test_stress_group(void)
 			sleeps += r == 0;
 		}
 	} else {
-		TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
+		ch = (struct churner){ .g = g, .cq = cq, .rx = rx };
+		TEST_ASSERT_EQ(pthread_create(&gt, NULL,
+					      churn ? churn_thread : run_thread,
+					      churn ? (void *)&ch : (void *)g), 0);
 		TEST_ASSERT_EQ(pthread_create(&mt, NULL, mode_changer_thread, &mc), 0);
 		do {
 			usleep(10000);
@@ -145,9 +199,11 @@ test_stress_group(void)
 	__atomic_store_n(&prod.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(pt, NULL);
 	if (!naive) {
+		__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 		TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
 		pthread_join(gt, &ret);
 		TEST_ASSERT_EQ((intptr_t)ret, 0);
+		TEST_ASSERT_EQ(cqpoll_group_count(g), (int)ncqs);
 	}
 	/* Everything posted is in the CQs: drain in busy mode. */
 	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY), 0);
@@ -163,11 +219,11 @@ test_stress_group(void)
 	       " sleeps=%" PRIu64 " transitions=%" PRIu64 " lost_oracle=%" PRIu64
 	       " wake_event=%" PRIu64 " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64
 	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
-	       " elapsed_ms=%" PRIu64 "\n",
+	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 "\n",
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
-	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000);
+	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000, ch.removals);
 	if (check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(consumed, prod.posted_total);
@@ -179,6 +235,9 @@ test_stress_group(void)
 		TEST_ASSERT(st.sleeps >= transitions || st.sleeps >= 10000,
 			    "only %" PRIu64 " transitions", st.sleeps);
 		TEST_ASSERT(mc.changes > 0, "no mode change");
+		if (churn)
+			TEST_ASSERT(ch.removals > 100, "%" PRIu64 " removals",
+				    ch.removals);
 	}
 	cqpoll_group_destroy(g);
 	for (i = 0; i < ncqs; i++)
@@ -198,6 +257,8 @@ main(int argc, char **argv)
 		{ "transitions", required_argument, NULL, 't' },
 		{ "naive", no_argument, NULL, 'n' },
 		{ "expect-lost", no_argument, NULL, 'e' },
+		{ "arm", required_argument, NULL, 'a' },
+		{ "churn", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -215,6 +276,19 @@ main(int argc, char **argv)
 			break;
 		case 'e':
 			expect_lost = 1;
+			break;
+		case 'a': {
+			enum cqpoll_arm_semantics a;
+
+			if (cqpoll_arm_semantics_parse(optarg, &a) != 0) {
+				fprintf(stderr, "bad --arm=%s\n", optarg);
+				return TEST_FAIL;
+			}
+			arm = (int)a;
+			break;
+		}
+		case 'r':
+			churn = 1;
 			break;
 		default:
 			return TEST_FAIL;

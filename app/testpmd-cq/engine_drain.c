@@ -22,8 +22,7 @@ drain_run(struct tpcq_run *run, uint64_t start)
 	uint64_t seq, end;
 	int r;
 
-	end = start + (uint64_t)(run->params->duration_s *
-				 (double)rte_get_tsc_hz());
+	end = tpcq_gen_end(run, start);
 	for (seq = 0; rte_rdtsc() < end; seq++) {
 		/* A full CQ is this engine's steady state, not an overrun. */
 		r = tpcq_gen_post(run, seq, false);

@@ -40,13 +40,15 @@ pingpong_run(struct tpcq_run *run, uint64_t start)
 	uint64_t hz = rte_get_tsc_hz(), seq, end;
 	int r;
 
-	end = start + (uint64_t)(run->params->duration_s * (double)hz);
+	end = tpcq_gen_end(run, start);
 	for (seq = 0; rte_rdtsc() < end; seq++) {
 		/* One outstanding: the CQ is never full; count it if it is. */
 		r = tpcq_gen_post(run, seq, true);
 		if (r != 0)
 			return r < 0 ? r : 0;
-		if (!wait_consumed(run, seq, end + ECHO_GRACE_S * hz))
+		/* Saturated: an endless run (-i) waits until told to stop. */
+		if (!wait_consumed(run, seq, end > UINT64_MAX - ECHO_GRACE_S * hz ?
+				   UINT64_MAX : end + ECHO_GRACE_S * hz))
 			break;
 	}
 	return 0;

@@ -116,6 +116,15 @@ tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 	return 0;
 }
 
+uint64_t
+tpcq_gen_end(const struct tpcq_run *run, uint64_t start)
+{
+	if (run->total == UINT64_MAX)
+		return UINT64_MAX;
+	return start + (uint64_t)(run->params->duration_s *
+				  (double)rte_get_tsc_hz());
+}
+
 int
 tpcq_gen_main(void *arg)
 {

@@ -20,6 +20,7 @@
 
 enum {
 	OPT_HELP = 'h',
+	OPT_INTERACTIVE = 'i',
 	OPT_DEV = 256,
 	OPT_MODE,
 	OPT_RATE,
@@ -76,6 +77,7 @@ static const struct option long_opts[] = {
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "pollers", required_argument, NULL, OPT_POLLERS },
+	{ "interactive", no_argument, NULL, OPT_INTERACTIVE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -144,13 +146,22 @@ usage(FILE *f, const char *prog)
 "                             expects more work soon, then sleep (default\n"
 "                             interrupt). Adaptive mode, and every mode with\n"
 "                             --cqs > 1, runs on a cqpoll poll group\n"
-"  --policy=spin[:US]|adaptive[:key=value,...]\n"
-"                             adaptive mode only: when the group goes to\n"
+"  --policy=spin[:US]|adaptive[:key=value,...]|hybrid[:key=value,...]|\n"
+"          target-p99:US|latency-target[:key=value,...]\n"
+"                             adaptive mode only (with -i: any, for a later\n"
+"                             'set mode adaptive'): when the group goes to\n"
 "                             sleep (default adaptive). spin:US polls US us\n"
 "                             after the last completion; adaptive learns the\n"
 "                             gap between completions and the wake-up cost\n"
 "                             (keys mult, wake_us, min_spin_us, max_spin_us,\n"
-"                             probe_ms)\n"
+"                             probe_ms); hybrid naps on a timer through\n"
+"                             predictable gaps, then polls, else acts as\n"
+"                             adaptive (keys cv_pct, nap_pct, min_nap_us,\n"
+"                             max_nap_us and adaptive's); target-p99:US\n"
+"                             spins as little as keeps the p99 completion\n"
+"                             latency within US us (latency-target keys\n"
+"                             p99_us, min_spin_us, max_spin_us, window,\n"
+"                             wake_us)\n"
 "  --cqs=N                    CQs of the device, 1..%d (default 1), in the\n"
 "                             pollers' groups; the rate is spread round\n"
 "                             robin over them and each one's order is checked\n"
@@ -206,6 +217,9 @@ usage(FILE *f, const char *prog)
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
 "                             is tpcq<pid>, e.g. dpdk-telemetry.py -f tpcq<pid>\n"
+"  -i, --interactive          a prompt instead of one run: start, stop, show\n"
+"                             stats, set mode|policy|rate, help (runs last\n"
+"                             from start to stop: no --duration)\n"
 "  -h, --help                 show this help\n"
 "\n"
 "Fault injection (emulated devices, each the faults listed above; all off by\n"
@@ -342,54 +356,93 @@ policy_spec_plain(const char *s)
 	return true;
 }
 
-/* The policy's parameters are checked now, not after the EAL started. */
-static int
-check_policy(struct tpcq_params *p)
+/*
+ * Make spec, which must outlive p, p's policy. The parameters are checked
+ * now, not after the EAL started (or at the prompt's next start). Returns 0,
+ * or -EINVAL with why filled.
+ */
+int
+tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		   size_t len)
 {
+	const struct cqpoll_policy_ops *ops;
 	struct cqpoll_group_conf conf;
 	struct cqpoll_group *g;
+	const char *args;
 
-	if (p->policy == NULL)
-		p->policy = TPCQ_POLICY_DEFAULT;
-	p->policy_ops = cqpoll_policy_find(p->policy, &p->policy_args);
-	if (p->policy_ops == NULL || !policy_spec_plain(p->policy))
-		return bad("--policy: unknown policy '%s' (spin[:US] or "
-			   "adaptive[:key=value,...])", p->policy);
+	ops = cqpoll_policy_find(spec, &args);
+	if (ops == NULL || !policy_spec_plain(spec)) {
+		snprintf(why, len, "--policy: unknown policy '%s' (spin[:US], "
+			 "adaptive[:key=value,...], hybrid[:key=value,...], "
+			 "target-p99:US or latency-target[:key=value,...])", spec);
+		return -EINVAL;
+	}
 	memset(&conf, 0, sizeof(conf));
 	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
-	conf.policy = p->policy_ops;
-	conf.policy_args = p->policy_args;
+	conf.policy = ops;
+	conf.policy_args = args;
 	errno = 0;
 	g = cqpoll_group_create(&conf);
-	if (g == NULL && errno == EINVAL)
-		return bad("--policy: bad parameters in '%s'", p->policy);
+	if (g == NULL && errno == EINVAL) {
+		snprintf(why, len, "--policy: bad parameters in '%s'", spec);
+		return -EINVAL;
+	}
 	cqpoll_group_destroy(g);
+	p->policy = spec;
+	p->policy_ops = ops;
+	p->policy_args = args;
 	return 0;
 }
 
-/* What the poll group (adaptive mode, or more than one CQ) does not do. */
-static int
-check_group(struct tpcq_params *p)
+/*
+ * What the poll group (adaptive mode, or more than one CQ) does not do: the
+ * rules of every run, from the options or from the prompt. Returns 0, or
+ * -EINVAL with why filled.
+ */
+int
+tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len)
 {
-	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE)
-		return bad("--policy: only the adaptive mode has a policy "
-			   "(--mode=adaptive)");
-	if (p->mode == TPCQ_MODE_ADAPTIVE) {
-		int r = check_policy(p);
+	int r;
 
+	if (p->mode == TPCQ_MODE_ADAPTIVE) {
+		r = tpcq_params_policy(p, p->policy != NULL ? p->policy :
+				       TPCQ_POLICY_DEFAULT, why, len);
 		if (r != 0)
 			return r;
 	}
 	if (p->transition == TPCQ_TRANSITION_NAIVE &&
-	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE))
-		return bad("--transition=naive: the negative control runs on one "
-			   "CQ in interrupt mode only (--cqs=1 --mode=interrupt); "
-			   "the poll group always uses its poll-and-arm transition");
+	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE)) {
+		snprintf(why, len, "--transition=naive: the negative control runs "
+			 "on one CQ in interrupt mode only (--cqs=1 "
+			 "--mode=interrupt); the poll group always uses its "
+			 "poll-and-arm transition");
+		return -EINVAL;
+	}
 	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
-	    p->burst > TPCQ_GROUP_BURST_MAX)
-		return bad("--burst=%u: the poll group (--cqs > 1 or "
-			   "--mode=adaptive) reads at most %d per poll",
-			   p->burst, TPCQ_GROUP_BURST_MAX);
+	    p->burst > TPCQ_GROUP_BURST_MAX) {
+		snprintf(why, len, "--burst=%u: the poll group (--cqs > 1 or "
+			 "--mode=adaptive) reads at most %d per poll",
+			 p->burst, TPCQ_GROUP_BURST_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
+static int
+check_group(struct tpcq_params *p)
+{
+	char why[512];
+
+	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE &&
+	    !p->interactive)
+		return bad("--policy: only the adaptive mode has a policy "
+			   "(--mode=adaptive)");
+	if (p->policy != NULL && tpcq_params_policy(p, p->policy, why,
+						    sizeof(why)) != 0)
+		return bad("%s", why);
+	if (tpcq_params_check_run(p, why, sizeof(why)) != 0)
+		return bad("%s", why);
 	return 0;
 }
 
@@ -417,7 +470,7 @@ int
 tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 {
 	bool arm_given = false, dev_given = false, rate_given = false;
-	bool pattern_given = false;
+	bool pattern_given = false, duration_given = false;
 	int32_t fault_pct = -1;
 	unsigned int u = 0;
 	char why[512];
@@ -427,7 +480,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	defaults(p);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hi", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_HELP:
 			usage(stdout, argv[0]);
@@ -466,6 +519,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u64("rate", optarg, 1, TPCQ_RATE_MAX, &p->rate);
 			break;
 		case OPT_DURATION:
+			duration_given = true;
 			r = parse_duration(optarg, &p->duration_s);
 			break;
 		case OPT_TIMEOUT_MS:
@@ -525,6 +579,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_TELEMETRY:
 			p->telemetry = true;
 			break;
+		case OPT_INTERACTIVE:
+			p->interactive = true;
+			break;
 		case OPT_JSON:
 			if (*optarg == '\0')
 				r = bad("--json: empty file name");
@@ -580,6 +637,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->faults.visibility_delay_ns != 0)
 		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
 
+	if (p->interactive && duration_given)
+		return bad("--duration: in interactive mode (-i) a run lasts from "
+			   "'start' to 'stop'");
+	/* The prompt polls on a thread of its own, not on lcores. */
+	if (p->interactive && p->pollers > 1)
+		return bad("--pollers=%u: in interactive mode (-i) one poller runs "
+			   "the run", p->pollers);
 	if (!p->engine->open_loop && (rate_given || pattern_given))
 		return bad("--%s: the %s engine is closed loop: it posts as the "
 			   "poller consumes, not on a schedule (--rate and "

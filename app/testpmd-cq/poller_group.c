@@ -63,8 +63,8 @@ fail(struct tpcq_result *res, const char *call, int err)
 	return err;
 }
 
-static enum cqpoll_group_mode
-group_mode(enum tpcq_mode mode)
+enum cqpoll_group_mode
+tpcq_group_mode(enum tpcq_mode mode)
 {
 	if (mode == TPCQ_MODE_POLL)
 		return CQPOLL_GROUP_MODE_BUSY;
@@ -77,7 +77,7 @@ static struct cqpoll_group *
 group_create(const struct tpcq_params *p)
 {
 	struct cqpoll_group_conf conf = {
-		.mode = group_mode(p->mode),
+		.mode = tpcq_group_mode(p->mode),
 		.policy = p->policy_ops,
 		.policy_args = p->policy_args,
 		.wait_timeout_ms = (uint32_t)p->timeout_ms,
@@ -179,14 +179,14 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 
 /* Per-CQ counters summed: the group's CQs are one device's, alike. */
 static void
-stats_sum(const struct group_poller *gp, struct cqpoll_cq_stats *sum)
+stats_sum_range(const struct tpcq_run *run, unsigned int first,
+		unsigned int step, struct cqpoll_cq_stats *sum)
 {
-	const struct tpcq_run *run = gp->run;
 	struct cqpoll_cq_stats s;
 	unsigned int k;
 
 	memset(sum, 0, sizeof(*sum));
-	for (k = gp->index; k < run->ncqs; k += run->npollers) {
+	for (k = first; k < run->ncqs; k += step) {
 		if (cqpoll_cq_stats_get(run->dcs[k].cq, &s) != 0)
 			continue;
 		sum->polls += s.polls;
@@ -201,6 +201,20 @@ stats_sum(const struct group_poller *gp, struct cqpoll_cq_stats *sum)
 		sum->wait_timeouts += s.wait_timeouts;
 		sum->lost_wakeups += s.lost_wakeups;
 	}
+}
+
+/* Every CQ of the run, whichever poller has it (the prompt's show stats). */
+void
+tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
+{
+	stats_sum_range(run, 0, 1, sum);
+}
+
+/* The CQs of one poller. */
+static void
+stats_sum(const struct group_poller *gp, struct cqpoll_cq_stats *sum)
+{
+	stats_sum_range(gp->run, gp->index, gp->run->npollers, sum);
 }
 
 /* Poller 0's group keeps the name it had before there were several. */
@@ -262,6 +276,11 @@ poller_main(void *arg)
 	/* The generator may still be waking the group: wait until it left. */
 	while (!__atomic_load_n(&run->gen_left, __ATOMIC_ACQUIRE))
 		rte_pause();
+	if (run->group_lock != NULL)
+		pthread_mutex_lock(run->group_lock);
+	__atomic_store_n(&run->groups[gp->index], NULL, __ATOMIC_SEQ_CST);
+	if (run->group_lock != NULL)
+		pthread_mutex_unlock(run->group_lock);
 	if (run->params->telemetry)
 		cqpoll_dpdk_telemetry_unregister_group(name);
 	cqpoll_group_destroy(gp->g);
@@ -371,7 +390,7 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		/* CQs k, k + n, ...: --pollers <= --cqs gives each at least one. */
 		gps[k].ncqs = (run->ncqs - k + n - 1) / n;
 	}
-	/* Pollers 1..n-1 on their lcores; params.c checked there are enough. */
+	/* Pollers 1..n-1 on their lcores; run_cqs() checked there are enough. */
 	for (k = 1; k < n; k++) {
 		others[k - 1].latency = tpcq_hist_create();
 		lc = next_poller_lcore(run, lc);

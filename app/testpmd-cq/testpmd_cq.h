@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -141,6 +142,7 @@ struct tpcq_params {
 	const char *json_path;    /* NULL: no JSON */
 	const char *csv_path;     /* NULL: no CSV */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
+	bool interactive;         /* -i: runs start and stop at the prompt */
 };
 
 /* What every completion must carry; the poller counts the others as bad. */
@@ -195,7 +197,11 @@ struct tpcq_run {
 	 */
 	struct tpcq_devctx *dcs;
 	unsigned int ncqs;
-	uint64_t total;           /* completions the generator will post */
+	/*
+	 * Completions the generator will post; 0: as many as the closed-loop
+	 * engines post in --duration; UINT64_MAX: until stopped (-i).
+	 */
+	uint64_t total;
 	/*
 	 * Each poller's group, NULL without one: the generator wakes them when
 	 * done, so a group asleep on idle CQs sees the end at once. Poller k
@@ -204,6 +210,12 @@ struct tpcq_run {
 	struct cqpoll_group *groups[TPCQ_POLLERS_MAX];
 	unsigned int npollers;
 	unsigned int gen_lcore;   /* the generator's; pollers take the others */
+	/*
+	 * Held by a poller to clear its groups[] entry before destroying the
+	 * group, and by other threads (the prompt) while they use it; NULL when
+	 * none does.
+	 */
+	pthread_mutex_t *group_lock;
 	/*
 	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
 	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
@@ -285,6 +297,9 @@ double tpcq_arrival_at(struct tpcq_arrival *a, uint64_t seq);
 
 /* params.c */
 int tpcq_params_parse(int argc, char **argv, struct tpcq_params *p);
+int tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		       size_t len);
+int tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len);
 const char *tpcq_mode_name(enum tpcq_mode mode);
 const char *tpcq_transition_name(enum tpcq_transition t);
 
@@ -344,6 +359,8 @@ bool tpcq_gen_must_stop(const struct tpcq_run *run);
  * Returns 0, 1 if told to stop while the device was full, or -errno.
  */
 int tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full);
+/* TSC time a closed-loop engine stops posting: --duration, or never (-i). */
+uint64_t tpcq_gen_end(const struct tpcq_run *run, uint64_t start);
 
 /* poller.c */
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
@@ -354,6 +371,8 @@ void tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *start
 
 /* poller_group.c */
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
+void tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum);
+enum cqpoll_group_mode tpcq_group_mode(enum tpcq_mode mode);
 
 /* results.c: what the reports show, derived once from a run. */
 struct tpcq_latency {
@@ -414,5 +433,17 @@ int tpcq_report_csv(const char *path, const struct tpcq_params *p,
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);
+
+/* main.c: the steps of one run, shared with the prompt. */
+int tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
+		     const struct tpcq_params *p, struct tpcq_devctx *dcs,
+		     uint64_t total);
+void tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res);
+int tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
+		    const struct tpcq_result *res);
+void tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res);
+
+/* prompt.c: the interactive session (-i). */
+int tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs);
 
 #endif /* TESTPMD_CQ_H */
