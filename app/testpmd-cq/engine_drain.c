@@ -23,7 +23,8 @@ drain_run(struct tpcq_run *run, uint64_t start)
 	int r;
 
 	end = tpcq_gen_end(run, start);
-	for (seq = 0; rte_rdtsc() < end; seq++) {
+	/* Stop is checked here too: a poller that keeps up never fills the CQ. */
+	for (seq = 0; rte_rdtsc() < end && !tpcq_gen_must_stop(run); seq++) {
 		/* A full CQ is this engine's steady state, not an overrun. */
 		r = tpcq_gen_post(run, seq, false);
 		if (r != 0)

@@ -41,7 +41,11 @@ pingpong_run(struct tpcq_run *run, uint64_t start)
 	int r;
 
 	end = tpcq_gen_end(run, start);
-	for (seq = 0; rte_rdtsc() < end; seq++) {
+	/*
+	 * Stop (Ctrl-C, the prompt's stop) is checked here too: a poller that
+	 * keeps up never makes the post or the echo wait, where it is checked.
+	 */
+	for (seq = 0; rte_rdtsc() < end && !tpcq_gen_must_stop(run); seq++) {
 		/* One outstanding: the CQ is never full; count it if it is. */
 		r = tpcq_gen_post(run, seq, true);
 		if (r != 0)

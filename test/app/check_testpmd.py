@@ -20,6 +20,9 @@ CHECK:
                   the options are wrong: exit 2 with TEXT on stderr, no JSON
   --expect-error=TEXT
                   the run cannot be made: exit 1 with TEXT on stderr
+  --expect-interrupted=SEC
+                  send SIGINT after SEC seconds: the run must stop within
+                  STOP_S seconds, exit 1 and say it was interrupted
   --lcores=N      give the EAL N lcores on (at most) the first two CPUs this
                   process may use, for --pollers=N-1
 The JSON file is added by this script; the keys checked are the ones the
@@ -28,9 +31,11 @@ README and the issues name.
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "events", "spurious_events", "cqs", "policy", "group",
@@ -39,6 +44,8 @@ REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
 EXIT_FAIL = 1
 EXIT_USAGE = 2
+# How long a run may take to stop after SIGINT, on a loaded 2-core machine.
+STOP_S = 10
 
 
 def eal_args(lcores):
@@ -90,6 +97,32 @@ def check_csv_refused(exe, opts):
         print("the other program's CSV was changed:", repr(after))
         return 1
     print("ok: a CSV with other columns is left alone")
+    return 0
+
+
+def check_interrupted(exe, opts, after):
+    cmd = [exe, "--"] + opts
+    print("$", " ".join(cmd), "# SIGINT after", after, "s", flush=True)
+    app = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    time.sleep(after)
+    app.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    try:
+        out, err = app.communicate(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        app.kill()
+        app.communicate()
+        print("still running", STOP_S, "s after SIGINT")
+        return 1
+    print(out + err)
+    want = "interrupted after"
+    if app.returncode != EXIT_FAIL or want not in err:
+        print("expected exit", EXIT_FAIL, "and", repr(want), "got exit",
+              app.returncode)
+        return 1
+    print("ok: stopped %.1f s after SIGINT" % (time.monotonic() - t0))
     return 0
 
 
@@ -241,6 +274,8 @@ def main():
             return check_csv_refused(exe, opts)
         elif c.startswith("--lcores="):
             lcores = int(c.split("=", 1)[1])
+        elif c.startswith("--expect-interrupted="):
+            return check_interrupted(exe, opts, float(c.split("=", 1)[1]))
         elif c.startswith("--expect-error="):
             return check_usage_error(exe, opts, c.split("=", 1)[1], EXIT_FAIL)
         elif c.startswith("--expect-usage-error="):
