@@ -9,7 +9,9 @@
  * no lost wake-up by the device oracle, over --transitions sleeps.
  *
  * With --arm=level|edge|report-missed every CQ has that arm semantics (the
- * default mixes the three). With --churn the group's thread removes a random
+ * default mixes the three). --cq-transitions=N runs until the CQs' arms
+ * (each one a CQ's own poll-and-arm transition: poll, arm, re-poll where the
+ * semantics needs it) add up to N, instead of counting the group's sleeps. With --churn the group's thread removes a random
  * CQ now and then and adds it back some iterations later, while its
  * producer keeps posting: what was posted meanwhile must still arrive, once
  * and in order.
@@ -18,7 +20,8 @@
  * every CQ, re-poll only the first), and with --expect-lost the test passes
  * only if the oracle catches it: the negative control.
  *
- * Usage: test_stress_group [--cqs=N] [--transitions=N] [--arm=SEM] [--churn]
+ * Usage: test_stress_group [--cqs=N] [--transitions=N | --cq-transitions=N]
+ *                          [--arm=SEM] [--churn]
  *                          [--naive --expect-lost]
  */
 
@@ -36,6 +39,8 @@
 static uint64_t consumed;
 static unsigned int ncqs = 4;
 static uint64_t transitions = 200000;
+/* With --cq-transitions: stop on CQ arms (each CQ's own transition) instead. */
+static uint64_t cq_transitions;
 static int naive, expect_lost, churn;
 static int arm = -1; /* -1: mixed */
 
@@ -110,6 +115,28 @@ churn_thread(void *arg)
 		return (void *)(intptr_t)cqpoll_group_add(ch->g, ch->cq[out], tg_cb,
 							 &ch->rx[out]);
 	return NULL;
+}
+
+static uint64_t
+cq_arms(struct cqpoll_cq **cq)
+{
+	struct cqpoll_cq_stats cs;
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < ncqs; i++) {
+		cqpoll_cq_stats_get(cq[i], &cs);
+		sum += cs.arms;
+	}
+	return sum;
+}
+
+static bool
+enough(struct cqpoll_group_stats *st, struct cqpoll_cq **cq)
+{
+	if (cq_transitions != 0)
+		return cq_arms(cq) >= cq_transitions;
+	return st->sleeps >= transitions;
 }
 
 static int
@@ -192,7 +219,7 @@ test_stress_group(void)
 		do {
 			usleep(10000);
 			cqpoll_group_stats_get(g, &st);
-		} while (st.sleeps < transitions && tg_now_ns() - t0 < DEADLINE_NS);
+		} while (!enough(&st, cq) && tg_now_ns() - t0 < DEADLINE_NS);
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(mt, NULL);
 	}
@@ -219,11 +246,12 @@ test_stress_group(void)
 	       " sleeps=%" PRIu64 " transitions=%" PRIu64 " lost_oracle=%" PRIu64
 	       " wake_event=%" PRIu64 " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64
 	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
-	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 "\n",
+	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 " cq_arms=%" PRIu64 "\n",
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
-	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000, ch.removals);
+	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000, ch.removals,
+	       cq_arms(cq));
 	if (check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(consumed, prod.posted_total);
@@ -232,8 +260,8 @@ test_stress_group(void)
 	} else {
 		TEST_ASSERT_EQ(st.lost_wakeups, 0);
 		/* On a loaded machine the deadline may come first: still enough. */
-		TEST_ASSERT(st.sleeps >= transitions || st.sleeps >= 10000,
-			    "only %" PRIu64 " transitions", st.sleeps);
+		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000,
+			    "only %" PRIu64 " sleeps", st.sleeps);
 		TEST_ASSERT(mc.changes > 0, "no mode change");
 		if (churn)
 			TEST_ASSERT(ch.removals > 100, "%" PRIu64 " removals",
@@ -259,6 +287,7 @@ main(int argc, char **argv)
 		{ "expect-lost", no_argument, NULL, 'e' },
 		{ "arm", required_argument, NULL, 'a' },
 		{ "churn", no_argument, NULL, 'r' },
+		{ "cq-transitions", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -289,6 +318,9 @@ main(int argc, char **argv)
 		}
 		case 'r':
 			churn = 1;
+			break;
+		case 'q':
+			cq_transitions = strtoull(optarg, NULL, 0);
 			break;
 		default:
 			return TEST_FAIL;
