@@ -5,8 +5,9 @@
 Usage: check_testpmd.py TESTPMD CHECK... -- [app options]
 CHECK:
   --expect-lost | --expect-no-lost
-                  the run must (the negative control) or must not lose
-                  wake-ups; one of them, or --expect-usage-error
+                  the run must (the negative control: in one of
+                  NAIVE_ATTEMPTS runs) or must not lose wake-ups; one of
+                  them, or --expect-usage-error
   --csv           run twice with --csv=FILE: one header, two rows, and the
                   second row must hold the same values as the JSON
   --expect=KEY=VALUE
@@ -253,6 +254,30 @@ def check_values(res, values, positive):
     return 0
 
 
+NAIVE_ATTEMPTS = 3
+
+
+def run_and_check(exe, opts, expect, use_csv, values, positive, lcores):
+    """One run (two with --csv), checked: its JSON, or None on failure."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "run.json")
+        table = os.path.join(tmp, "runs.csv")
+        extra = ["--json=" + out] + (["--csv=" + table] if use_csv else [])
+        for _ in range(2 if use_csv else 1):
+            run = run_app(exe, opts + extra, eal=eal_args(lcores))
+            if run.returncode != 0:
+                print("testpmd-cq exited with", run.returncode)
+                return None
+        with open(out) as f:
+            res = json.load(f)
+        if check_result(res, expect) != 0 or check_values(res, values,
+                                                          positive) != 0:
+            return None
+        if use_csv and check_csv(table, res) != 0:
+            return None
+    return res
+
+
 def main():
     if "--" not in sys.argv[2:]:
         print(__doc__)
@@ -286,22 +311,18 @@ def main():
     if expect is None:
         print(__doc__)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "run.json")
-        table = os.path.join(tmp, "runs.csv")
-        extra = ["--json=" + out] + (["--csv=" + table] if use_csv else [])
-        for _ in range(2 if use_csv else 1):
-            run = run_app(exe, opts + extra, eal=eal_args(lcores))
-            if run.returncode != 0:
-                print("testpmd-cq exited with", run.returncode)
-                return 1
-        with open(out) as f:
-            res = json.load(f)
-        if check_result(res, expect) != 0 or check_values(res, values,
-                                                          positive) != 0:
-            return 1
-        if use_csv and check_csv(table, res) != 0:
-            return 1
+    # A negative control loses wake-ups by chance, at odds that fall when
+    # other work crowds the CPUs: it must be caught in one of a few runs.
+    attempts = NAIVE_ATTEMPTS if expect == "--expect-lost" else 1
+    for attempt in range(1, attempts + 1):
+        res = run_and_check(exe, opts, expect, use_csv, values, positive,
+                            lcores)
+        if res is not None:
+            break
+        if attempt < attempts:
+            print("attempt", attempt, "of", attempts, "failed; again")
+    if res is None:
+        return 1
     lat = res["latency_ns"]
     print("ok: completions", res["completions"], "lost_wakeups", res["lost_wakeups"],
           "cpu_pct", res["cpu_pct"], "p99", lat["p99"])
