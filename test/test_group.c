@@ -9,6 +9,8 @@
 
 #include <inttypes.h>
 #include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "cqpoll_test.h"
@@ -551,6 +553,145 @@ test_shared_fd(void)
 	return TEST_SKIP;
 }
 
+/*
+ * Interrupt mode: a wake-up costs polls in proportion to the CQs with work,
+ * not to the group. 64 CQs, all armed and off the active list; one event:
+ * the wake polls that CQ, the next iteration polls and re-arms it alone.
+ * A group that polled (or poll-and-armed) every CQ would count >= 64 polls.
+ */
+static int
+test_wake_cost_follows_active(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					  .wait_timeout_ms = 1 };
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_cq *cq[64];
+	struct cqpoll_group *g;
+	unsigned int i;
+
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
+	for (i = 0; i < 64; i++) {
+		struct cqpoll_sw_conf sw = { .size = 64,
+			.arm = (enum cqpoll_arm_semantics)(i % 3) };
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "sw");
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], null_cb, NULL), 0);
+	}
+	/* Arm every CQ: the sleep ends by the 1 ms timeout. */
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	cqpoll_group_stats_get(g, &st);
+	TEST_ASSERT_EQ(st.sleeps, 1);
+	TEST_ASSERT_EQ(st.polls, 128);	/* 64 polls, 64 poll-and-arms */
+	for (i = 0; i < 3; i++) {
+		cqpoll_group_stats_reset(g);
+		c.wr_id = i;
+		/* An edge, a level and a report-missed CQ: every arm fires. */
+		TEST_ASSERT_EQ(cqpoll_sw_post(cq[40 + i], &c), 0);
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 1);	/* the wake */
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);	/* re-arm, sleep */
+		cqpoll_group_stats_get(g, &st);
+		TEST_ASSERT_EQ(st.completions, 1);
+		TEST_ASSERT_EQ(st.wakeups_event, 1);
+		TEST_ASSERT_EQ(st.lost_wakeups, 0);
+		TEST_ASSERT(st.polls <= 6, "%" PRIu64 " polls for one woken CQ of 64",
+			    st.polls);
+	}
+	cqpoll_group_destroy(g);
+	for (i = 0; i < 64; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
+/*
+ * Sleeping in an external event loop: prepare arms every CQ, the group's fd
+ * sits in another epoll instance next to an unrelated eventfd (an Rx queue's
+ * interrupt, say), and finish consumes and polls whatever woke.
+ */
+static int
+test_external_sleep(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_BUSY };
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_cq *cq[4], *extra;
+	struct cqpoll_group *g;
+	struct tg_rx rx[4];
+	int epfd, efd, gfd;
+	uint64_t one = 1;
+	unsigned int i;
+
+	consumed = 0;
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
+	for (i = 0; i < 4; i++) {
+		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "sw");
+		rx[i] = (struct tg_rx){ .consumed = &consumed };
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
+	}
+	extra = cqpoll_sw_cq_create(NULL);
+	TEST_ASSERT(extra != NULL, "sw");
+	TEST_ASSERT_EQ(cqpoll_group_event_fd(NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), -EINVAL);
+	gfd = cqpoll_group_event_fd(g);
+	TEST_ASSERT(gfd >= 0, "event fd %d", gfd);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	TEST_ASSERT(epfd >= 0 && efd >= 0, "epoll/eventfd: %s", strerror(errno));
+	ev.data.fd = gfd;
+	TEST_ASSERT_EQ(epoll_ctl(epfd, EPOLL_CTL_ADD, gfd, &ev), 0);
+	ev.data.fd = efd;
+	TEST_ASSERT_EQ(epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev), 0);
+
+	/* Work already there: prepare delivers it instead of sleeping. */
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[1], &c), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 1);
+	TEST_ASSERT_EQ(rx[1].expected, 1);
+
+	/* Armed: a completion wakes the external wait on the group's fd. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), -EALREADY);
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), -EBUSY);
+	TEST_ASSERT_EQ(cqpoll_group_add(g, extra, tg_cb, &rx[0]), -EBUSY);
+	TEST_ASSERT_EQ(epoll_wait(epfd, &out, 1, 0), 0);
+	c.wr_id = 0;
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[2], &c), 0);
+	TEST_ASSERT_EQ(epoll_wait(epfd, &out, 1, 1000), 1);
+	TEST_ASSERT_EQ(out.data.fd, gfd);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 1);
+	TEST_ASSERT_EQ(rx[2].expected, 1);
+
+	/* Woken by the other fd: finish finds nothing and counts no timeout. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+	TEST_ASSERT_EQ(epoll_wait(epfd, &out, 1, 1000), 1);
+	TEST_ASSERT_EQ(out.data.fd, efd);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 0);
+	cqpoll_group_stats_get(g, &st);
+	TEST_ASSERT_EQ(st.sleeps, 2);
+	TEST_ASSERT_EQ(st.wakeups_event, 1);
+	TEST_ASSERT_EQ(st.wakeups_timeout, 0);
+	TEST_ASSERT_EQ(st.lost_wakeups, 0);
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_add(g, extra, tg_cb, &rx[0]), 0);
+	TEST_ASSERT_EQ(consumed, 2);
+	close(efd);
+	close(epfd);
+	cqpoll_group_destroy(g);
+	cqpoll_cq_destroy(extra);
+	for (i = 0; i < 4; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_args),
 	TEST_CASE(test_add_remove),
@@ -564,6 +705,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_sleeps_only_when_all_armed),
 	TEST_CASE(test_naive_group_is_caught),
 	TEST_CASE(test_shared_fd),
+	TEST_CASE(test_wake_cost_follows_active),
+	TEST_CASE(test_external_sleep),
 };
 
 TEST_MAIN("group", cases)

@@ -8,11 +8,21 @@
  * Checked: every completion delivered exactly once and in order per CQ, and
  * no lost wake-up by the device oracle, over --transitions sleeps.
  *
+ * With --arm=level|edge|report-missed every CQ has that arm semantics (the
+ * default mixes the three). --cq-transitions=N runs until the CQs' arms
+ * (each one a CQ's own poll-and-arm transition: poll, arm, re-poll where the
+ * semantics needs it) add up to N, instead of counting the group's sleeps. With --churn the group's thread removes a random
+ * CQ now and then and adds it back some iterations later, while its
+ * producer keeps posting: what was posted meanwhile must still arrive, once
+ * and in order.
+ *
  * With --naive the consumer runs the naive group transition instead (arm
  * every CQ, re-poll only the first), and with --expect-lost the test passes
  * only if the oracle catches it: the negative control.
  *
- * Usage: test_stress_group [--cqs=N] [--transitions=N] [--naive --expect-lost]
+ * Usage: test_stress_group [--cqs=N] [--transitions=N | --cq-transitions=N]
+ *                          [--arm=SEM] [--churn]
+ *                          [--naive --expect-lost]
  */
 
 #include <getopt.h>
@@ -29,7 +39,10 @@
 static uint64_t consumed;
 static unsigned int ncqs = 4;
 static uint64_t transitions = 200000;
-static int naive, expect_lost;
+/* With --cq-transitions: stop on CQ arms (each CQ's own transition) instead. */
+static uint64_t cq_transitions;
+static int naive, expect_lost, churn;
+static int arm = -1; /* -1: mixed */
 
 struct mode_changer {
 	struct cqpoll_group *g;
@@ -63,6 +76,69 @@ run_thread(void *arg)
 	return (void *)(intptr_t)cqpoll_group_run(arg);
 }
 
+/* The group's own loop with membership churn: only its thread may churn. */
+struct churner {
+	struct cqpoll_group *g;
+	struct cqpoll_cq **cq;
+	struct tg_rx *rx;
+	int stop;
+	uint64_t removals;
+};
+
+static void *
+churn_thread(void *arg)
+{
+	struct churner *ch = arg;
+	uint64_t rng = 0x5eed5eed5eedull, back_at = 0, it = 0;
+	int out = -1, r;
+
+	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE)) {
+		r = cqpoll_group_run_once(ch->g);
+		if (r < 0)
+			return (void *)(intptr_t)r;
+		it++;
+		if (out >= 0 && it >= back_at) {
+			r = cqpoll_group_add(ch->g, ch->cq[out], tg_cb, &ch->rx[out]);
+			if (r != 0)
+				return (void *)(intptr_t)r;
+			out = -1;
+		} else if (out < 0 && tg_rnd(&rng) % 512 == 0) {
+			out = (int)(tg_rnd(&rng) % ncqs);
+			r = cqpoll_group_remove(ch->g, ch->cq[out]);
+			if (r != 0)
+				return (void *)(intptr_t)r;
+			ch->removals++;
+			back_at = it + 1 + tg_rnd(&rng) % 8;
+		}
+	}
+	if (out >= 0)
+		return (void *)(intptr_t)cqpoll_group_add(ch->g, ch->cq[out], tg_cb,
+							 &ch->rx[out]);
+	return NULL;
+}
+
+static uint64_t
+cq_arms(struct cqpoll_cq **cq)
+{
+	struct cqpoll_cq_stats cs;
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < ncqs; i++) {
+		cqpoll_cq_stats_get(cq[i], &cs);
+		sum += cs.arms;
+	}
+	return sum;
+}
+
+static bool
+enough(struct cqpoll_group_stats *st, struct cqpoll_cq **cq)
+{
+	if (cq_transitions != 0)
+		return cq_arms(cq) >= cq_transitions;
+	return st->sleeps >= transitions;
+}
+
 static int
 check_delivery(struct tg_prod *prod, struct tg_rx *rx)
 {
@@ -86,6 +162,7 @@ test_stress_group(void)
 	struct tg_rx rx[TG_MAX_CQS];
 	struct cqpoll_group_stats st;
 	struct mode_changer mc = { 0 };
+	struct churner ch = { 0 };
 	struct tg_prod prod;
 	struct cqpoll_group *g;
 	pthread_t pt, gt, mt;
@@ -102,7 +179,8 @@ test_stress_group(void)
 		struct cqpoll_sw_conf sw = {
 			.size = 256,
 			/* The negative control needs windows to fall in: edge, wide. */
-			.arm = naive ? CQPOLL_ARM_EDGE :
+			.arm = naive ? CQPOLL_ARM_EDGE : arm >= 0 ?
+				(enum cqpoll_arm_semantics)arm :
 				(enum cqpoll_arm_semantics)(i % 3),
 			.faults = {
 				.visibility_delay_ns = 1000, .visibility_delay_pct = 20,
@@ -133,21 +211,26 @@ test_stress_group(void)
 			sleeps += r == 0;
 		}
 	} else {
-		TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
+		ch = (struct churner){ .g = g, .cq = cq, .rx = rx };
+		TEST_ASSERT_EQ(pthread_create(&gt, NULL,
+					      churn ? churn_thread : run_thread,
+					      churn ? (void *)&ch : (void *)g), 0);
 		TEST_ASSERT_EQ(pthread_create(&mt, NULL, mode_changer_thread, &mc), 0);
 		do {
 			usleep(10000);
 			cqpoll_group_stats_get(g, &st);
-		} while (st.sleeps < transitions && tg_now_ns() - t0 < DEADLINE_NS);
+		} while (!enough(&st, cq) && tg_now_ns() - t0 < DEADLINE_NS);
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(mt, NULL);
 	}
 	__atomic_store_n(&prod.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(pt, NULL);
 	if (!naive) {
+		__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 		TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
 		pthread_join(gt, &ret);
 		TEST_ASSERT_EQ((intptr_t)ret, 0);
+		TEST_ASSERT_EQ(cqpoll_group_count(g), (int)ncqs);
 	}
 	/* Everything posted is in the CQs: drain in busy mode. */
 	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY), 0);
@@ -163,11 +246,12 @@ test_stress_group(void)
 	       " sleeps=%" PRIu64 " transitions=%" PRIu64 " lost_oracle=%" PRIu64
 	       " wake_event=%" PRIu64 " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64
 	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
-	       " elapsed_ms=%" PRIu64 "\n",
+	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 " cq_arms=%" PRIu64 "\n",
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
-	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000);
+	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000, ch.removals,
+	       cq_arms(cq));
 	if (check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(consumed, prod.posted_total);
@@ -176,9 +260,12 @@ test_stress_group(void)
 	} else {
 		TEST_ASSERT_EQ(st.lost_wakeups, 0);
 		/* On a loaded machine the deadline may come first: still enough. */
-		TEST_ASSERT(st.sleeps >= transitions || st.sleeps >= 10000,
-			    "only %" PRIu64 " transitions", st.sleeps);
+		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000,
+			    "only %" PRIu64 " sleeps", st.sleeps);
 		TEST_ASSERT(mc.changes > 0, "no mode change");
+		if (churn)
+			TEST_ASSERT(ch.removals > 100, "%" PRIu64 " removals",
+				    ch.removals);
 	}
 	cqpoll_group_destroy(g);
 	for (i = 0; i < ncqs; i++)
@@ -198,6 +285,9 @@ main(int argc, char **argv)
 		{ "transitions", required_argument, NULL, 't' },
 		{ "naive", no_argument, NULL, 'n' },
 		{ "expect-lost", no_argument, NULL, 'e' },
+		{ "arm", required_argument, NULL, 'a' },
+		{ "churn", no_argument, NULL, 'r' },
+		{ "cq-transitions", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -215,6 +305,22 @@ main(int argc, char **argv)
 			break;
 		case 'e':
 			expect_lost = 1;
+			break;
+		case 'a': {
+			enum cqpoll_arm_semantics a;
+
+			if (cqpoll_arm_semantics_parse(optarg, &a) != 0) {
+				fprintf(stderr, "bad --arm=%s\n", optarg);
+				return TEST_FAIL;
+			}
+			arm = (int)a;
+			break;
+		}
+		case 'r':
+			churn = 1;
+			break;
+		case 'q':
+			cq_transitions = strtoull(optarg, NULL, 0);
 			break;
 		default:
 			return TEST_FAIL;

@@ -88,8 +88,8 @@ faults_list(uint32_t faults, char *buf, size_t len)
 #define HELP_INDENT 29
 #define HELP_WIDTH 79
 
-static void
-wrap(FILE *f, const char *text)
+void
+tpcq_usage_wrap(FILE *f, const char *text)
 {
 	const char *w = text, *end;
 	int col = HELP_INDENT;
@@ -128,9 +128,9 @@ tpcq_dev_usage(FILE *f)
 		fprintf(f, "    %-*s%s\n", HELP_INDENT - 4, name, d->help);
 		snprintf(line, sizeof(line), "--arm=%s (default %s): %s", arms,
 			 cqpoll_arm_semantics_name(d->default_arm), d->arm_help);
-		wrap(f, line);
+		tpcq_usage_wrap(f, line);
 		snprintf(line, sizeof(line), "faults: %s", faults);
-		wrap(f, line);
+		tpcq_usage_wrap(f, line);
 	}
 }
 

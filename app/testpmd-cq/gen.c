@@ -1,22 +1,71 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The generator lcore: the device side. It posts completions on an open-loop
- * schedule, completion i due at start + i / rate, whatever the poller does, so
- * a slow or sleeping poller shows up as latency instead of slowing the load.
- * It spins on the TSC rather than sleeping: a sleep's wake-up jitter would
- * bunch the posts and hide the sleep/wake races this tool looks for.
+ * The generator lcore: the device side. It waits for the poller, runs the
+ * engine (--engine, engine_*.c) that decides when each completion is posted,
+ * then tells the poller it is done. The engines share one way to post, so
+ * that every engine keeps the same delivery check and post-time record.
  */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_pause.h>
 
 #include "testpmd_cq.h"
 
-static bool
-must_stop(const struct tpcq_run *run)
+/* Like testpmd's forwarding engines: the first is the default. */
+static const struct tpcq_engine *const engines[] = {
+	&tpcq_engine_rate,
+	&tpcq_engine_pingpong,
+	&tpcq_engine_drain,
+};
+
+const struct tpcq_engine *
+tpcq_engine_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < RTE_DIM(engines); i++)
+		if (strcmp(engines[i]->name, name) == 0)
+			return engines[i];
+	return NULL;
+}
+
+const struct tpcq_engine *
+tpcq_engine_default(void)
+{
+	return engines[0];
+}
+
+const char *
+tpcq_engine_names(void)
+{
+	static char names[64];
+	size_t i, n = 0;
+
+	if (names[0] != '\0')
+		return names;
+	for (i = 0; i < RTE_DIM(engines) && n < sizeof(names); i++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      i ? "|" : "", engines[i]->name);
+	return names;
+}
+
+void
+tpcq_engine_usage(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < RTE_DIM(engines); i++) {
+		fprintf(f, "    %s%s\n", engines[i]->name, i == 0 ? " (default)" : "");
+		tpcq_usage_wrap(f, engines[i]->help);
+	}
+}
+
+bool
+tpcq_gen_must_stop(const struct tpcq_run *run)
 {
 	return __atomic_load_n(&run->stop, __ATOMIC_RELAXED) ||
 		tpcq_interrupted();
@@ -35,63 +84,64 @@ record_post_time(struct tpcq_run *run, uint64_t seq)
 }
 
 int
+tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
+{
+	const struct tpcq_dev *dev = run->params->dev;
+	unsigned int ncqs = run->ncqs;
+	bool full = false;
+	int r;
+
+	for (;;) {
+		if (run->post_ns != NULL)
+			record_post_time(run, seq);
+		/* Round robin: each CQ sees its own dense sequence. */
+		r = dev->post(&run->dcs[seq % ncqs], seq / ncqs);
+		if (r != -ENOSPC)
+			break;
+		/* A full device delays this completion; it is never dropped. */
+		if (!full && count_full)
+			__atomic_store_n(&run->overruns, run->overruns + 1,
+					 __ATOMIC_RELAXED);
+		full = true;
+		if (tpcq_gen_must_stop(run))
+			return 1;
+		rte_pause();
+	}
+	if (r < 0) {
+		run->gen_error = r;
+		return r;
+	}
+	/* Release: the poller that reads this count may expect the entry. */
+	__atomic_store_n(&run->posted, seq + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+uint64_t
+tpcq_gen_end(const struct tpcq_run *run, uint64_t start)
+{
+	if (run->total == UINT64_MAX)
+		return UINT64_MAX;
+	return start + (uint64_t)(run->params->duration_s *
+				  (double)rte_get_tsc_hz());
+}
+
+int
 tpcq_gen_main(void *arg)
 {
 	struct tpcq_run *run = arg;
-	const struct tpcq_dev *dev = run->params->dev;
-	unsigned int ncqs = run->ncqs;
 	struct cqpoll_group *g;
-	double tsc_per_comp;
-	uint64_t seq, start, due;
-	bool full;
-	int r = 0;
-
-	tsc_per_comp = (double)rte_get_tsc_hz() / (double)run->params->rate;
+	uint64_t start;
+	unsigned int k;
 
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
-		if (must_stop(run))
-			goto out_nostart;
+		if (tpcq_gen_must_stop(run))
+			goto out;
 		rte_pause();
 	}
-
 	start = rte_rdtsc();
-	for (seq = 0; seq < run->total; seq++) {
-		/* From the start, not the last post: late posts do not shift the rest. */
-		due = start + (uint64_t)((double)seq * tsc_per_comp);
-		while (rte_rdtsc() < due) {
-			if (must_stop(run))
-				goto out;
-			rte_pause();
-		}
-
-		full = false;
-		for (;;) {
-			if (run->post_ns != NULL)
-				record_post_time(run, seq);
-			/* Round robin: each CQ sees its own dense sequence. */
-			r = dev->post(&run->dcs[seq % ncqs], seq / ncqs);
-			if (r != -ENOSPC)
-				break;
-			/* A full device delays this completion; it is never dropped. */
-			if (!full) {
-				full = true;
-				__atomic_store_n(&run->overruns, run->overruns + 1,
-						 __ATOMIC_RELAXED);
-			}
-			if (must_stop(run))
-				goto out;
-			rte_pause();
-		}
-		if (r < 0) {
-			run->gen_error = r;
-			break;
-		}
-		/* Release: the poller that reads this count may expect the entry. */
-		__atomic_store_n(&run->posted, seq + 1, __ATOMIC_RELEASE);
-	}
-out:
+	run->params->engine->run(run, start);
 	run->gen_tsc = rte_rdtsc() - start;
-out_nostart:
+out:
 	/*
 	 * Release publishes gen_error, gen_tsc and the final counts. Sequentially
 	 * consistent with the poller's group store and gen_done load: either the
@@ -100,9 +150,11 @@ out_nostart:
 	 * end only at its safety-net timeout.
 	 */
 	__atomic_store_n(&run->gen_done, true, __ATOMIC_SEQ_CST);
-	g = __atomic_load_n(&run->group, __ATOMIC_SEQ_CST);
-	if (g != NULL)
-		cqpoll_group_wakeup(g);
+	for (k = 0; k < run->npollers; k++) {
+		g = __atomic_load_n(&run->groups[k], __ATOMIC_SEQ_CST);
+		if (g != NULL)
+			cqpoll_group_wakeup(g);
+	}
 	__atomic_store_n(&run->gen_left, true, __ATOMIC_RELEASE);
 	return run->gen_error;
 }

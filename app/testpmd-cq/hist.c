@@ -15,6 +15,48 @@ tpcq_hist_free(struct tpcq_hist *h)
 	free(h);
 }
 
+void
+tpcq_hist_merge(struct tpcq_hist *dst, const struct tpcq_hist *src)
+{
+	unsigned int i;
+
+	if (src->count == 0)
+		return;
+	if (dst->count == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	for (i = 0; i < TPCQ_HIST_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+}
+
+void
+tpcq_hist_snapshot(struct tpcq_hist *dst, const struct tpcq_hist *src)
+{
+	uint64_t count = 0;
+	unsigned int i;
+
+	for (i = 0; i < TPCQ_HIST_BUCKETS; i++) {
+		dst->buckets[i] = __atomic_load_n(&src->buckets[i], __ATOMIC_RELAXED);
+		count += dst->buckets[i];
+	}
+	/* The sum, not src->count: the copy must agree with its own buckets. */
+	dst->count = count;
+	dst->min = __atomic_load_n(&src->min, __ATOMIC_RELAXED);
+	dst->max = __atomic_load_n(&src->max, __ATOMIC_RELAXED);
+}
+
+void
+tpcq_hist_sub(struct tpcq_hist *h, const struct tpcq_hist *base)
+{
+	unsigned int i;
+
+	for (i = 0; i < TPCQ_HIST_BUCKETS; i++)
+		h->buckets[i] -= base->buckets[i];
+	h->count -= base->count;
+}
+
 /* Middle of bucket @p idx: the inverse of tpcq_hist_index(). */
 static uint64_t
 bucket_mid(unsigned int idx)

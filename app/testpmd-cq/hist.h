@@ -34,6 +34,18 @@ struct tpcq_hist {
 struct tpcq_hist *tpcq_hist_create(void);
 void tpcq_hist_free(struct tpcq_hist *h);
 
+/* Adds @p src's samples to @p dst, as if they had been added there. */
+void tpcq_hist_merge(struct tpcq_hist *dst, const struct tpcq_hist *src);
+
+/* Copy @p src, which its one writer may be adding to meanwhile, into @p dst. */
+void tpcq_hist_snapshot(struct tpcq_hist *dst, const struct tpcq_hist *src);
+
+/*
+ * Remove from @p h the samples of @p base, an earlier snapshot of it: what
+ * was added since. Minimum and maximum stay those of @p h, which bound it.
+ */
+void tpcq_hist_sub(struct tpcq_hist *h, const struct tpcq_hist *base);
+
 /* Value at quantile @p q in [0, 1]; 0 for an empty histogram. */
 uint64_t tpcq_hist_quantile(const struct tpcq_hist *h, double q);
 
@@ -49,15 +61,21 @@ tpcq_hist_index(uint64_t v)
 	return (shift << TPCQ_HIST_SUB_BITS) + (unsigned int)(v >> shift);
 }
 
+/*
+ * One writer; its relaxed stores let another thread take a snapshot while it
+ * records (the interactive prompt's "show stats"), at no cost on x86.
+ */
 static inline void
 tpcq_hist_add(struct tpcq_hist *h, uint64_t v)
 {
+	unsigned int i = tpcq_hist_index(v);
+
 	if (h->count == 0 || v < h->min)
-		h->min = v;
+		__atomic_store_n(&h->min, v, __ATOMIC_RELAXED);
 	if (v > h->max)
-		h->max = v;
-	h->count++;
-	h->buckets[tpcq_hist_index(v)]++;
+		__atomic_store_n(&h->max, v, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->buckets[i], h->buckets[i] + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->count, h->count + 1, __ATOMIC_RELAXED);
 }
 
 #endif /* TPCQ_HIST_H */

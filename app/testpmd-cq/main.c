@@ -130,9 +130,10 @@ verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
 			res->no_timestamp);
 		ret = -1;
 	}
+	/* Interactive runs (-i) and closed-loop engines have no total. */
 	if (tpcq_interrupted()) {
-		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64 " of %"
-			PRIu64 " completions\n", tr->posted, tr->total);
+		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64
+			" completions\n", tr->posted);
 		ret = -1;
 	}
 	return ret;
@@ -146,9 +147,11 @@ post_ns_slots(const struct tpcq_devctx *dc, uint64_t total)
 
 	/*
 	 * Twice, because a post that finds no room records its time before it
-	 * knows, in the slot of a post up to max_outstanding older.
+	 * knows, in the slot of a post up to max_outstanding older. Bounded,
+	 * for the endless total of an interactive run: calloc() then refuses.
 	 */
-	while (n < (dc->max_outstanding != 0 ? 2ULL * dc->max_outstanding : total))
+	while (n < (dc->max_outstanding != 0 ? 2ULL * dc->max_outstanding : total) &&
+	       n < (UINT64_C(1) << 62))
 		n <<= 1;
 	return n;
 }
@@ -200,82 +203,124 @@ run(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
 	int ret;
 
-	if (!p->telemetry)
-		return run_cqs(p, dcs);
-	if (cqs_telemetry_register(p, dcs) != 0)
+	if (p->telemetry && cqs_telemetry_register(p, dcs) != 0)
 		return TPCQ_EXIT_FAIL;
-	ret = run_cqs(p, dcs);
-	cqs_telemetry_unregister(p->cqs);
+	ret = p->interactive ? tpcq_prompt(p, dcs) : run_cqs(p, dcs);
+	if (p->telemetry)
+		cqs_telemetry_unregister(p->cqs);
 	return ret;
+}
+
+/* Set up a run of total completions, or print why not and return -1. */
+int
+tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
+		 const struct tpcq_params *p, struct tpcq_devctx *dcs,
+		 uint64_t total)
+{
+	struct tpcq_devctx *dc = &dcs[0];
+	unsigned int i;
+
+	memset(tr, 0, sizeof(*tr));
+	memset(res, 0, sizeof(*res));
+	tr->params = p;
+	tr->dc = dc;
+	tr->cq = dc->cq;
+	tr->dcs = dcs;
+	tr->ncqs = p->cqs;
+	tr->npollers = p->pollers;
+	/* The generator's lcore, the first worker; pollers take the others. */
+	tr->gen_lcore = rte_get_next_lcore(-1, 1, 0);
+	tr->total = total;
+	for (i = 0; i < p->cqs; i++)
+		dcs[i].consumed = &tr->consumed;
+
+	res->latency = tpcq_hist_create();
+	if (!dc->monotonic_ts) {
+		tr->post_ns_mask = post_ns_slots(dc, tr->total) - 1;
+		tr->post_ns = calloc(tr->post_ns_mask + 1, sizeof(*tr->post_ns));
+	}
+	if (res->latency == NULL || (!dc->monotonic_ts && tr->post_ns == NULL)) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		tpcq_run_release(tr, res);
+		return -1;
+	}
+	cqpoll_cq_info_get(tr->cq, &res->info);
+	return 0;
+}
+
+/* After the poller and the generator returned: what they left to gather. */
+void
+tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
+{
+	res->gen_s = (double)tr->gen_tsc / (double)rte_get_tsc_hz();
+	/* The group sums its CQs' counters and adds its own. */
+	if (!res->grouped)
+		cqpoll_cq_stats_get(tr->cq, &res->stats);
+}
+
+/* The table, the JSON and CSV files if asked, and the verdict: an exit status. */
+int
+tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
+		const struct tpcq_result *res)
+{
+	int ret = TPCQ_EXIT_OK;
+
+	tpcq_report_table(p, tr, res);
+	if (p->json_path != NULL &&
+	    tpcq_report_json(p->json_path, p, tr, res) != 0)
+		ret = TPCQ_EXIT_FAIL;
+	if (p->csv_path != NULL &&
+	    tpcq_report_csv(p->csv_path, p, tr, res) != 0)
+		ret = TPCQ_EXIT_FAIL;
+
+	if (verdict(p, tr, res) != 0)
+		ret = TPCQ_EXIT_FAIL;
+	return ret;
+}
+
+void
+tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res)
+{
+	tpcq_hist_free(res->latency);
+	res->latency = NULL;
+	free(tr->post_ns);
+	tr->post_ns = NULL;
 }
 
 static int
 run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
-	struct tpcq_devctx *dc = &dcs[0];
 	struct tpcq_result res;
 	struct tpcq_run tr;
-	unsigned int worker, i;
-	int ret = TPCQ_EXIT_OK, r;
+	unsigned int worker;
+	int ret, r;
 
-	if (rte_lcore_count() < 2) {
-		fprintf(stderr, TPCQ_PROG ": needs 2 lcores (main: poller, worker: generator), "
-			"the EAL has %u; give at least two, e.g. -l 0-1 before '--'\n",
-			rte_lcore_count());
+	if (rte_lcore_count() < p->pollers + 1) {
+		fprintf(stderr, TPCQ_PROG ": needs %u lcores (%u poller%s, one "
+			"generator), the EAL has %u; give them before '--', e.g. "
+			"-l 0-%u, or --lcores='(0-%u)@(0,1)' to share two CPUs\n",
+			p->pollers + 1, p->pollers, p->pollers > 1 ? "s" : "",
+			rte_lcore_count(), p->pollers, p->pollers);
 		return TPCQ_EXIT_FAIL;
 	}
 	worker = rte_get_next_lcore(-1, 1, 0);
 
-	memset(&tr, 0, sizeof(tr));
-	memset(&res, 0, sizeof(res));
-	tr.params = p;
-	tr.dc = dc;
-	tr.cq = dc->cq;
-	tr.dcs = dcs;
-	tr.ncqs = p->cqs;
-	tr.total = (uint64_t)((double)p->rate * p->duration_s + 0.5);
-	for (i = 0; i < p->cqs; i++)
-		dcs[i].consumed = &tr.consumed;
-
-	res.latency = tpcq_hist_create();
-	if (!dc->monotonic_ts) {
-		tr.post_ns_mask = post_ns_slots(dc, tr.total) - 1;
-		tr.post_ns = calloc(tr.post_ns_mask + 1, sizeof(*tr.post_ns));
-	}
-	if (res.latency == NULL || (!dc->monotonic_ts && tr.post_ns == NULL)) {
-		fprintf(stderr, TPCQ_PROG ": out of memory\n");
-		tpcq_hist_free(res.latency);
-		free(tr.post_ns);
+	if (tpcq_run_prepare(&tr, &res, p, dcs, p->engine->total(p)) != 0)
 		return TPCQ_EXIT_FAIL;
-	}
-	cqpoll_cq_info_get(tr.cq, &res.info);
 
 	r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
 	if (r != 0) {
 		fprintf(stderr, TPCQ_PROG ": cannot launch the generator on lcore %u: %s\n",
 			worker, strerror(-r));
-		tpcq_hist_free(res.latency);
-		free(tr.post_ns);
+		tpcq_run_release(&tr, &res);
 		return TPCQ_EXIT_FAIL;
 	}
 	tpcq_poller_run(&tr, &res);
 	rte_eal_wait_lcore(worker);
 
-	res.gen_s = (double)tr.gen_tsc / (double)rte_get_tsc_hz();
-	/* The group sums its CQs' counters and adds its own. */
-	if (!res.grouped)
-		cqpoll_cq_stats_get(tr.cq, &res.stats);
-
-	tpcq_report_table(p, &tr, &res);
-	if (p->json_path != NULL &&
-	    tpcq_report_json(p->json_path, p, &tr, &res) != 0)
-		ret = TPCQ_EXIT_FAIL;
-
-	if (verdict(p, &tr, &res) != 0)
-		ret = TPCQ_EXIT_FAIL;
-
-	tpcq_hist_free(res.latency);
-	free(tr.post_ns);
+	tpcq_run_collect(&tr, &res);
+	ret = tpcq_run_report(p, &tr, &res);
+	tpcq_run_release(&tr, &res);
 	return ret;
 }
 

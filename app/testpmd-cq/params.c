@@ -20,6 +20,7 @@
 
 enum {
 	OPT_HELP = 'h',
+	OPT_INTERACTIVE = 'i',
 	OPT_DEV = 256,
 	OPT_MODE,
 	OPT_RATE,
@@ -42,6 +43,10 @@ enum {
 	OPT_CQS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
+	OPT_CSV,
+	OPT_PATTERN,
+	OPT_ENGINE,
+	OPT_POLLERS,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -69,6 +74,11 @@ static const struct option long_opts[] = {
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "pattern", required_argument, NULL, OPT_PATTERN },
+	{ "engine", required_argument, NULL, OPT_ENGINE },
+	{ "pollers", required_argument, NULL, OPT_POLLERS },
+	{ "interactive", no_argument, NULL, OPT_INTERACTIVE },
 	{ "sweep", no_argument, NULL, OPT_SWEEP },
 	{ "sweep-loads", required_argument, NULL, OPT_SWEEP },
 	{ "sweep-policies", required_argument, NULL, OPT_SWEEP },
@@ -113,9 +123,9 @@ usage(FILE *f, const char *prog)
 "Usage: %s [EAL options] -- [options]\n"
 "\n"
 "Measure completion-queue polling with cqpoll: a generator lcore plays the\n"
-"device and posts completions at a constant rate (open loop); the main lcore\n"
-"consumes them, busy polling or sleeping on completion events, and reports\n"
-"latency, CPU use and lost wake-ups.\n"
+"device and posts completions as the engine says (by default at a constant\n"
+"rate, open loop); the main lcore consumes them, busy polling or sleeping on\n"
+"completion events, and reports latency, CPU use and lost wake-ups.\n"
 "\n"
 "Without EAL options, the EAL runs on the first two CPUs this process may\n"
 "use with --no-pci --no-telemetry (--telemetry: --file-prefix=tpcq<pid>)\n"
@@ -133,23 +143,43 @@ usage(FILE *f, const char *prog)
 "                             the generator posts signaled RDMA WRITE WITH IMM\n"
 "                             on a loopback RC QP pair on the first active port;\n"
 "                             completions arrive on the sender's CQ.\n"
+"  --engine=%s\n"
+"                             what the device side does:\n",
+		tpcq_engine_names());
+	tpcq_engine_usage(f);
+	fprintf(f,
 "  --mode=poll|interrupt|adaptive\n"
 "                             busy poll only; sleep on completion events when\n"
 "                             the CQs are empty; or poll on while the policy\n"
 "                             expects more work soon, then sleep (default\n"
 "                             interrupt). Adaptive mode, and every mode with\n"
 "                             --cqs > 1, runs on a cqpoll poll group\n"
-"  --policy=spin[:US]|adaptive[:key=value,...]\n"
-"                             adaptive mode only: when the group goes to\n"
+"  --policy=spin[:US]|adaptive[:key=value,...]|hybrid[:key=value,...]|\n"
+"          target-p99:US|latency-target[:key=value,...]\n"
+"                             adaptive mode only (with -i: any, for a later\n"
+"                             'set mode adaptive'): when the group goes to\n"
 "                             sleep (default adaptive). spin:US polls US us\n"
 "                             after the last completion; adaptive learns the\n"
 "                             gap between completions and the wake-up cost\n"
 "                             (keys mult, wake_us, min_spin_us, max_spin_us,\n"
-"                             probe_ms)\n"
-"  --cqs=N                    CQs of the device, 1..%d (default 1), all in\n"
-"                             the poller's group; the rate is spread round\n"
+"                             probe_ms); hybrid naps on a timer through\n"
+"                             predictable gaps, then polls, else acts as\n"
+"                             adaptive (keys cv_pct, nap_pct, min_nap_us,\n"
+"                             max_nap_us and adaptive's); target-p99:US\n"
+"                             spins as little as keeps the p99 completion\n"
+"                             latency within US us (latency-target keys\n"
+"                             p99_us, min_spin_us, max_spin_us, window,\n"
+"                             wake_us)\n"
+"  --cqs=N                    CQs of the device, 1..%d (default 1), in the\n"
+"                             pollers' groups; the rate is spread round\n"
 "                             robin over them and each one's order is checked\n"
 "                             on its own. Emulated devices only for N > 1\n"
+"  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
+"                             --cqs: poller k runs a poll group of CQs k,\n"
+"                             k + N, ... on its own lcore (poller 0 on the\n"
+"                             main one). Needs N + 1 lcores: give them before\n"
+"                             '--', e.g. --lcores='(0-N)@(0,1)' on two CPUs.\n"
+"                             cpu_pct is then the pollers' sum\n"
 "  --transition=poll-and-arm|naive\n"
 "                             how the poller goes to sleep (default poll-and-arm):\n"
 "                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
@@ -166,17 +196,38 @@ usage(FILE *f, const char *prog)
 "  --arm=level|edge|report-missed\n"
 "                             what the device's arm guarantees (default: the\n"
 "                             device's, see above)\n"
-"  --rate=N                   completions per second, > 0 (default 20000)\n"
+"  --rate=N                   rate engine: completions per second, > 0\n"
+"                             (default 20000)\n"
+"  --pattern=const|poisson|onoff:ON_US:OFF_US\n"
+"                             rate engine: when completions are due (default\n"
+"                             const):\n"
+"                             const: every 1/rate; poisson: exponential gaps\n"
+"                             of mean 1/rate from a generator seeded with\n"
+"                             --seed (the same seed, the same schedule);\n"
+"                             onoff: at --rate for ON_US microseconds, then\n"
+"                             none for OFF_US, over and over (each 1..%u);\n"
+"                             --duration is then wall time, so the mean rate\n"
+"                             is rate x ON_US / (ON_US + OFF_US)\n"
 "  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
+"                             (the closed-loop engines post for this long)\n"
 "  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
 "                             (default %d); a lost wake-up costs at most this\n"
 "  --burst=N                  completions per poll, 1..%d (default 32)\n"
 "  --size=N                   CQ entries, 0 = driver default (default 0)\n"
 "  --json=FILE                also write the results as a JSON object to FILE\n"
+"  --csv=FILE                 also write the results as CSV to FILE: a header\n"
+"                             line (the JSON keys, latency_ns_p99 for\n"
+"                             latency_ns.p99), then one row. If FILE exists\n"
+"                             with the same header the row is appended, so\n"
+"                             runs collect their rows in one file; a FILE\n"
+"                             with another first line is refused (exit %d)\n"
 "  --telemetry                keep DPDK telemetry on and expose the group\n"
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
 "                             is tpcq<pid>, e.g. dpdk-telemetry.py -f tpcq<pid>\n"
+"  -i, --interactive          a prompt instead of one run: start, stop, show\n"
+"                             stats, set mode|policy|rate, help (runs last\n"
+"                             from start to stop: no --duration)\n"
 "  -h, --help                 show this help\n"
 "\n"
 "Fault injection (emulated devices, each the faults listed above; all off by\n"
@@ -198,7 +249,9 @@ usage(FILE *f, const char *prog)
 "  --fault-missed-keeps-armed=0|1\n"
 "                             whether a report-missed arm that reports a miss\n"
 "                             leaves the CQ armed (default 0)\n"
-"  --seed=N                   seed of the fault generator (default 0 = fixed)\n"
+"  --seed=N                   seed of the fault generator, and of the arrivals\n"
+"                             of --pattern=poisson on any device (default 0,\n"
+"                             a fixed seed)\n"
 "\n"
 "Every completion is checked: exactly once and in order (wr_id = sequence\n"
 "number; mlx5 returns its low 16 bits), successful, of the expected opcode,\n"
@@ -211,8 +264,10 @@ usage(FILE *f, const char *prog)
 "Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
 "%d on a device or library error, a missing device, or completions lost,\n"
 "duplicated or out of order; %d on a bad option.\n",
-		TPCQ_CQS_MAX, TPCQ_NAIVE_DELAY_NS_MAX, TPCQ_TIMEOUT_MS_MAX,
-		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX,
+		TPCQ_CQS_MAX, TPCQ_POLLERS_MAX, TPCQ_NAIVE_DELAY_NS_MAX,
+		TPCQ_ONOFF_US_MAX,
+		TPCQ_TIMEOUT_MS_MAX,
+		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX, TPCQ_EXIT_FAIL,
 		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
 	tpcq_sweep_usage(f);
 }
@@ -310,54 +365,93 @@ policy_spec_plain(const char *s)
 	return true;
 }
 
-/* The policy's parameters are checked now, not after the EAL started. */
-static int
-check_policy(struct tpcq_params *p)
+/*
+ * Make spec, which must outlive p, p's policy. The parameters are checked
+ * now, not after the EAL started (or at the prompt's next start). Returns 0,
+ * or -EINVAL with why filled.
+ */
+int
+tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		   size_t len)
 {
+	const struct cqpoll_policy_ops *ops;
 	struct cqpoll_group_conf conf;
 	struct cqpoll_group *g;
+	const char *args;
 
-	if (p->policy == NULL)
-		p->policy = TPCQ_POLICY_DEFAULT;
-	p->policy_ops = cqpoll_policy_find(p->policy, &p->policy_args);
-	if (p->policy_ops == NULL || !policy_spec_plain(p->policy))
-		return bad("--policy: unknown policy '%s' (spin[:US] or "
-			   "adaptive[:key=value,...])", p->policy);
+	ops = cqpoll_policy_find(spec, &args);
+	if (ops == NULL || !policy_spec_plain(spec)) {
+		snprintf(why, len, "--policy: unknown policy '%s' (spin[:US], "
+			 "adaptive[:key=value,...], hybrid[:key=value,...], "
+			 "target-p99:US or latency-target[:key=value,...])", spec);
+		return -EINVAL;
+	}
 	memset(&conf, 0, sizeof(conf));
 	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
-	conf.policy = p->policy_ops;
-	conf.policy_args = p->policy_args;
+	conf.policy = ops;
+	conf.policy_args = args;
 	errno = 0;
 	g = cqpoll_group_create(&conf);
-	if (g == NULL && errno == EINVAL)
-		return bad("--policy: bad parameters in '%s'", p->policy);
+	if (g == NULL && errno == EINVAL) {
+		snprintf(why, len, "--policy: bad parameters in '%s'", spec);
+		return -EINVAL;
+	}
 	cqpoll_group_destroy(g);
+	p->policy = spec;
+	p->policy_ops = ops;
+	p->policy_args = args;
 	return 0;
 }
 
-/* What the poll group (adaptive mode, or more than one CQ) does not do. */
-static int
-check_group(struct tpcq_params *p)
+/*
+ * What the poll group (adaptive mode, or more than one CQ) does not do: the
+ * rules of every run, from the options or from the prompt. Returns 0, or
+ * -EINVAL with why filled.
+ */
+int
+tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len)
 {
-	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE)
-		return bad("--policy: only the adaptive mode has a policy "
-			   "(--mode=adaptive)");
-	if (p->mode == TPCQ_MODE_ADAPTIVE) {
-		int r = check_policy(p);
+	int r;
 
+	if (p->mode == TPCQ_MODE_ADAPTIVE) {
+		r = tpcq_params_policy(p, p->policy != NULL ? p->policy :
+				       TPCQ_POLICY_DEFAULT, why, len);
 		if (r != 0)
 			return r;
 	}
 	if (p->transition == TPCQ_TRANSITION_NAIVE &&
-	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE))
-		return bad("--transition=naive: the negative control runs on one "
-			   "CQ in interrupt mode only (--cqs=1 --mode=interrupt); "
-			   "the poll group always uses its poll-and-arm transition");
+	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE)) {
+		snprintf(why, len, "--transition=naive: the negative control runs "
+			 "on one CQ in interrupt mode only (--cqs=1 "
+			 "--mode=interrupt); the poll group always uses its "
+			 "poll-and-arm transition");
+		return -EINVAL;
+	}
 	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
-	    p->burst > TPCQ_GROUP_BURST_MAX)
-		return bad("--burst=%u: the poll group (--cqs > 1 or "
-			   "--mode=adaptive) reads at most %d per poll",
-			   p->burst, TPCQ_GROUP_BURST_MAX);
+	    p->burst > TPCQ_GROUP_BURST_MAX) {
+		snprintf(why, len, "--burst=%u: the poll group (--cqs > 1 or "
+			 "--mode=adaptive) reads at most %d per poll",
+			 p->burst, TPCQ_GROUP_BURST_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
+static int
+check_group(struct tpcq_params *p)
+{
+	char why[512];
+
+	if (p->policy != NULL && p->mode != TPCQ_MODE_ADAPTIVE &&
+	    !p->interactive)
+		return bad("--policy: only the adaptive mode has a policy "
+			   "(--mode=adaptive)");
+	if (p->policy != NULL && tpcq_params_policy(p, p->policy, why,
+						    sizeof(why)) != 0)
+		return bad("%s", why);
+	if (tpcq_params_check_run(p, why, sizeof(why)) != 0)
+		return bad("%s", why);
 	return 0;
 }
 
@@ -365,6 +459,7 @@ static void
 defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->engine = tpcq_engine_default();
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
 	p->arm = CQPOLL_ARM_EDGE;
@@ -373,6 +468,7 @@ defaults(struct tpcq_params *p)
 	p->timeout_ms = CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
 	p->burst = 32;
 	p->cqs = 1;
+	p->pollers = 1;
 }
 
 /*
@@ -382,7 +478,8 @@ defaults(struct tpcq_params *p)
 int
 tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 {
-	bool arm_given = false, dev_given = false;
+	bool arm_given = false, dev_given = false, rate_given = false;
+	bool pattern_given = false, duration_given = false;
 	int32_t fault_pct = -1;
 	unsigned int u = 0;
 	char why[512];
@@ -392,7 +489,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	defaults(p);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hi", long_opts, &li)) != -1) {
 		if (c == OPT_MODE || c == OPT_POLICY || c == OPT_RATE ||
 		    c == OPT_DURATION)
 			p->sweep.fixed_opt = long_opts[li].name;
@@ -430,9 +527,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 					optarg);
 			break;
 		case OPT_RATE:
+			rate_given = true;
 			r = parse_u64("rate", optarg, 1, TPCQ_RATE_MAX, &p->rate);
 			break;
 		case OPT_DURATION:
+			duration_given = true;
 			r = parse_duration(optarg, &p->duration_s);
 			break;
 		case OPT_TIMEOUT_MS:
@@ -492,10 +591,33 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_TELEMETRY:
 			p->telemetry = true;
 			break;
+		case OPT_INTERACTIVE:
+			p->interactive = true;
+			break;
 		case OPT_JSON:
 			if (*optarg == '\0')
 				r = bad("--json: empty file name");
 			p->json_path = optarg;
+			break;
+		case OPT_POLLERS:
+			r = parse_u64("pollers", optarg, 1, TPCQ_POLLERS_MAX, &v);
+			p->pollers = (unsigned int)v;
+			break;
+		case OPT_ENGINE:
+			p->engine = tpcq_engine_find(optarg);
+			if (p->engine == NULL)
+				r = bad("--engine: unknown engine '%s' (%s)", optarg,
+					tpcq_engine_names());
+			break;
+		case OPT_PATTERN:
+			pattern_given = true;
+			if (tpcq_pattern_parse(optarg, p, why, sizeof(why)) != 0)
+				r = bad("%s", why);
+			break;
+		case OPT_CSV:
+			if (*optarg == '\0')
+				r = bad("--csv: empty file name");
+			p->csv_path = optarg;
 			break;
 		case OPT_CQS:
 			r = parse_u64("cqs", optarg, 1, TPCQ_CQS_MAX, &v);
@@ -532,14 +654,33 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->faults.visibility_delay_ns != 0)
 		p->faults.visibility_delay_pct = (uint32_t)fault_pct;
 
-	if (p->rate * p->duration_s < 1.0)
-		return bad("--rate x --duration gives no completion to post");
+	if (p->interactive && duration_given)
+		return bad("--duration: in interactive mode (-i) a run lasts from "
+			   "'start' to 'stop'");
+	/* The prompt polls on a thread of its own, not on lcores. */
+	if (p->interactive && p->pollers > 1)
+		return bad("--pollers=%u: in interactive mode (-i) one poller runs "
+			   "the run", p->pollers);
+	if (!p->engine->open_loop && (rate_given || pattern_given))
+		return bad("--%s: the %s engine is closed loop: it posts as the "
+			   "poller consumes, not on a schedule (--rate and "
+			   "--pattern are for --engine=rate)",
+			   rate_given ? "rate" : "pattern", p->engine->name);
+	if (p->engine->open_loop && tpcq_arrival_total(p) < 1)
+		return bad("--rate x --duration%s gives no completion to post",
+			   p->pattern == TPCQ_PATTERN_ONOFF ? " in ON periods" : "");
+	/* Poisson arrivals use the seed on every device, not as a fault. */
+	if (p->pattern == TPCQ_PATTERN_POISSON)
+		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       p->transition != TPCQ_TRANSITION_NAIVE))
 		return bad("--naive-delay-ns: only the naive transition has this "
 			   "window (--mode=interrupt --transition=naive); use "
 			   "--fault-arm-delay to widen the others'");
 
+	if (p->pollers > p->cqs)
+		return bad("--pollers=%u: each poller needs a CQ of its own; give "
+			   "--cqs=%u or more", p->pollers, p->pollers);
 	r = check_group(p);
 	if (r != 0)
 		return r;

@@ -182,6 +182,22 @@ drain(struct poller *pl)
 	return 0;
 }
 
+void
+tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *c0)
+{
+	struct tpcq_clocks c1;
+	double wall;
+
+	tpcq_clocks_read(&c1, false);
+	wall = (double)(c1.wall - c0->wall);
+	res->wall_s = wall / (double)TPCQ_NS_PER_S;
+	if (wall > 0.0) {
+		res->cpu_pct = 100.0 * (double)(c1.thread - c0->thread) / wall;
+		res->cpu_pct_process = 100.0 *
+			(double)(c1.process - c0->process) / wall;
+	}
+}
+
 /*
  * One CQ in poll or interrupt mode keeps its own loops, the reference the
  * group is measured against and the only home of the naive transition.
@@ -189,14 +205,14 @@ drain(struct poller *pl)
 bool
 tpcq_poller_grouped(const struct tpcq_params *p)
 {
-	return p->mode == TPCQ_MODE_ADAPTIVE || p->cqs > 1;
+	return p->mode == TPCQ_MODE_ADAPTIVE || p->cqs > 1 || p->pollers > 1;
 }
 
 void
 tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 {
 	const struct tpcq_params *p = run->params;
-	uint64_t wall0, wall1, cpu0, cpu1;
+	struct tpcq_clocks c0;
 	struct poller pl = {
 		.run = run,
 		.res = res,
@@ -220,8 +236,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		return;
 	}
 
-	wall0 = tpcq_now_ns(CLOCK_MONOTONIC);
-	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	tpcq_clocks_read(&c0, true);
 	__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
 
 	if (p->mode == TPCQ_MODE_POLL)
@@ -235,11 +250,6 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
 
-	cpu1 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	wall1 = tpcq_now_ns(CLOCK_MONOTONIC);
-	res->wall_s = (double)(wall1 - wall0) / (double)TPCQ_NS_PER_S;
-	if (wall1 > wall0)
-		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
-			(double)(wall1 - wall0);
+	tpcq_poller_clocks(res, &c0);
 	free(pl.comps);
 }

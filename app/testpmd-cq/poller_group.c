@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The poller on a poll group: every CQ of the run in one cqpoll group, in
- * busy, interrupt or adaptive mode, each CQ's completions checked by its own
- * callback against its own sequence. After the generator is done the group
- * turns busy and drains, so every posted completion is accounted for.
+ * The pollers on poll groups: with --pollers=N, poller k runs a cqpoll group
+ * of CQs k, k + N, k + 2N, ... on its own lcore (poller 0 on the main one),
+ * in busy, interrupt or adaptive mode, each CQ's completions checked by its
+ * own callback against its own sequence. After the generator is done each
+ * group turns busy and drains, so every posted completion is accounted for;
+ * then the pollers' results are summed into one.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <rte_pause.h>
 
 #include <cqpoll_dpdk.h>
@@ -25,7 +29,8 @@ struct group_poller {
 	struct tpcq_run *run;
 	struct tpcq_result *res;
 	struct cqpoll_group *g;
-	struct tpcq_check *checks;  /* one per CQ, the callback's argument */
+	unsigned int index;         /* poller k: CQs k, k + npollers, ... */
+	unsigned int ncqs;          /* CQs of this poller */
 };
 
 /* Callback arguments: the check of one CQ and the run it belongs to. */
@@ -43,9 +48,11 @@ on_completions(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
 
 	(void)cq;
 	tpcq_check_burst(run, gc->gp->res, &gc->check, c, n);
-	/* Release: a device bounded by what is unread may reuse these slots. */
-	__atomic_store_n(&run->consumed, gc->gp->res->completions,
-			 __ATOMIC_RELEASE);
+	/*
+	 * Release: a device bounded by what is unread may reuse these slots.
+	 * An add, not a store: other pollers consume too.
+	 */
+	__atomic_fetch_add(&run->consumed, n, __ATOMIC_RELEASE);
 }
 
 static int
@@ -56,8 +63,8 @@ fail(struct tpcq_result *res, const char *call, int err)
 	return err;
 }
 
-static enum cqpoll_group_mode
-group_mode(enum tpcq_mode mode)
+enum cqpoll_group_mode
+tpcq_group_mode(enum tpcq_mode mode)
 {
 	if (mode == TPCQ_MODE_POLL)
 		return CQPOLL_GROUP_MODE_BUSY;
@@ -70,7 +77,7 @@ static struct cqpoll_group *
 group_create(const struct tpcq_params *p)
 {
 	struct cqpoll_group_conf conf = {
-		.mode = group_mode(p->mode),
+		.mode = tpcq_group_mode(p->mode),
 		.policy = p->policy_ops,
 		.policy_args = p->policy_args,
 		.wait_timeout_ms = (uint32_t)p->timeout_ms,
@@ -88,12 +95,14 @@ posted_to(uint64_t posted, unsigned int k, unsigned int n)
 }
 
 static bool
-all_received(const struct group_cq *gcs, unsigned int n, uint64_t posted)
+all_received(const struct group_poller *gp, const struct group_cq *gcs,
+	     uint64_t posted)
 {
-	unsigned int k;
+	unsigned int i;
 
-	for (k = 0; k < n; k++)
-		if (gcs[k].check.received < posted_to(posted, k, n))
+	for (i = 0; i < gp->ncqs; i++)
+		if (gcs[i].check.received < posted_to(posted, gcs[i].check.index,
+						      gp->run->ncqs))
 			return false;
 	return true;
 }
@@ -103,7 +112,7 @@ static int
 drain(struct group_poller *gp, const struct group_cq *gcs)
 {
 	const struct tpcq_params *p = gp->run->params;
-	unsigned int k, n = gp->run->ncqs;
+	unsigned int i, n = gp->run->ncqs;
 	uint64_t posted, limit, want;
 	int r;
 
@@ -114,7 +123,7 @@ drain(struct group_poller *gp, const struct group_cq *gcs)
 	posted = __atomic_load_n(&gp->run->posted, __ATOMIC_ACQUIRE);
 	limit = tpcq_now_ns(CLOCK_MONOTONIC) + GROUP_DRAIN_LIMIT_NS +
 		p->faults.visibility_delay_ns;
-	while (!all_received(gcs, n, posted)) {
+	while (!all_received(gp, gcs, posted)) {
 		r = cqpoll_group_run_once(gp->g);
 		if (r < 0)
 			return fail(gp->res, "cqpoll_group_run_once", r);
@@ -127,10 +136,10 @@ drain(struct group_poller *gp, const struct group_cq *gcs)
 	if (r < 0)
 		return fail(gp->res, "cqpoll_group_run_once", r);
 	/* Per CQ: a duplicate on one must not hide a loss on another. */
-	for (k = 0; k < n; k++) {
-		want = posted_to(posted, k, n);
-		if (gcs[k].check.received < want)
-			gp->res->missing += want - gcs[k].check.received;
+	for (i = 0; i < gp->ncqs; i++) {
+		want = posted_to(posted, gcs[i].check.index, n);
+		if (gcs[i].check.received < want)
+			gp->res->missing += want - gcs[i].check.received;
 	}
 	return 0;
 }
@@ -139,15 +148,15 @@ static int
 run_group(struct group_poller *gp, struct group_cq *gcs)
 {
 	struct tpcq_run *run = gp->run;
-	unsigned int k;
+	unsigned int i, k;
 	int r;
 
-	for (k = 0; k < run->ncqs; k++) {
-		gcs[k].gp = gp;
-		gcs[k].check.wr_id_mask = run->dcs[k].wr_id_mask;
-		gcs[k].check.index = k;
+	for (i = 0, k = gp->index; i < gp->ncqs; i++, k += run->npollers) {
+		gcs[i].gp = gp;
+		gcs[i].check.wr_id_mask = run->dcs[k].wr_id_mask;
+		gcs[i].check.index = k;
 		r = cqpoll_group_add(gp->g, run->dcs[k].cq, on_completions,
-				     &gcs[k]);
+				     &gcs[i]);
 		if (r < 0)
 			return fail(gp->res, "cqpoll_group_add", r);
 	}
@@ -155,8 +164,10 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 	 * Sequentially consistent with the generator's gen_done store and group
 	 * load: either it sees the group and wakes it, or this loop sees it done.
 	 */
-	__atomic_store_n(&run->group, gp->g, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&run->groups[gp->index], gp->g, __ATOMIC_SEQ_CST);
+	/* The last poller ready starts the generator. */
+	if (__atomic_add_fetch(&run->ready, 1, __ATOMIC_ACQ_REL) == run->npollers)
+		__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&run->gen_done, __ATOMIC_SEQ_CST)) {
 		r = cqpoll_group_run_once(gp->g);
 		/* A signal only means "iterate again"; the generator stops. */
@@ -168,13 +179,14 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 
 /* Per-CQ counters summed: the group's CQs are one device's, alike. */
 static void
-stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
+stats_sum_range(const struct tpcq_run *run, unsigned int first,
+		unsigned int step, struct cqpoll_cq_stats *sum)
 {
 	struct cqpoll_cq_stats s;
 	unsigned int k;
 
 	memset(sum, 0, sizeof(*sum));
-	for (k = 0; k < run->ncqs; k++) {
+	for (k = first; k < run->ncqs; k += step) {
 		if (cqpoll_cq_stats_get(run->dcs[k].cq, &s) != 0)
 			continue;
 		sum->polls += s.polls;
@@ -191,59 +203,217 @@ stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
 	}
 }
 
+/* Every CQ of the run, whichever poller has it (the prompt's show stats). */
 void
-tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
+tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum)
 {
-	struct group_poller gp = { .run = run, .res = res };
-	uint64_t wall0, wall1, cpu0, cpu1;
+	stats_sum_range(run, 0, 1, sum);
+}
+
+/* The CQs of one poller. */
+static void
+stats_sum(const struct group_poller *gp, struct cqpoll_cq_stats *sum)
+{
+	stats_sum_range(gp->run, gp->index, gp->run->npollers, sum);
+}
+
+/* Poller 0's group keeps the name it had before there were several. */
+static void
+telemetry_name(unsigned int index, char *buf, size_t len)
+{
+	if (index == 0)
+		snprintf(buf, len, GROUP_TELEMETRY_NAME);
+	else
+		snprintf(buf, len, GROUP_TELEMETRY_NAME "-%u", index);
+}
+
+/* One poller, on its lcore: its group from creation to destruction. */
+static int
+poller_main(void *arg)
+{
+	struct group_poller *gp = arg;
+	struct tpcq_run *run = gp->run;
+	struct tpcq_result *res = gp->res;
+	char name[CQPOLL_DPDK_NAME_MAX];
+	struct tpcq_clocks c0;
 	struct group_cq *gcs;
 	int r;
 
 	res->grouped = true;
-	gcs = calloc(run->ncqs, sizeof(*gcs));
-	gp.g = group_create(run->params);
-	if (gcs == NULL || gp.g == NULL) {
+	telemetry_name(gp->index, name, sizeof(name));
+	gcs = calloc(gp->ncqs, sizeof(*gcs));
+	gp->g = group_create(run->params);
+	if (gcs == NULL || gp->g == NULL) {
 		fail(res, gcs == NULL ? "calloc" : "cqpoll_group_create",
 		     gcs == NULL ? -ENOMEM : -errno);
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
-		cqpoll_group_destroy(gp.g);
+		cqpoll_group_destroy(gp->g);
 		free(gcs);
-		return;
+		return res->error;
 	}
 
 	if (run->params->telemetry) {
-		r = cqpoll_dpdk_telemetry_register_group(GROUP_TELEMETRY_NAME, gp.g);
+		r = cqpoll_dpdk_telemetry_register_group(name, gp->g);
 		if (r < 0) {
 			fail(res, "cqpoll_dpdk_telemetry_register_group", r);
 			__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
-			cqpoll_group_destroy(gp.g);
+			cqpoll_group_destroy(gp->g);
 			free(gcs);
-			return;
+			return r;
 		}
 	}
 
-	wall0 = tpcq_now_ns(CLOCK_MONOTONIC);
-	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	r = run_group(&gp, gcs);
+	tpcq_clocks_read(&c0, true);
+	r = run_group(gp, gcs);
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
-	cpu1 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	wall1 = tpcq_now_ns(CLOCK_MONOTONIC);
-
-	res->wall_s = (double)(wall1 - wall0) / (double)TPCQ_NS_PER_S;
-	if (wall1 > wall0)
-		res->cpu_pct = 100.0 * (double)(cpu1 - cpu0) /
-			(double)(wall1 - wall0);
-	cqpoll_group_stats_get(gp.g, &res->group);
-	stats_sum(run, &res->stats);
+	tpcq_poller_clocks(res, &c0);
+	cqpoll_group_stats_get(gp->g, &res->group);
+	stats_sum(gp, &res->stats);
 	/* The group's sleeps are not the CQs' own: count both kinds of loss. */
 	res->stats.lost_wakeups += res->group.lost_wakeups;
 
 	/* The generator may still be waking the group: wait until it left. */
 	while (!__atomic_load_n(&run->gen_left, __ATOMIC_ACQUIRE))
 		rte_pause();
+	if (run->group_lock != NULL)
+		pthread_mutex_lock(run->group_lock);
+	__atomic_store_n(&run->groups[gp->index], NULL, __ATOMIC_SEQ_CST);
+	if (run->group_lock != NULL)
+		pthread_mutex_unlock(run->group_lock);
 	if (run->params->telemetry)
-		cqpoll_dpdk_telemetry_unregister_group(GROUP_TELEMETRY_NAME);
-	cqpoll_group_destroy(gp.g);
+		cqpoll_dpdk_telemetry_unregister_group(name);
+	cqpoll_group_destroy(gp->g);
 	free(gcs);
+	return res->error;
+}
+
+static void
+group_stats_add(struct cqpoll_group_stats *d, const struct cqpoll_group_stats *s)
+{
+	d->iterations += s->iterations;
+	d->polls += s->polls;
+	d->empty_polls += s->empty_polls;
+	d->completions += s->completions;
+	d->transitions += s->transitions;
+	d->sleeps += s->sleeps;
+	d->wakeups_event += s->wakeups_event;
+	d->wakeups_timeout += s->wakeups_timeout;
+	d->wakeups_xthread += s->wakeups_xthread;
+	d->lost_wakeups += s->lost_wakeups;
+	d->busy_ns += s->busy_ns;
+	d->asleep_ns += s->asleep_ns;
+	d->mode_changes += s->mode_changes;
+}
+
+static void
+cq_stats_add(struct cqpoll_cq_stats *d, const struct cqpoll_cq_stats *s)
+{
+	d->polls += s->polls;
+	d->empty_polls += s->empty_polls;
+	d->completions += s->completions;
+	d->arms += s->arms;
+	d->missed_reports += s->missed_reports;
+	d->events += s->events;
+	d->spurious_events += s->spurious_events;
+	d->event_acks += s->event_acks;
+	d->waits += s->waits;
+	d->wait_timeouts += s->wait_timeouts;
+	d->lost_wakeups += s->lost_wakeups;
+}
+
+/*
+ * Another poller's result into poller 0's: counts and CPU add up (cpu_pct is
+ * then in percent of one CPU, as top shows it); the run lasted as long as the
+ * slowest poller; the process CPU is poller 0's reading, already process-wide.
+ */
+static void
+result_add(struct tpcq_result *d, const struct tpcq_result *s)
+{
+	double d_wall = d->wall_s;
+
+	d->completions += s->completions;
+	d->order_errors += s->order_errors;
+	d->bad_completions += s->bad_completions;
+	d->no_timestamp += s->no_timestamp;
+	d->missing += s->missing;
+	tpcq_hist_merge(d->latency, s->latency);
+	d->cpu_pct = (d->cpu_pct * d_wall + s->cpu_pct * s->wall_s) /
+		(d_wall > s->wall_s ? d_wall : s->wall_s);
+	if (s->wall_s > d_wall) {
+		d->cpu_pct_process *= d_wall / s->wall_s;
+		d->wall_s = s->wall_s;
+	}
+	if (d->error == 0 && s->error != 0) {
+		d->error = s->error;
+		d->error_call = s->error_call;
+	}
+	cq_stats_add(&d->stats, &s->stats);
+	group_stats_add(&d->group, &s->group);
+}
+
+/* The next lcore after prev that is neither the main one nor the generator's. */
+static unsigned int
+next_poller_lcore(const struct tpcq_run *run, unsigned int prev)
+{
+	unsigned int lc = prev;
+
+	do
+		lc = rte_get_next_lcore(lc, 1, 0);
+	while (lc == run->gen_lcore);
+	return lc;
+}
+
+void
+tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
+{
+	unsigned int n = run->npollers, k, lc = (unsigned int)-1;
+	struct tpcq_result *others = NULL;
+	struct group_poller *gps;
+	unsigned int launched = 0;
+	int r;
+
+	gps = calloc(n, sizeof(*gps));
+	if (n > 1)
+		others = calloc(n - 1, sizeof(*others));
+	if (gps == NULL || (n > 1 && others == NULL)) {
+		fail(res, "calloc", -ENOMEM);
+		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
+		free(others);
+		free(gps);
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		gps[k].run = run;
+		gps[k].res = k == 0 ? res : &others[k - 1];
+		gps[k].index = k;
+		/* CQs k, k + n, ...: --pollers <= --cqs gives each at least one. */
+		gps[k].ncqs = (run->ncqs - k + n - 1) / n;
+	}
+	/* Pollers 1..n-1 on their lcores; run_cqs() checked there are enough. */
+	for (k = 1; k < n; k++) {
+		others[k - 1].latency = tpcq_hist_create();
+		lc = next_poller_lcore(run, lc);
+		r = others[k - 1].latency == NULL ? -ENOMEM :
+			rte_eal_remote_launch(poller_main, &gps[k], lc);
+		if (r != 0) {
+			fail(res, "rte_eal_remote_launch", r);
+			__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
+			break;
+		}
+		launched++;
+	}
+	/* Otherwise stop is set: the generator leaves without starting. */
+	if (launched == n - 1)
+		poller_main(&gps[0]);
+	lc = (unsigned int)-1;
+	for (k = 1; k <= launched; k++) {
+		lc = next_poller_lcore(run, lc);
+		rte_eal_wait_lcore(lc);
+		result_add(res, &others[k - 1]);
+	}
+	for (k = 1; k < n; k++)
+		tpcq_hist_free(others[k - 1].latency);
+	free(others);
+	free(gps);
 }

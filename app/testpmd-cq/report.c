@@ -1,65 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Results as a key/value table on stdout and, on request, as JSON. Both use
- * the same key names, so a figure read on the terminal is found in the file.
+ * Results as a key/value table on stdout. It uses the JSON's key names, so a
+ * figure read on the terminal is found in the file.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
+#include <rte_common.h>
 #include <rte_version.h>
 
 #include "testpmd_cq.h"
 
 #define RULE "-------------------------------------------------------------------------------"
-
-struct latency {
-	uint64_t p50, p99, p999, min, max;
-};
-
-static void
-latency_get(const struct tpcq_result *res, struct latency *l)
-{
-	const struct tpcq_hist *h = res->latency;
-
-	l->p50 = tpcq_hist_quantile(h, 0.50);
-	l->p99 = tpcq_hist_quantile(h, 0.99);
-	l->p999 = tpcq_hist_quantile(h, 0.999);
-	l->min = h->count ? h->min : 0;
-	l->max = h->max;
-}
-
-/* A rate is only meaningful over a measured, non-zero time. */
-static double
-achieved_rate(const struct tpcq_run *run, const struct tpcq_result *res)
-{
-	return res->gen_s > 0.0 ? (double)run->posted / res->gen_s : 0.0;
-}
-
-/* Poll mode never goes to sleep, so no transition is in use. */
-static const char *
-transition_name(const struct tpcq_params *p)
-{
-	if (p->mode == TPCQ_MODE_POLL)
-		return "none";
-	return tpcq_transition_name(p->transition);
-}
-
-/* Where the latency samples come from. */
-static const char *
-latency_source(const struct tpcq_run *run)
-{
-	return run->post_ns != NULL ? "post-time" : "device-timestamp";
-}
-
-/* The arm the CQ follows, as its driver declared it: what the run used. */
-static const char *
-arm_name(const struct tpcq_params *p, const struct tpcq_result *res)
-{
-	return cqpoll_arm_semantics_name(res->info.driver != NULL ?
-					 res->info.arm : p->arm);
-}
 
 static void
 faults_describe(const struct cqpoll_sw_faults *f, char *buf, size_t len)
@@ -88,19 +40,6 @@ faults_describe(const struct cqpoll_sw_faults *f, char *buf, size_t len)
 		buf[n - 1] = '\0';
 }
 
-/* Only the adaptive mode asks a policy when to sleep. */
-static const char *
-policy_name(const struct tpcq_params *p)
-{
-	return p->mode == TPCQ_MODE_ADAPTIVE ? p->policy : "none";
-}
-
-static double
-pct_of_wall(uint64_t ns, const struct tpcq_result *res)
-{
-	return res->wall_s > 0.0 ? 100.0 * (double)ns / (res->wall_s * 1e9) : 0.0;
-}
-
 static void
 group_table(const struct tpcq_result *res)
 {
@@ -117,36 +56,32 @@ group_table(const struct tpcq_result *res)
 	    " cross-thread", g->wakeups_event, g->wakeups_timeout,
 	    g->wakeups_xthread);
 	ROW("group_lost_wakeups", "%" PRIu64, g->lost_wakeups);
-	ROW("group_busy_pct", "%.1f", pct_of_wall(g->busy_ns, res));
-	ROW("group_asleep_pct", "%.1f", pct_of_wall(g->asleep_ns, res));
+	ROW("group_busy_pct", "%.1f", tpcq_pct_of_wall(g->busy_ns, res));
+	ROW("group_asleep_pct", "%.1f", tpcq_pct_of_wall(g->asleep_ns, res));
 	ROW("group_polls", "%" PRIu64 " (%" PRIu64 " empty)", g->polls,
 	    g->empty_polls);
 #undef ROW
 }
 
+/*
+ * The latency line as perftest prints it, one column per percentile, in
+ * microseconds; unlike perftest's t_max, max is the largest sample.
+ */
 static void
-group_json(FILE *out, const struct tpcq_result *res)
+latency_table(const struct tpcq_result *res, const struct tpcq_latency *l)
 {
-	const struct cqpoll_group_stats *g = &res->group;
+	const uint64_t v[] = { l->min, l->p50, l->p90, l->p99, l->p999,
+			       l->p9999, l->max };
+	size_t i;
 
-	if (!res->grouped) {
-		fprintf(out, "  \"group\": null,\n");
-		return;
-	}
-	fprintf(out, "  \"group\": {\"iterations\": %" PRIu64
-		", \"polls\": %" PRIu64 ", \"empty_polls\": %" PRIu64
-		", \"completions\": %" PRIu64 ", \"transitions\": %" PRIu64
-		", \"sleeps\": %" PRIu64 ", \"wakeups_event\": %" PRIu64
-		", \"wakeups_timeout\": %" PRIu64
-		", \"wakeups_xthread\": %" PRIu64
-		", \"lost_wakeups\": %" PRIu64 ", \"busy_ns\": %" PRIu64
-		", \"asleep_ns\": %" PRIu64 ", \"busy_pct\": %.3f"
-		", \"asleep_pct\": %.3f, \"mode_changes\": %" PRIu64 "},\n",
-		g->iterations, g->polls, g->empty_polls, g->completions,
-		g->transitions, g->sleeps, g->wakeups_event, g->wakeups_timeout,
-		g->wakeups_xthread, g->lost_wakeups, g->busy_ns, g->asleep_ns,
-		pct_of_wall(g->busy_ns, res), pct_of_wall(g->asleep_ns, res),
-		g->mode_changes);
+	printf(RULE "\n");
+	printf(" %12s %10s %10s %10s %10s %10s %10s %10s\n", "samples", "t_min[us]",
+	       "p50[us]", "p90[us]", "p99[us]", "p99.9[us]", "p99.99[us]",
+	       "t_max[us]");
+	printf(" %12" PRIu64, res->latency->count);
+	for (i = 0; i < RTE_DIM(v); i++)
+		printf(" %10.2f", (double)v[i] / 1e3);
+	printf("\n");
 }
 
 void
@@ -154,11 +89,12 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		  const struct tpcq_result *res)
 {
 	const struct cqpoll_cq_stats *s = &res->stats;
-	char faults[256];
-	struct latency l;
+	char faults[256], pattern[64];
+	struct tpcq_latency l;
 
-	latency_get(res, &l);
+	tpcq_latency_get(res, &l);
 	faults_describe(&p->faults, faults, sizeof(faults));
+	tpcq_pattern_used(p, pattern, sizeof(pattern));
 
 	printf(RULE "\n");
 	printf(" testpmd-cq: cqpoll %s, %s\n", cqpoll_version(), rte_version());
@@ -169,31 +105,46 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("dev", "%s", p->dev_name);
 	ROW("driver", "%s", res->info.driver != NULL ? res->info.driver : "?");
 	ROW("mode", "%s", tpcq_mode_name(p->mode));
-	ROW("policy", "%s", policy_name(p));
+	ROW("policy", "%s", tpcq_policy_used(p));
 	ROW("cqs", "%u", p->cqs);
-	ROW("transition", "%s", transition_name(p));
+	ROW("pollers", "%u", p->pollers);
+	ROW("transition", "%s", tpcq_transition_used(p));
 	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);
-	ROW("arm", "%s", arm_name(p, res));
-	ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
-	    achieved_rate(run, res));
+	ROW("arm", "%s", tpcq_arm_used(p, res));
+	ROW("engine", "%s", p->engine->name);
+	if (p->engine->open_loop)
+		ROW("rate", "%" PRIu64 " /s (achieved %.0f /s)", p->rate,
+		    tpcq_achieved_rate(run, res));
+	else
+		ROW("rate", "closed loop (achieved %.0f /s)",
+		    tpcq_achieved_rate(run, res));
+	ROW("pattern", "%s", pattern);
+	ROW("seed", "%" PRIu64, p->faults.seed);
 	ROW("duration", "%.3f s (generator %.3f s, poller %.3f s)",
 	    p->duration_s, res->gen_s, res->wall_s);
 	ROW("timeout_ms", "%d", p->timeout_ms);
 	ROW("burst", "%u", p->burst);
 	ROW("cq_size", "%" PRIu32, res->info.size);
 	ROW("faults", "%s", faults);
-	ROW("latency_source", "%s", latency_source(run));
+	ROW("latency_source", "%s", tpcq_latency_source(run));
 	printf(RULE "\n");
 	ROW("posted", "%" PRIu64, run->posted);
 	ROW("completions", "%" PRIu64, res->completions);
+	ROW("completions_per_s", "%.0f", tpcq_completions_per_s(res));
+	if (p->engine == &tpcq_engine_pingpong)
+		ROW("round_trips_per_s", "%.0f", tpcq_achieved_rate(run, res));
 	ROW("overruns", "%" PRIu64, run->overruns);
 	ROW("order_errors", "%" PRIu64, res->order_errors);
 	ROW("missing", "%" PRIu64, res->missing);
 	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
 	ROW("cpu_pct", "%.1f", res->cpu_pct);
+	ROW("cpu_pct_process", "%.1f", res->cpu_pct_process);
+	ROW("wakeups_per_s", "%.0f", tpcq_wakeups_per_s(res));
 	ROW("latency_p50_ns", "%" PRIu64, l.p50);
+	ROW("latency_p90_ns", "%" PRIu64, l.p90);
 	ROW("latency_p99_ns", "%" PRIu64, l.p99);
 	ROW("latency_p99.9_ns", "%" PRIu64, l.p999);
+	ROW("latency_p99.99_ns", "%" PRIu64, l.p9999);
 	ROW("latency_max_ns", "%" PRIu64, l.max);
 	ROW("arms", "%" PRIu64, s->arms);
 	ROW("missed_reports", "%" PRIu64, s->missed_reports);
@@ -205,101 +156,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("empty_polls", "%" PRIu64, s->empty_polls);
 #undef ROW
 	group_table(res);
+	latency_table(res, &l);
 	printf(RULE "\n");
 	fflush(stdout);
-}
-
-/*
- * Every string written is a fixed name (mode, arm, driver, versions), the
- * device name, which names a kernel device, or the policy spec, checked plain
- * by params.c: none needs escapes, so plain printf is a valid JSON writer.
- */
-int
-tpcq_report_json(const char *path, const struct tpcq_params *p,
-		 const struct tpcq_run *run, const struct tpcq_result *res)
-{
-	const struct cqpoll_sw_faults *f = &p->faults;
-	const struct cqpoll_cq_stats *s = &res->stats;
-	struct latency l;
-	int err = 0;
-	FILE *out;
-
-	out = fopen(path, "w");
-	if (out == NULL) {
-		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
-			strerror(errno));
-		return -errno;
-	}
-	latency_get(res, &l);
-
-	fprintf(out, "{\n");
-	fprintf(out, "  \"dev\": \"%s\",\n", p->dev_name);
-	fprintf(out, "  \"dev_default\": %s,\n", p->dev_why != NULL ? "true" : "false");
-	fprintf(out, "  \"driver\": \"%s\",\n",
-		res->info.driver != NULL ? res->info.driver : "");
-	fprintf(out, "  \"mode\": \"%s\",\n", tpcq_mode_name(p->mode));
-	fprintf(out, "  \"policy\": \"%s\",\n", policy_name(p));
-	fprintf(out, "  \"cqs\": %u,\n", p->cqs);
-	fprintf(out, "  \"transition\": \"%s\",\n", transition_name(p));
-	fprintf(out, "  \"naive_delay_ns\": %" PRIu32 ",\n", p->naive_delay_ns);
-	fprintf(out, "  \"arm\": \"%s\",\n", arm_name(p, res));
-	fprintf(out, "  \"latency_source\": \"%s\",\n", latency_source(run));
-	fprintf(out, "  \"rate\": %" PRIu64 ",\n", p->rate);
-	fprintf(out, "  \"duration_s\": %.6f,\n", p->duration_s);
-	fprintf(out, "  \"timeout_ms\": %d,\n", p->timeout_ms);
-	fprintf(out, "  \"burst\": %u,\n", p->burst);
-	fprintf(out, "  \"cq_size\": %" PRIu32 ",\n", res->info.size);
-	fprintf(out, "  \"faults\": {\"arm_delay_ns\": %" PRIu32
-		", \"arm_delay_pct\": %" PRIu32
-		", \"visibility_delay_ns\": %" PRIu32
-		", \"visibility_delay_pct\": %" PRIu32
-		", \"event_delay_us\": %" PRIu32
-		", \"spurious_event_pct\": %" PRIu32
-		", \"duplicate_event_pct\": %" PRIu32
-		", \"report_missed_keeps_armed\": %" PRIu32
-		", \"seed\": %" PRIu64 "},\n",
-		f->arm_delay_ns, f->arm_delay_pct, f->visibility_delay_ns,
-		f->visibility_delay_pct, f->event_delay_us,
-		f->spurious_event_pct, f->duplicate_event_pct,
-		f->report_missed_keeps_armed, f->seed);
-	fprintf(out, "  \"posted\": %" PRIu64 ",\n", run->posted);
-	fprintf(out, "  \"completions\": %" PRIu64 ",\n", res->completions);
-	fprintf(out, "  \"overruns\": %" PRIu64 ",\n", run->overruns);
-	fprintf(out, "  \"order_errors\": %" PRIu64 ",\n", res->order_errors);
-	fprintf(out, "  \"missing\": %" PRIu64 ",\n", res->missing);
-	fprintf(out, "  \"bad_completions\": %" PRIu64 ",\n", res->bad_completions);
-	fprintf(out, "  \"no_timestamp\": %" PRIu64 ",\n", res->no_timestamp);
-	fprintf(out, "  \"lost_wakeups\": %" PRIu64 ",\n", s->lost_wakeups);
-	fprintf(out, "  \"cpu_pct\": %.3f,\n", res->cpu_pct);
-	fprintf(out, "  \"latency_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-		", \"p999\": %" PRIu64 ", \"max\": %" PRIu64 ", \"min\": %" PRIu64
-		", \"samples\": %" PRIu64 "},\n",
-		l.p50, l.p99, l.p999, l.max, l.min, res->latency->count);
-	fprintf(out, "  \"arms\": %" PRIu64 ",\n", s->arms);
-	fprintf(out, "  \"missed_reports\": %" PRIu64 ",\n", s->missed_reports);
-	fprintf(out, "  \"events\": %" PRIu64 ",\n", s->events);
-	fprintf(out, "  \"spurious_events\": %" PRIu64 ",\n", s->spurious_events);
-	fprintf(out, "  \"event_acks\": %" PRIu64 ",\n", s->event_acks);
-	fprintf(out, "  \"waits\": %" PRIu64 ",\n", s->waits);
-	fprintf(out, "  \"wait_timeouts\": %" PRIu64 ",\n", s->wait_timeouts);
-	fprintf(out, "  \"polls\": %" PRIu64 ",\n", s->polls);
-	fprintf(out, "  \"empty_polls\": %" PRIu64 ",\n", s->empty_polls);
-	group_json(out, res);
-	fprintf(out, "  \"achieved_rate\": %.1f,\n", achieved_rate(run, res));
-	fprintf(out, "  \"generator_s\": %.6f,\n", res->gen_s);
-	fprintf(out, "  \"poller_s\": %.6f,\n", res->wall_s);
-	fprintf(out, "  \"cqpoll_version\": \"%s\",\n", cqpoll_version());
-	fprintf(out, "  \"dpdk_version\": \"%s\"\n", rte_version());
-	fprintf(out, "}\n");
-
-	if (ferror(out))
-		err = EIO;
-	if (fclose(out) != 0 && err == 0)
-		err = errno;
-	if (err != 0) {
-		fprintf(stderr, TPCQ_PROG ": cannot write %s: %s\n", path,
-			strerror(err));
-		return -err;
-	}
-	return 0;
 }

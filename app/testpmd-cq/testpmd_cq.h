@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -34,6 +35,26 @@ tpcq_now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * TPCQ_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The clocks of the poller's run: wall time, the poller thread's CPU time and
+ * the whole process's (generator and emulated devices included).
+ */
+struct tpcq_clocks {
+	uint64_t wall, thread, process;
+};
+
+/* Process first and last, so that its window holds the thread's. */
+static inline void
+tpcq_clocks_read(struct tpcq_clocks *c, bool start)
+{
+	if (start)
+		c->process = tpcq_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	c->wall = tpcq_now_ns(CLOCK_MONOTONIC);
+	c->thread = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (!start)
+		c->process = tpcq_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
 /* Exit statuses, documented in --help. */
 #define TPCQ_EXIT_OK 0
 #define TPCQ_EXIT_FAIL 1  /* device error, or completions lost or out of order */
@@ -46,6 +67,8 @@ tpcq_now_ns(clockid_t clk)
 #define TPCQ_BURST_MAX 4096
 #define TPCQ_SIZE_MAX (1U << 24)
 #define TPCQ_CQS_MAX 4096
+/* Poller lcores, each with its group; the EAL has at most RTE_MAX_LCORE. */
+#define TPCQ_POLLERS_MAX 64
 /* cqpoll_group_conf::burst accepts 1 .. 1024. */
 #define TPCQ_GROUP_BURST_MAX 1024
 #define TPCQ_POLICY_DEFAULT "adaptive"
@@ -60,6 +83,16 @@ enum tpcq_mode {
 	TPCQ_MODE_INTERRUPT,
 	TPCQ_MODE_ADAPTIVE,       /* the poll group asks its policy when to sleep */
 };
+
+/* When the rate engine's completions are due (--pattern, arrival.c). */
+enum tpcq_pattern {
+	TPCQ_PATTERN_CONST = 0,
+	TPCQ_PATTERN_POISSON,
+	TPCQ_PATTERN_ONOFF,
+};
+
+/* Longest ON or OFF period of --pattern=onoff: a minute. */
+#define TPCQ_ONOFF_US_MAX 60000000U
 
 enum tpcq_transition {
 	TPCQ_TRANSITION_POLL_AND_ARM = 0,
@@ -81,20 +114,25 @@ enum tpcq_transition {
 #define TPCQ_DEV_NAME_MAX 80
 
 struct tpcq_dev;
+struct tpcq_engine;
 
 struct tpcq_params {
 	const struct tpcq_dev *dev;
 	char dev_name[TPCQ_DEV_NAME_MAX]; /* as run, e.g. "mlx5:mlx5_0" */
 	const char *ibdev;        /* in dev_name, after ':'; NULL for emulators */
 	const char *dev_why;      /* why the default device was chosen; NULL if given */
+	const struct tpcq_engine *engine;
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
-	unsigned int cqs;         /* CQs of the device, all in the poller's group */
+	unsigned int cqs;         /* CQs of the device, spread over the pollers */
+	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
 	const char *policy_args;  /* in policy, after ':'; NULL if none */
 	enum cqpoll_arm_semantics arm;
 	uint64_t rate;            /* completions per second */
+	enum tpcq_pattern pattern;
+	uint32_t on_us, off_us;   /* --pattern=onoff:ON_US:OFF_US */
 	double duration_s;
 	int timeout_ms;           /* safety net of each sleep */
 	unsigned int burst;
@@ -103,7 +141,9 @@ struct tpcq_params {
 	struct cqpoll_sw_faults faults; /* the superset every device maps from */
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
+	const char *csv_path;     /* NULL: no CSV */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
+	bool interactive;         /* -i: runs start and stop at the prompt */
 	struct tpcq_sweep_opts sweep;
 };
 
@@ -159,12 +199,25 @@ struct tpcq_run {
 	 */
 	struct tpcq_devctx *dcs;
 	unsigned int ncqs;
-	uint64_t total;           /* completions the generator will post */
 	/*
-	 * The poller's group, NULL without one: the generator wakes it when done,
-	 * so a group asleep on idle CQs sees the end at once.
+	 * Completions the generator will post; 0: as many as the closed-loop
+	 * engines post in --duration; UINT64_MAX: until stopped (-i).
 	 */
-	struct cqpoll_group *group;
+	uint64_t total;
+	/*
+	 * Each poller's group, NULL without one: the generator wakes them when
+	 * done, so a group asleep on idle CQs sees the end at once. Poller k
+	 * has CQs k, k + npollers, ...
+	 */
+	struct cqpoll_group *groups[TPCQ_POLLERS_MAX];
+	unsigned int npollers;
+	unsigned int gen_lcore;   /* the generator's; pollers take the others */
+	/*
+	 * Held by a poller to clear its groups[] entry before destroying the
+	 * group, and by other threads (the prompt) while they use it; NULL when
+	 * none does.
+	 */
+	pthread_mutex_t *group_lock;
 	/*
 	 * Post times (CLOCK_MONOTONIC ns) by sequence number modulo
 	 * post_ns_mask + 1, for devices whose timestamps are on another clock;
@@ -174,7 +227,8 @@ struct tpcq_run {
 	uint64_t post_ns_mask;
 
 	/* Poller to generator. */
-	bool start;               /* the poller is ready: begin the schedule */
+	unsigned int ready;       /* pollers ready; the last one sets start */
+	bool start;               /* the pollers are ready: begin the schedule */
 	bool stop;                /* give up posting (poller error or signal) */
 
 	/* Generator to poller; posted and gen_done are released after each post. */
@@ -185,7 +239,7 @@ struct tpcq_run {
 	bool gen_done;
 	bool gen_left;            /* done with group too: it may be destroyed */
 
-	/* Poller to generator: completions read, released after each burst. */
+	/* Pollers to generator: completions read, added after each burst. */
 	uint64_t consumed;
 };
 
@@ -197,8 +251,9 @@ struct tpcq_result {
 	uint64_t no_timestamp;    /* completions without a latency sample */
 	uint64_t missing;         /* posted but never received */
 	struct tpcq_hist *latency;
-	double wall_s;
-	double cpu_pct;
+	double wall_s;            /* poller, from start to the end of its drain */
+	double cpu_pct;           /* poller thread CPU time / wall_s */
+	double cpu_pct_process;   /* process CPU time / wall_s: may exceed 100 */
 	double gen_s;
 	int error;                /* -errno of a failed library call, or 0 */
 	const char *error_call;   /* the call that failed */
@@ -220,8 +275,33 @@ void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 		      struct tpcq_check *ck, const struct cqpoll_completion *comps,
 		      unsigned int n);
 
+/* arrival.c: the schedule of the rate engine. */
+struct tpcq_arrival {
+	enum tpcq_pattern pattern;
+	double period;            /* 1/rate, in the unit given to init */
+	double on, off;           /* onoff: burst and silence, same unit */
+	double t;                 /* poisson: the last arrival */
+	uint64_t rng;             /* poisson: generator state, from --seed */
+};
+
+const char *tpcq_pattern_name(enum tpcq_pattern pattern);
+/* The --pattern value as given: "onoff:ON_US:OFF_US" with its numbers. */
+void tpcq_pattern_describe(const struct tpcq_params *p, char *buf, size_t len);
+/* Returns 0, or -EINVAL with the reason in why. */
+int tpcq_pattern_parse(const char *s, struct tpcq_params *p, char *why,
+		       size_t len);
+/* Completions the schedule holds within --duration. */
+uint64_t tpcq_arrival_total(const struct tpcq_params *p);
+void tpcq_arrival_init(struct tpcq_arrival *a, const struct tpcq_params *p,
+		       double units_per_s);
+/* When completion seq is due; call with seq = 0, 1, 2, ... in turn. */
+double tpcq_arrival_at(struct tpcq_arrival *a, uint64_t seq);
+
 /* params.c */
 int tpcq_params_parse(int argc, char **argv, struct tpcq_params *p);
+int tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
+		       size_t len);
+int tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len);
 const char *tpcq_mode_name(enum tpcq_mode mode);
 const char *tpcq_transition_name(enum tpcq_transition t);
 
@@ -230,6 +310,8 @@ int tpcq_dev_select(const char *name, struct tpcq_params *p);
 void tpcq_dev_default(struct tpcq_params *p);
 int tpcq_dev_check(struct tpcq_params *p, bool arm_given, char *why, size_t len);
 void tpcq_dev_usage(FILE *f);
+/* Help text indented to the option column and wrapped to 80 columns. */
+void tpcq_usage_wrap(FILE *f, const char *text);
 const char *tpcq_dev_names(void);
 int tpcq_dev_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
 void tpcq_dev_close(const struct tpcq_params *p, struct tpcq_devctx *dc);
@@ -244,23 +326,126 @@ extern const struct tpcq_dev tpcq_dev_mlx5_hw;
 extern const struct tpcq_dev tpcq_dev_verbs_hw;
 int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 
+/*
+ * A traffic engine, like testpmd's forwarding engines: when the device side
+ * posts each completion. One file each (engine_*.c); the generator lcore
+ * (gen.c) runs the one --engine names.
+ */
+struct tpcq_engine {
+	const char *name;         /* --engine value */
+	const char *help;         /* for --help */
+	bool open_loop;           /* posts on a schedule: --rate, --pattern */
+	/* Completions it will post; 0: as many as --duration allows. */
+	uint64_t (*total)(const struct tpcq_params *p);
+	/*
+	 * The generator's loop, from TSC time start. Posts with tpcq_gen_post()
+	 * and returns 0, or the -errno of a failed post.
+	 */
+	int (*run)(struct tpcq_run *run, uint64_t start);
+};
+
+extern const struct tpcq_engine tpcq_engine_rate;
+extern const struct tpcq_engine tpcq_engine_pingpong;
+extern const struct tpcq_engine tpcq_engine_drain;
+
 /* gen.c */
+const struct tpcq_engine *tpcq_engine_find(const char *name);
+const struct tpcq_engine *tpcq_engine_default(void);
+const char *tpcq_engine_names(void);
+void tpcq_engine_usage(FILE *f);
 int tpcq_gen_main(void *arg);
+bool tpcq_gen_must_stop(const struct tpcq_run *run);
+/*
+ * Post completion seq of the schedule, retrying while the device is full
+ * (counted in overruns if count_full), then publish it in run->posted.
+ * Returns 0, 1 if told to stop while the device was full, or -errno.
+ */
+int tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full);
+/* TSC time a closed-loop engine stops posting: --duration, or never (-i). */
+uint64_t tpcq_gen_end(const struct tpcq_run *run, uint64_t start);
 
 /* poller.c */
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
 bool tpcq_poller_grouped(const struct tpcq_params *p);
 
+/* poller.c: the poller's clocks at its end, into res. */
+void tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *start);
+
 /* poller_group.c */
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
+void tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum);
+enum cqpoll_group_mode tpcq_group_mode(enum tpcq_mode mode);
+
+/* results.c: what the reports show, derived once from a run. */
+struct tpcq_latency {
+	uint64_t p50, p90, p99, p999, p9999, min, max, samples;
+};
+
+void tpcq_latency_get(const struct tpcq_result *res, struct tpcq_latency *l);
+double tpcq_achieved_rate(const struct tpcq_run *run,
+			  const struct tpcq_result *res);
+const char *tpcq_transition_used(const struct tpcq_params *p);
+const char *tpcq_latency_source(const struct tpcq_run *run);
+const char *tpcq_arm_used(const struct tpcq_params *p,
+			  const struct tpcq_result *res);
+const char *tpcq_policy_used(const struct tpcq_params *p);
+double tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res);
+double tpcq_completions_per_s(const struct tpcq_result *res);
+/* Sleeps of the poller that ended, per second of its run. */
+double tpcq_wakeups_per_s(const struct tpcq_result *res);
+/* The pattern the engine followed: "none" for the closed-loop ones. */
+void tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len);
+
+/* Room for the longest value: the device name, TPCQ_DEV_NAME_MAX. */
+#define TPCQ_FIELD_VAL_MAX 128
+/* More than the fields of a run: results.c aborts if it is ever short. */
+#define TPCQ_FIELDS_MAX 128
+
+/* One setting or measurement of a run, as the JSON and the CSV write it. */
+struct tpcq_field {
+	const char *obj;          /* the JSON object it is in; NULL: top level */
+	const char *key;
+	bool quote;               /* a string */
+	bool null;                /* no value in this run: null, empty cell */
+	char val[TPCQ_FIELD_VAL_MAX];
+};
+
+/* Every field of a run, in the order of the JSON keys and CSV columns. */
+struct tpcq_fields {
+	unsigned int n;
+	struct tpcq_field f[TPCQ_FIELDS_MAX];
+};
+
+void tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
+		     const struct tpcq_result *res, struct tpcq_fields *fs);
+/* fclose() with write errors reported; returns 0 or -errno. */
+int tpcq_report_close(FILE *out, const char *path);
 
 /* report.c */
 void tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 		       const struct tpcq_result *res);
+
+/* report_json.c */
 int tpcq_report_json(const char *path, const struct tpcq_params *p,
 		     const struct tpcq_run *run, const struct tpcq_result *res);
 
+/* report_csv.c */
+int tpcq_report_csv(const char *path, const struct tpcq_params *p,
+		    const struct tpcq_run *run, const struct tpcq_result *res);
+
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);
+
+/* main.c: the steps of one run, shared with the prompt. */
+int tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
+		     const struct tpcq_params *p, struct tpcq_devctx *dcs,
+		     uint64_t total);
+void tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res);
+int tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
+		    const struct tpcq_result *res);
+void tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res);
+
+/* prompt.c: the interactive session (-i). */
+int tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs);
 
 #endif /* TESTPMD_CQ_H */

@@ -31,22 +31,23 @@ cqpoll_sw_arm(void *priv)
 
 	run_hook(q, CQPOLL_SW_HOOK_BEFORE_ARM);
 	arm_delay(q);
-	__atomic_store_n(&q->armed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&q->arm_cover, SW_ARMED, __ATOMIC_RELAXED);
 	/* Pairs with the fence in cqpoll_sw_post(): see the comment there. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	pi = __atomic_load_n(&q->pi_vis, __ATOMIC_RELAXED);
 	switch (q->arm) {
 	case CQPOLL_ARM_LEVEL:
 		/* Entries past the armed index fire at once, as mlx5 does. */
-		if (pi != q->ci && __atomic_exchange_n(&q->armed, 0, __ATOMIC_ACQ_REL) != 0)
-			ret = cqpoll_sw_raise(q, &q->consumer_rng, pi);
+		if (pi != q->ci && cqpoll_sw_claim(q, pi))
+			ret = cqpoll_sw_raise(q, &q->consumer_rng);
 		break;
 	case CQPOLL_ARM_REPORT_MISSED:
 		if (pi != q->ci) {
 			ret = 1;
 			/* The contract leaves the arm state undefined: model both. */
 			if (!q->faults.report_missed_keeps_armed)
-				__atomic_exchange_n(&q->armed, 0, __ATOMIC_ACQ_REL);
+				__atomic_fetch_and(&q->arm_cover, ~SW_ARMED,
+						   __ATOMIC_ACQ_REL);
 		}
 		break;
 	case CQPOLL_ARM_EDGE:

@@ -36,11 +36,10 @@ deliver(struct cqpoll_sw_cq *q, uint64_t count)
 	return 0;
 }
 
+/* After cqpoll_sw_claim(): the cover is in place, the event follows. */
 int
-cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng, uint32_t cover)
+cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng)
 {
-	/* Before delivery: an oracle that sees the cover also sees the event. */
-	cqpoll_emu_advance(&q->covered, cover);
 	return deliver(q, cqpoll_emu_chance(rng, q->faults.duplicate_event_pct) ? 2 : 1);
 }
 
@@ -113,9 +112,13 @@ cqpoll_sw_stranded(void *priv)
 	struct cqpoll_sw_cq *q = priv;
 	uint32_t posted, covered, frontier;
 
-	/* posted is stored after covered: read in the opposite order. */
+	/*
+	 * posted is stored after the claim's cover: read in the opposite order.
+	 * A cover whose raise is still on its way counts as an event: it was
+	 * committed when the arm was taken.
+	 */
 	posted = __atomic_load_n(&q->posted, __ATOMIC_ACQUIRE);
-	covered = __atomic_load_n(&q->covered, __ATOMIC_ACQUIRE);
+	covered = (uint32_t)__atomic_load_n(&q->arm_cover, __ATOMIC_ACQUIRE);
 	frontier = (int32_t)(covered - q->ci) > 0 ? covered : q->ci;
 	if ((int32_t)(posted - frontier) <= 0)
 		return 0;

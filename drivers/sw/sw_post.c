@@ -39,9 +39,8 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	 * the other, so an entry racing an arm is either polled or fires.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&q->armed, __ATOMIC_RELAXED) != 0 &&
-	    __atomic_exchange_n(&q->armed, 0, __ATOMIC_ACQ_REL) != 0)
-		r = cqpoll_sw_raise(q, &q->device_rng, pi);
+	if (cqpoll_sw_claim(q, pi))
+		r = cqpoll_sw_raise(q, &q->device_rng);
 	else if (cqpoll_emu_chance(&q->device_rng, q->faults.spurious_event_pct))
 		r = cqpoll_sw_signal(q, &q->device_rng);
 	/* After the raise: the oracle never sees an entry whose raise is pending. */

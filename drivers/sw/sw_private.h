@@ -48,12 +48,37 @@ struct cqpoll_sw_cq {
 	/* Shared. */
 	uint32_t ci_db;     /* consumer index record, written once per burst */
 	uint32_t pi_vis;    /* entries made visible: the device's producer index */
-	uint32_t armed;     /* 1 while an arm waits to fire; a raise clears it */
-	uint32_t covered;   /* entries below this are covered by a raised event */
+	/*
+	 * SW_ARMED while an arm waits to fire, and in the low 32 bits the
+	 * index below which entries are covered by a raised event. One word,
+	 * so that claiming an arm and covering the entries it fires for are
+	 * one step: the oracle never sees an arm taken whose cover is missing.
+	 */
+	uint64_t arm_cover;
 	uint32_t posted;    /* entries whose post finished (the oracle's frontier) */
 	/* 1 from arming the delay timer until the consumer takes its expiry. */
 	uint32_t timer_due;
 };
+
+#define SW_ARMED (1ull << 32)
+
+/*
+ * Take the arm if it is held, covering the entries below @p cover (never
+ * moving the cover back). Returns 1 if this caller took it and must raise.
+ */
+static inline int
+cqpoll_sw_claim(struct cqpoll_sw_cq *q, uint32_t cover)
+{
+	uint64_t cur = __atomic_load_n(&q->arm_cover, __ATOMIC_ACQUIRE), next;
+
+	do {
+		if ((cur & SW_ARMED) == 0)
+			return 0;
+		next = (int32_t)(cover - (uint32_t)cur) > 0 ? cover : (uint32_t)cur;
+	} while (!__atomic_compare_exchange_n(&q->arm_cover, &cur, next, 0,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return 1;
+}
 
 /* The sw driver's table, to recognise its own handles. */
 extern const struct cqpoll_driver_ops cqpoll_sw_ops;
@@ -63,7 +88,7 @@ int cqpoll_sw_arm(void *priv);
 int cqpoll_sw_event_fd(void *priv);
 int cqpoll_sw_event_get(void *priv);
 int cqpoll_sw_stranded(void *priv);
-int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng, uint32_t cover);
+int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng);
 int cqpoll_sw_signal(struct cqpoll_sw_cq *q, uint64_t *rng);
 
 #endif /* CQPOLL_SW_PRIVATE_H */

@@ -130,6 +130,7 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 		free(g->members[i]);
 	free(g->fds);
 	free(g->members);
+	free(g->active);
 	free(g->comps);
 	free(g->policy_state);
 	if (g->wake_fd >= 0)
@@ -235,6 +236,30 @@ fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	free(gfd);
 }
 
+void
+cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	if (m->active)
+		return;
+	m->active = true;
+	m->active_pos = g->nactive;
+	g->active[g->nactive++] = m;
+}
+
+void
+cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	struct cqpoll_group_member *last;
+
+	if (!m->active)
+		return;
+	/* Swap with the last: O(1), the active list has no order to keep. */
+	last = g->active[--g->nactive];
+	g->active[m->active_pos] = last;
+	last->active_pos = m->active_pos;
+	m->active = false;
+}
+
 static int
 member_find(const struct cqpoll_group *g, const struct cqpoll_cq *cq)
 {
@@ -256,7 +281,8 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 
 	if (g == NULL || cq == NULL || cb == NULL)
 		return -EINVAL;
-	if (g->in_callback)
+	/* An unarmed CQ joining a prepared sleep could strand its work. */
+	if (g->in_callback || g->sleeping)
 		return -EBUSY;
 	if (member_find(g, cq) >= 0)
 		return -EEXIST;
@@ -267,6 +293,11 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	if (p == NULL)
 		return -ENOMEM;
 	g->members = p;
+	/* Room on the active list now: activating must not fail later. */
+	p = grow(g->active, &g->active_cap, g->n + 1);
+	if (p == NULL)
+		return -ENOMEM;
+	g->active = p;
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return -ENOMEM;
@@ -280,6 +311,9 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 		return r;
 	}
 	g->members[g->n++] = m;
+	g->noracle += m->oracle;
+	/* Not armed by the group yet: the next transition must arm it. */
+	cqpoll_group_activate(g, m);
 	return 0;
 }
 
@@ -297,6 +331,8 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 	if (i < 0)
 		return -ENOENT;
 	m = g->members[i];
+	cqpoll_group_deactivate(g, m);
+	g->noracle -= m->oracle;
 	fd_detach(g, m);
 	/* Keep the order of the others: polling order is fairness order. */
 	memmove(&g->members[i], &g->members[i + 1],

@@ -124,10 +124,75 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
 const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
 
 /**
+ * The hybrid policy, after io_uring's hybrid poll: when completions arrive at
+ * predictable intervals, it sleeps on a timer (clock_nanosleep, nothing
+ * armed) for part of the time left before the next one is due, then polls
+ * for it, so the arrival finds the group polling while most of the gap costs
+ * no CPU. When arrivals are not predictable the adaptive policy decides.
+ *
+ * A nap arms no CQ: completions that arrive during one wait in their CQ and
+ * are polled right after it, so a nap may delay a completion but never
+ * strands one. The nap happens inside the policy's decide() and is not cut
+ * short by cqpoll_group_stop(), cqpoll_group_set_mode() or
+ * cqpoll_group_wakeup(): max_nap_us bounds how late the group sees them. Nap
+ * time counts as busy time in cqpoll_group_stats::busy_ns, though the thread
+ * uses no CPU.
+ *
+ * Parameters, "hybrid[:key=value,...]":
+ *  - cv_pct=P: arrivals are predictable when the mean absolute deviation of
+ *    the gaps between them is at most P % of their mean gap (both learnt
+ *    online, EWMA weight 1/8); 0..100, default 10; 0 never naps.
+ *  - nap_pct=P: each nap sleeps P % of the time left before the earliest
+ *    likely arrival (mean gap less twice the deviation), less the timer's
+ *    overshoot learnt from earlier naps; 1..99, default 50 (io_uring's half).
+ *  - min_nap_us=US: shorter naps are not taken (default 10; at least 1).
+ *    A thread's timer slack (50 µs by default on Linux, prctl(2)
+ *    PR_SET_TIMERSLACK) is learnt as overshoot, so gaps much shorter than it
+ *    leave no room for a nap.
+ *  - max_nap_us=US: longest single nap (default 1000).
+ *  - any key of cqpoll_policy_adaptive(), for the unpredictable case.
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
+
+/**
+ * The latency-target policy: the user gives a p99 target for the latency of
+ * a completion (visible to handled), and the policy spins as little as meets
+ * it, measured online. Its knob is the spin budget, how long the group polls
+ * after the last completion before it sleeps.
+ *
+ * Every iteration that finds work is one latency sample: 0 if the group was
+ * polling, else the wake-up it waited for, as the group measured it
+ * (wake_cost(), devices that timestamp completions) or, when not measured,
+ * the estimate of the wake-up cost. Every @c window samples: more than
+ * window / 100 over the target doubles the budget (at least +1 µs); none over
+ * shrinks it by 1/8; anything else holds it.
+ *
+ * Parameters, "latency-target[:key=value,...]", or "target-p99:US" for the
+ * target alone:
+ *  - p99_us=US: the target (default 100).
+ *  - min_spin_us=US, max_spin_us=US: bounds of the budget (defaults 0 and
+ *    10000); the budget starts at the lower one.
+ *  - window=N: samples per control step, at least 100 (default 100).
+ *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
+ *
+ * @return
+ *   The policy's ops table (static).
+ *
+ * Thread safety: safe from any thread.
+ */
+const struct cqpoll_policy_ops *cqpoll_policy_latency_target(void);
+
+/**
  * Find a built-in policy by name and split its parameters off a spec.
  *
  * @param spec
- *   "name" or "name:args", e.g. "spin:20" or "adaptive:mult=4".
+ *   "name" or "name:args", e.g. "spin:20", "adaptive:mult=4", "hybrid",
+ *   "latency-target:p99_us=50" or its short form "target-p99:50".
  * @param[out] args
  *   Set to the text after ':' in @p spec, or NULL if there is none.
  * @return
@@ -179,6 +244,7 @@ struct cqpoll_group_stats {
 	/**
 	 * Sleeps begun while some CQ held a completion with no event pending or
 	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
 	uint64_t busy_ns;         /**< Time in cqpoll_group_run_once() awake. */
@@ -233,7 +299,8 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
  *   - -EEXIST: @p cq is already in the group.
- *   - -EBUSY: called from a callback of the group.
+ *   - -EBUSY: called from a callback of the group, or between
+ *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the
@@ -321,12 +388,82 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - > 0: busy: completions processed.
  *   - 0: idle: nothing processed (the call may have slept).
  *   - -EINVAL: @p g is NULL.
- *   - -EBUSY: called from a callback of the group.
+ *   - -EBUSY: called from a callback of the group, or between
+ *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
  *   - other < 0: -errno from a CQ (e.g. -EIO: overrun) or epoll_wait(2).
  *
  * Thread safety: one thread per group, the group's thread.
  */
 int cqpoll_group_run_once(struct cqpoll_group *g);
+
+/**
+ * The group's event fd, to wait for the group inside another event loop:
+ * an epoll fd over the CQs' event fds and the group's cross-thread eventfd,
+ * readable while any of them is. Register it (for input) in the other loop,
+ * e.g. DPDK's per-thread rte_epoll (see cqpoll_dpdk_epoll.h), and wait only
+ * between cqpoll_group_sleep_prepare() returning 0 and
+ * cqpoll_group_sleep_finish(). Never read it or wait on it otherwise.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   The fd (owned by the group, valid until cqpoll_group_destroy()), or
+ *   -EINVAL if @p g is NULL.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_group_event_fd(const struct cqpoll_group *g);
+
+/**
+ * First half of a sleep in an external event loop: run the group's
+ * transition (cqpoll_poll_and_arm() on every CQ that is not known to be
+ * armed), delivering what it finds.
+ *
+ * @code
+ * for (;;) {
+ *     if (cqpoll_group_run_once(g) > 0 || rx_burst(...) > 0)  // busy mode
+ *         continue;
+ *     if (cqpoll_group_sleep_prepare(g) != 0)  // found work: poll on
+ *         continue;
+ *     rte_eth_dev_rx_intr_enable(port, queue);
+ *     rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, n, timeout_ms);
+ *     cqpoll_group_sleep_finish(g);             // whatever woke us
+ * }
+ * @endcode
+ *
+ * @param g
+ *   The group, in any mode (the external loop decides when to sleep; run it
+ *   in busy mode so that cqpoll_group_run_once() never sleeps by itself).
+ * @return
+ *   - 0: every CQ is armed and empty: the caller may now block on
+ *     cqpoll_group_event_fd() (with a bounded timeout) and must then call
+ *     cqpoll_group_sleep_finish().
+ *   - > 0: completions delivered: do not sleep.
+ *   - -EINVAL: @p g is NULL.
+ *   - -EBUSY: called from a callback of the group.
+ *   - -EALREADY: a prepared sleep was not finished.
+ *   - other < 0: -errno from a CQ.
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
+
+/**
+ * Second half of a sleep in an external event loop, after the wait returned
+ * for any reason (a CQ event, another fd, a timeout): consume the events of
+ * the group's ready CQs and poll those CQs, as the group's own wake does.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   - >= 0: completions delivered.
+ *   - -EINVAL: @p g is NULL, or no sleep was prepared.
+ *   - -EBUSY: called from a callback of the group.
+ *   - other < 0: -errno from a CQ or epoll_wait(2).
+ *
+ * Thread safety: one thread per group, the group's thread.
+ */
+int cqpoll_group_sleep_finish(struct cqpoll_group *g);
 
 /**
  * Run iterations until cqpoll_group_stop() is called.

@@ -23,6 +23,14 @@ struct cqpoll_group_member {
 	struct cqpoll_group_fd *gfd;
 	/* The driver has a ground-truth oracle (emulated devices). */
 	bool oracle;
+	/*
+	 * Active: not known to be armed and empty. A member leaves the active
+	 * list only when cqpoll_poll_and_arm() returned 0 for it, and comes
+	 * back when an event of its CQ is consumed: until then any new entry
+	 * raises an event, so the group need not poll it to sleep safely.
+	 */
+	bool active;
+	unsigned int active_pos; /* index in the group's active list */
 };
 
 /*
@@ -47,9 +55,19 @@ struct cqpoll_group {
 	uint32_t burst;
 	int wait_timeout_ms;
 	bool in_callback;
+	/* Between cqpoll_group_sleep_prepare() and _finish(), and since when. */
+	bool sleeping;
+	uint64_t t_sleep;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;
+	/* Members with a device oracle, and where the next check starts. */
+	unsigned int noracle;
+	unsigned int oracle_next;
+	/* Members that may hold completions no event will announce. */
+	struct cqpoll_group_member **active;
+	unsigned int nactive;
+	unsigned int active_cap;
 	struct cqpoll_group_fd **fds;
 	unsigned int nfds;
 	unsigned int fds_cap;
@@ -63,6 +81,9 @@ struct cqpoll_group {
 int cqpoll_group_poll_member(struct cqpoll_group *g,
 			     struct cqpoll_group_member *m);
 
-/* CLOCK_MONOTONIC in ns. */
+/* Put a member on the active list (no-op if it is there). */
+void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);
+/* Take a member off the active list (no-op if it is not there). */
+void cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m);
 
 #endif /* CQPOLL_GROUP_PRIVATE_H */

@@ -14,6 +14,8 @@
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
+/* Members whose device oracle one sleep asks (emulated devices only). */
+#define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
 
@@ -47,14 +49,16 @@ cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	return r;
 }
 
+/* Poll each member of @p list once: every member, or the active ones. */
 static int
-poll_all(struct cqpoll_group *g)
+poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
+	  unsigned int n)
 {
 	unsigned int i;
 	int r, total = 0;
 
-	for (i = 0; i < g->n; i++) {
-		r = cqpoll_group_poll_member(g, g->members[i]);
+	for (i = 0; i < n; i++) {
+		r = cqpoll_group_poll_member(g, list[i]);
 		if (r < 0)
 			return r;
 		total += r;
@@ -63,46 +67,66 @@ poll_all(struct cqpoll_group *g)
 }
 
 /*
- * poll-and-arm on EVERY CQ. A CQ that returns 0 is empty and armed, and stays
- * armed until its event is consumed, so a later pass only polls it again.
- * The group may sleep only if the whole pass found nothing: a CQ that had
- * completions is not armed, and sleeping would strand what comes next on it.
+ * poll-and-arm on every ACTIVE CQ. A CQ that returns 0 is empty and armed,
+ * and stays armed until its event is consumed: it leaves the active list,
+ * and the group need not look at it again before sleeping, since anything
+ * that lands in it raises an event. The group may sleep only if the whole
+ * pass found nothing: a CQ that had completions may hold more that no event
+ * will announce (edge arms ignore entries older than the arm), so it stays
+ * active and the next pass drains it.
  */
 static int
 transition(struct cqpoll_group *g)
 {
 	struct cqpoll_group_member *m;
-	unsigned int i;
+	unsigned int i = 0;
 	int r, total = 0;
 
 	cqpoll_stat_add(&g->stats.transitions, 1);
-	for (i = 0; i < g->n; i++) {
-		m = g->members[i];
+	while (i < g->nactive) {
+		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 		count_poll(g, r);
 		if (r < 0)
 			return r;
-		if (r > 0) {
-			deliver(g, m, r);
-			total += r;
+		if (r == 0) {
+			/* The last active member moves to i: look at it next. */
+			cqpoll_group_deactivate(g, m);
+			continue;
 		}
+		deliver(g, m, r);
+		total += r;
+		i++;
 	}
 	return total;
 }
 
-/* Ground truth of emulated devices: is a completion stranded right now? */
+/*
+ * Ground truth of emulated devices: is a completion stranded right now? A
+ * sleep checks at most GROUP_ORACLE_CHECKS members, taking turns, so that the
+ * check does not make a wake-up cost grow with the size of a large group;
+ * groups up to that size are checked whole at every sleep.
+ */
 static void
 check_oracle(struct cqpoll_group *g)
 {
-	unsigned int i;
+	struct cqpoll_group_member *m;
+	unsigned int k, i, n;
 
-	for (i = 0; i < g->n; i++) {
-		if (g->members[i]->oracle &&
-		    cqpoll_cq_stranded(g->members[i]->cq) == 1) {
+	if (g->noracle == 0 || g->n == 0)
+		return;
+	n = g->n < GROUP_ORACLE_CHECKS ? g->n : GROUP_ORACLE_CHECKS;
+	i = g->oracle_next < g->n ? g->oracle_next : 0;
+	for (k = 0; k < n; k++) {
+		m = g->members[i];
+		if (m->oracle && cqpoll_cq_stranded(m->cq) == 1) {
 			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
-			return;
+			break;
 		}
+		if (++i == g->n)
+			i = 0;
 	}
+	g->oracle_next = i;
 }
 
 static void
@@ -162,8 +186,21 @@ drain_wake_fd(struct cqpoll_group *g)
 		return;
 }
 
+/* Every CQ is armed and empty: the group goes to sleep, here or elsewhere. */
+static void
+begin_sleep(struct cqpoll_group *g)
+{
+	check_oracle(g);
+	cqpoll_stat_add(&g->stats.sleeps, 1);
+}
+
+/*
+ * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
+ * ready, after an external wait), then consume the ready CQs' events and
+ * poll those CQs.
+ */
 static int
-sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
+wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
@@ -171,14 +208,14 @@ sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
 	unsigned int j;
 	int r, k, i, total = 0;
 
-	check_oracle(g);
-	cqpoll_stat_add(&g->stats.sleeps, 1);
-	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, g->wait_timeout_ms);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
 	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (r == 0) {
-		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		/* After an external wait, nothing here: it woke for another fd. */
+		if (timeout_ms != 0)
+			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
 		return 0;
 	}
 	for (i = 0; i < r; i++) {
@@ -196,6 +233,8 @@ sleep_and_wake(struct cqpoll_group *g, uint64_t t_sleep)
 				return k;
 			if (k == 0)
 				continue;
+			/* Its arm fired: it needs poll-and-arm before the next sleep. */
+			cqpoll_group_activate(g, gfd->members[j]);
 			k = poll_woken(g, gfd->members[j], t_sleep, &measured);
 			if (k < 0)
 				return k;
@@ -248,12 +287,23 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback)
+	if (g->in_callback || g->sleeping)
 		return -EBUSY;
 	t0 = cqpoll_now_ns();
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
-	r = poll_all(g);
+	/*
+	 * Interrupt mode sleeps as soon as an iteration finds nothing, so it
+	 * polls only the active CQs: an armed one announces its work with an
+	 * event, and the sleep that follows returns at once for it. The cost of
+	 * a wake-up then follows the CQs with work, not the size of the group.
+	 * Busy and adaptive modes poll every CQ: they poll on instead of
+	 * sleeping, and would not see those events for as long as they do.
+	 */
+	if (g->mode == CQPOLL_GROUP_MODE_INTERRUPT)
+		r = poll_list(g, g->active, g->nactive);
+	else
+		r = poll_list(g, g->members, g->n);
 	if (r < 0)
 		return r;
 	t1 = cqpoll_now_ns();
@@ -264,7 +314,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	r = transition(g);
 	if (r == 0) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		r = sleep_and_wake(g, cqpoll_now_ns());
+		begin_sleep(g);
+		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 	} else {
 		slept = 0;
@@ -293,4 +344,45 @@ cqpoll_group_run(struct cqpoll_group *g)
 	}
 	__atomic_store_n(&g->stop, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int
+cqpoll_group_event_fd(const struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	return g->epfd;
+}
+
+int
+cqpoll_group_sleep_prepare(struct cqpoll_group *g)
+{
+	int r;
+
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (g->sleeping)
+		return -EALREADY;
+	r = transition(g);
+	if (r != 0)
+		return r;
+	begin_sleep(g);
+	g->sleeping = true;
+	g->t_sleep = cqpoll_now_ns();
+	return 0;
+}
+
+int
+cqpoll_group_sleep_finish(struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (!g->sleeping)
+		return -EINVAL;
+	g->sleeping = false;
+	return wait_and_wake(g, g->t_sleep, 0);
 }

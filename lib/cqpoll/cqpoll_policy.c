@@ -14,6 +14,8 @@ cqpoll_policy_find(const char *spec, const char **args)
 {
 	const struct cqpoll_policy_ops *all[] = {
 		cqpoll_policy_spin(), cqpoll_policy_adaptive(),
+		cqpoll_policy_hybrid(), cqpoll_policy_latency_target(),
+		cqpoll_policy_target_p99(),
 	};
 	const char *colon;
 	size_t len, i;
@@ -50,4 +52,29 @@ cqpoll_policy_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 		return -EINVAL;
 	*v = x;
 	return 0;
+}
+
+int
+cqpoll_policy_parse_kv(const char *args, cqpoll_policy_kv_t set, void *ctx)
+{
+	const char *p = args, *comma, *eq;
+	size_t len;
+
+	while (p != NULL && *p != '\0') {
+		comma = strchr(p, ',');
+		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+		eq = memchr(p, '=', len);
+		if (eq == NULL ||
+		    set(ctx, p, (size_t)(eq - p), eq + 1,
+			len - (size_t)(eq - p) - 1) < 0)
+			return -EINVAL;
+		p = comma != NULL ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+int
+cqpoll_policy_key_is(const char *key, size_t klen, const char *name)
+{
+	return strlen(name) == klen && strncmp(key, name, klen) == 0;
 }

@@ -7,9 +7,14 @@
  * the loop the library runs (and the poll group will run):
  *
  *   busy: poll_burst() every CQ until a round finds all of them empty
- *   poll_and_arm() on EVERY CQ of the group       (cqpoll_poll_and_arm.c)
+ *         (interrupt mode polls only the active CQs: the model lets the
+ *         consumer skip any inactive CQ, so it covers both)
+ *   poll_and_arm() on every ACTIVE CQ of the group (cqpoll_group_run.c,
+ *         cqpoll_poll_and_arm.c); a CQ for which it returns 0 becomes
+ *         inactive (armed, empty): the group does not look at it again
  *   only if all returned 0: sleep on the shared fd (cqpoll_cq_wait)
- *   on wake: event_get() (consumes events, disarms their CQs), poll again
+ *   on wake: event_get() (consumes events, disarms their CQs and makes them
+ *         active again), poll again
  *
  * Build with exactly one of -DARM_LEVEL, -DARM_EDGE, -DARM_REPORT_MISSED
  * (default edge), optionally -DNCQ=2|3 (default 2), -DNPOST=n (default 2),
@@ -49,6 +54,9 @@ bool dev_armed[NCQ];   /* q->armed: the device holds an arm */
 /* Consumer side of each CQ (struct cqpoll_cq). */
 byte ci[NCQ];          /* consumer index: entries polled */
 bool armed[NCQ];       /* cq->armed: the library's bit (contract.md s. 3) */
+/* The group's active list (cqpoll_group_member::active): act[q] while CQ q
+ * is on it. All start active. */
+bool act[NCQ] = true;
 /*
  * The shared fd: events pending on it, per CQ (a completion channel says which
  * CQ each event is for). The fd is readable while any is pending.
@@ -163,6 +171,10 @@ inline arm_device_check(q, a)
 inline poll_and_arm(q, r, a, n)
 {
 	atomic {
+		if
+		:: !act[q] -> r = 0; goto poll_and_arm_ret	/* skipped: armed */
+		:: else -> skip
+		fi;
 		poll_burst(q, r);
 		if
 		:: r != 0 -> goto poll_and_arm_ret	/* entries: return them */
@@ -196,7 +208,14 @@ edge_repoll:
 	/* Edge: the last poll that can find a silent entry. */
 	atomic { poll_burst(q, r) };
 poll_and_arm_ret:
-	atomic { n = n + r; r = 0; q++ }
+	/* Returned 0: empty and armed; cqpoll_group_deactivate(). */
+	atomic {
+		if
+		:: r == 0 -> act[q] = false
+		:: else -> skip
+		fi;
+		n = n + r; r = 0; q++
+	}
 }
 #else
 /*
@@ -217,10 +236,10 @@ inline arm_naive(q, a)
 inline event_get(k)
 {
 	do
-	:: atomic { ev[0] > 0 -> ev[0] = 0; armed[0] = false; k++ }
-	:: atomic { ev[1] > 0 -> ev[1] = 0; armed[1] = false; k++ }
+	:: atomic { ev[0] > 0 -> ev[0] = 0; armed[0] = false; act[0] = true; k++ }
+	:: atomic { ev[1] > 0 -> ev[1] = 0; armed[1] = false; act[1] = true; k++ }
 #if NCQ == 3
-	:: atomic { ev[2] > 0 -> ev[2] = 0; armed[2] = false; k++ }
+	:: atomic { ev[2] > 0 -> ev[2] = 0; armed[2] = false; act[2] = true; k++ }
 #endif
 	:: atomic { k > 0 -> k = 0; break }	/* the rest stay pending */
 	od
@@ -241,6 +260,8 @@ busy_poll:
 		:: else -> skip
 		fi
 	   }
+	/* Interrupt mode: an inactive CQ is not polled. */
+	:: atomic { q < NCQ && !act[q] -> q++ }
 	:: q == NCQ -> q = 0; break
 	od;
 

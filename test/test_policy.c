@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The hybrid and latency-target policies, driven through their ops on a
+ * synthetic clock (no sleep, no timing): hybrid naps on regular arrivals,
+ * never on random ones, and learns its timer's overshoot; latency-target
+ * grows its spin budget while the p99 misses the target and shrinks it once
+ * met. Bad specs are rejected. Then a group runs each policy over software
+ * CQs fed by a producer thread, and must deliver everything, in order.
+ */
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cqpoll_policy_private.h"
+#include "cqpoll_test.h"
+#include "test_group_common.h"
+
+#define US 1000ull
+
+/* A policy on a synthetic clock, with the group's loop played by hand. */
+struct sim {
+	const struct cqpoll_policy_ops *ops;
+	void *st;
+	uint64_t t;           /* now, ns */
+	uint64_t poll_ns;     /* one empty iteration */
+	uint64_t wake_ns;     /* reported after each sleep; 0: not reported */
+	uint64_t overshoot_ns; /* a nap lasts this much longer than asked */
+	uint64_t next;        /* the coming arrival */
+	uint64_t sleeps;
+	uint64_t naps;
+	uint64_t nap_overruns; /* naps that ended after the arrival */
+	uint64_t spin_ns;     /* idle time before the last sleep */
+	uint64_t rng;
+};
+
+static uint64_t
+sim_nap(void *arg, uint64_t ns)
+{
+	struct sim *s = arg;
+
+	s->naps++;
+	s->t += ns + s->overshoot_ns;
+	if (s->t > s->next)
+		s->nap_overruns++;
+	return ns + s->overshoot_ns;
+}
+
+static int
+sim_open(struct sim *s, const char *spec)
+{
+	const char *args;
+
+	memset(s, 0, sizeof(*s));
+	s->ops = cqpoll_policy_find(spec, &args);
+	if (s->ops == NULL)
+		return -ENOENT;
+	/* calloc's alignment suits any type, as the group's allocation does. */
+	s->st = calloc(1, s->ops->state_size);
+	if (s->st == NULL)
+		return -ENOMEM;
+	s->poll_ns = 1 * US;
+	s->t = 1 * US;
+	s->rng = 0x9e3779b97f4a7c15ull;
+	if (s->ops->init(s->st, args) < 0)
+		return -EINVAL;
+	if (s->ops == cqpoll_policy_hybrid()) {
+		struct cqpoll_policy_nap *nap = s->st;
+
+		nap->fn = sim_nap;
+		nap->arg = s;
+	}
+	return 0;
+}
+
+static void
+sim_close(struct sim *s)
+{
+	free(s->st);
+}
+
+/*
+ * The next completion arrives @gap after the last one was handled: poll
+ * until then, or sleep when told to (the arrival wakes the group, wake_ns
+ * later), then hand the arrival to the policy as the group does.
+ */
+static void
+sim_gap(struct sim *s, uint64_t gap)
+{
+	uint64_t idle0 = s->t;
+
+	s->next = s->t + gap;
+	while (s->t < s->next) {
+		if (s->ops->decide(s->st, 0, s->t) == CQPOLL_POLICY_SLEEP) {
+			s->sleeps++;
+			s->spin_ns = s->t - idle0;
+			s->t = s->next + s->wake_ns;
+			if (s->wake_ns != 0 && s->ops->wake_cost != NULL)
+				s->ops->wake_cost(s->st, s->wake_ns);
+			break;
+		}
+		s->t += s->poll_ns;
+	}
+	s->ops->decide(s->st, 1, s->t);
+}
+
+static void
+sim_reset_counts(struct sim *s)
+{
+	s->sleeps = 0;
+	s->naps = 0;
+	s->nap_overruns = 0;
+}
+
+static int
+test_bad_specs(void)
+{
+	static const char *const bad[] = {
+		"hybrid:nap_pct=0", "hybrid:nap_pct=100", "hybrid:cv_pct=101",
+		"hybrid:min_nap_us=0", "hybrid:min_nap_us=20,max_nap_us=10",
+		"hybrid:bogus=1", "hybrid:mult=0", "hybrid:nap_pct", "hybrid:nap_pct=-1",
+		"hybrid:,", "latency-target:p99_us=0", "latency-target:window=99",
+		"latency-target:foo=1", "latency-target:min_spin_us=5,max_spin_us=4",
+		"latency-target:50", "target-p99", "target-p99:0", "target-p99:abc",
+		"target-p99:p99_us=50", "target-p99: 5",
+	};
+	static const char *const good[] = {
+		"hybrid", "hybrid:nap_pct=30,cv_pct=0,mult=2,probe_ms=0",
+		"hybrid:min_nap_us=1,max_nap_us=1", "latency-target",
+		"latency-target:p99_us=20,min_spin_us=1,max_spin_us=500,window=1000,wake_us=5",
+		"target-p99:50",
+	};
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
+	struct cqpoll_group *g;
+	const char *args;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		conf.policy = cqpoll_policy_find(bad[i], &conf.policy_args);
+		TEST_ASSERT(conf.policy != NULL, "find %s", bad[i]);
+		errno = 0;
+		g = cqpoll_group_create(&conf);
+		TEST_ASSERT(g == NULL && errno == EINVAL, "accepted %s", bad[i]);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		conf.policy = cqpoll_policy_find(good[i], &conf.policy_args);
+		TEST_ASSERT(conf.policy != NULL, "find %s", good[i]);
+		g = cqpoll_group_create(&conf);
+		TEST_ASSERT(g != NULL, "rejected %s: %s", good[i], strerror(errno));
+		cqpoll_group_destroy(g);
+	}
+	TEST_ASSERT(cqpoll_policy_find("hybrid", &args) == cqpoll_policy_hybrid() &&
+		    args == NULL, "find hybrid");
+	TEST_ASSERT(cqpoll_policy_find("latency-target:p99_us=5", &args) ==
+		    cqpoll_policy_latency_target() && strcmp(args, "p99_us=5") == 0,
+		    "find latency-target");
+	TEST_ASSERT(cqpoll_policy_find("target-p99:50", &args) != NULL &&
+		    strcmp(args, "50") == 0, "find target-p99");
+	TEST_ASSERT(cqpoll_policy_find("target", &args) == NULL, "prefix is no name");
+	TEST_ASSERT(cqpoll_policy_find("hybridx", &args) == NULL, "find unknown");
+	return TEST_PASS;
+}
+
+/* Regular arrivals: after learning them, hybrid naps and polls, never sleeps. */
+static int
+test_hybrid_regular(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "hybrid"), 0);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 200 * US);
+	sim_reset_counts(&s);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 200 * US);
+	printf("  regular: naps %" PRIu64 " sleeps %" PRIu64 " overruns %" PRIu64 "\n",
+	       s.naps, s.sleeps, s.nap_overruns);
+	TEST_ASSERT(s.naps >= 100, "naps %" PRIu64, s.naps);
+	TEST_ASSERT_EQ(s.sleeps, 0);
+	TEST_ASSERT_EQ(s.nap_overruns, 0);
+	/* Most of each gap is napped: 50 % of it at least. */
+	TEST_ASSERT(((struct cqpoll_policy_nap *)s.st)->total_ns >= 100 * 100 * US,
+		    "napped %" PRIu64 " ns",
+		    ((struct cqpoll_policy_nap *)s.st)->total_ns);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/* Negative control: the same arrivals, predictability off: no nap. */
+static int
+test_hybrid_regular_cv0(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "hybrid:cv_pct=0"), 0);
+	for (i = 0; i < 200; i++)
+		sim_gap(&s, 200 * US);
+	TEST_ASSERT_EQ(s.naps, 0);
+	/* What the adaptive policy does with 200 µs gaps: sleep. */
+	TEST_ASSERT(s.sleeps > 100, "sleeps %" PRIu64, s.sleeps);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/* Random gaps (uniform 0..400 µs): unpredictable, so adaptive, no nap. */
+static int
+test_hybrid_random(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "hybrid"), 0);
+	for (i = 0; i < 2000; i++)
+		sim_gap(&s, tg_rnd(&s.rng) % (400 * US));
+	printf("  random: naps %" PRIu64 " sleeps %" PRIu64 "\n", s.naps, s.sleeps);
+	TEST_ASSERT_EQ(s.naps, 0);
+	TEST_ASSERT(s.sleeps > 0, "the adaptive fallback never slept");
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
+ * Naps learnt on an exact timer, then the timer oversleeps by 60 µs: the
+ * first naps overrun the arrival; once the overshoot is learnt, none does,
+ * and naps still happen.
+ */
+static int
+test_hybrid_overshoot(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "hybrid"), 0);
+	for (i = 0; i < 200; i++)
+		sim_gap(&s, 200 * US);
+	TEST_ASSERT_EQ(s.nap_overruns, 0);
+	s.overshoot_ns = 60 * US;
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 200 * US);
+	TEST_ASSERT(s.nap_overruns > 0, "the control: early naps must overrun");
+	sim_reset_counts(&s);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 200 * US);
+	printf("  overshoot: naps %" PRIu64 " overruns %" PRIu64 " sleeps %" PRIu64 "\n",
+	       s.naps, s.nap_overruns, s.sleeps);
+	TEST_ASSERT(s.naps >= 100, "naps %" PRIu64, s.naps);
+	TEST_ASSERT_EQ(s.nap_overruns, 0);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
+ * 100 µs gaps, wake-ups of 200 µs against a 50 µs target: the budget grows
+ * until the group no longer sleeps; then wake-ups of 10 µs: it shrinks until
+ * the group sleeps at once again.
+ */
+static int
+test_target_grow_shrink(void)
+{
+	uint64_t first_spin;
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "latency-target:p99_us=50"), 0);
+	s.wake_ns = 200 * US;
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 100 * US);
+	first_spin = s.spin_ns;
+	TEST_ASSERT_EQ(s.sleeps, 100);
+	for (i = 0; i < 1000; i++)
+		sim_gap(&s, 100 * US);
+	sim_reset_counts(&s);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 100 * US);
+	printf("  over target: first spin %" PRIu64 " ns, then %" PRIu64
+	       " sleeps in 100 gaps\n", first_spin, s.sleeps);
+	TEST_ASSERT(first_spin < 1 * US, "spin %" PRIu64, first_spin);
+	/* p99 met: at most 1 of 100 arrivals may have waited a wake-up. */
+	TEST_ASSERT(s.sleeps <= 1, "sleeps %" PRIu64, s.sleeps);
+
+	s.wake_ns = 10 * US;
+	for (i = 0; i < 10000; i++)
+		sim_gap(&s, 100 * US);
+	sim_reset_counts(&s);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 100 * US);
+	printf("  under target: %" PRIu64 " sleeps in 100 gaps, spin %" PRIu64
+	       " ns\n", s.sleeps, s.spin_ns);
+	TEST_ASSERT_EQ(s.sleeps, 100);
+	TEST_ASSERT(s.spin_ns <= 1 * US, "spin %" PRIu64, s.spin_ns);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/* Negative control: wake-ups within the target never make it spin. */
+static int
+test_target_met_no_spin(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "target-p99:500"), 0);
+	s.wake_ns = 200 * US;
+	for (i = 0; i < 2000; i++)
+		sim_gap(&s, 100 * US);
+	TEST_ASSERT_EQ(s.sleeps, 2000);
+	TEST_ASSERT_EQ(s.spin_ns, 0);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/* Without wake-up measurements the estimate (wake_us) is judged instead. */
+static int
+test_target_unmeasured(void)
+{
+	struct sim s;
+	unsigned int i;
+
+	TEST_ASSERT_EQ(sim_open(&s, "latency-target:p99_us=20,wake_us=40"), 0);
+	for (i = 0; i < 2000; i++)
+		sim_gap(&s, 50 * US);
+	sim_reset_counts(&s);
+	for (i = 0; i < 100; i++)
+		sim_gap(&s, 50 * US);
+	TEST_ASSERT(s.sleeps <= 1, "sleeps %" PRIu64, s.sleeps);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+static uint64_t consumed;
+
+static void *
+run_thread(void *arg)
+{
+	return (void *)(intptr_t)cqpoll_group_run(arg);
+}
+
+/* Post @total completions round robin over @n CQs, one every @gap_ns. */
+struct paced {
+	struct cqpoll_cq **cqs;
+	unsigned int n;
+	uint64_t total;
+	uint64_t gap_ns;
+	uint64_t posted[4];
+};
+
+static void *
+paced_producer(void *arg)
+{
+	struct paced *p = arg;
+	uint64_t i, next = tg_now_ns();
+	unsigned int q;
+
+	for (i = 0; i < p->total; i++) {
+		struct cqpoll_completion c = { .byte_len = 8 };
+		int r;
+
+		q = (unsigned int)(i % p->n);
+		c.wr_id = p->posted[q];
+		while ((r = cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+			;
+		if (r != 0)
+			abort();
+		p->posted[q]++;
+		next += p->gap_ns;
+		while (tg_now_ns() < next)
+			;
+	}
+	return NULL;
+}
+
+/*
+ * A group with @spec over 4 software CQs (three arm semantics), fed random
+ * bursts (@paced_gap_ns 0) or one completion every @paced_gap_ns: every
+ * completion arrives once, in order per CQ, and no wake-up is lost.
+ */
+static int
+run_group(const char *spec, uint64_t total, uint64_t paced_gap_ns)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE,
+					  .wait_timeout_ms = 100 };
+	struct tg_prod prod = { 0 };
+	struct paced pp = { 0 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_cq *cq[4];
+	struct tg_rx rx[4];
+	struct cqpoll_group *g;
+	pthread_t pt, gt;
+	unsigned int i;
+	uint64_t t0, *posted;
+	void *ret;
+
+	consumed = 0;
+	conf.policy = cqpoll_policy_find(spec, &conf.policy_args);
+	TEST_ASSERT(conf.policy != NULL, "find %s", spec);
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create %s: %s", spec, strerror(errno));
+	for (i = 0; i < 4; i++) {
+		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
+
+		cq[i] = cqpoll_sw_cq_create(&sw);
+		TEST_ASSERT(cq[i] != NULL, "sw");
+		rx[i] = (struct tg_rx){ .consumed = &consumed };
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
+	}
+	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
+	if (paced_gap_ns != 0) {
+		pp = (struct paced){ .cqs = cq, .n = 4, .total = total,
+				     .gap_ns = paced_gap_ns };
+		posted = pp.posted;
+		TEST_ASSERT_EQ(pthread_create(&pt, NULL, paced_producer, &pp), 0);
+	} else {
+		prod = (struct tg_prod){ .cqs = cq, .ncqs = 4, .total = total,
+			.consumed = &consumed, .seed = 0x5eed,
+			.max_gap_ns = 100000 };
+		posted = prod.posted;
+		TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
+	}
+	pthread_join(pt, NULL);
+	t0 = tg_now_ns();
+	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) != total &&
+	       tg_now_ns() - t0 < 5000000000ull)
+		usleep(1000);
+	TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
+	pthread_join(gt, &ret);
+	TEST_ASSERT_EQ((intptr_t)ret, 0);
+	TEST_ASSERT_EQ(consumed, total);
+	for (i = 0; i < 4; i++) {
+		TEST_ASSERT_EQ(rx[i].errors, 0);
+		TEST_ASSERT_EQ(rx[i].expected, posted[i]);
+	}
+	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, &st), 0);
+	printf("  %s%s: completions %" PRIu64 " sleeps %" PRIu64 " lost %" PRIu64
+	       "\n", spec, paced_gap_ns != 0 ? " (paced)" : "", st.completions,
+	       st.sleeps, st.lost_wakeups);
+	TEST_ASSERT_EQ(st.completions, total);
+	TEST_ASSERT_EQ(st.lost_wakeups, 0);
+	cqpoll_group_destroy(g);
+	for (i = 0; i < 4; i++)
+		cqpoll_cq_destroy(cq[i]);
+	return TEST_PASS;
+}
+
+static int
+test_group_hybrid(void)
+{
+	if (run_group("hybrid", 20000, 0) != TEST_PASS)
+		return TEST_FAIL;
+	return run_group("hybrid", 2000, 200 * US);
+}
+
+static int
+test_group_latency_target(void)
+{
+	if (run_group("latency-target:p99_us=50", 20000, 0) != TEST_PASS)
+		return TEST_FAIL;
+	return run_group("target-p99:20", 2000, 200 * US);
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_bad_specs),
+	TEST_CASE(test_hybrid_regular),
+	TEST_CASE(test_hybrid_regular_cv0),
+	TEST_CASE(test_hybrid_random),
+	TEST_CASE(test_hybrid_overshoot),
+	TEST_CASE(test_target_grow_shrink),
+	TEST_CASE(test_target_met_no_spin),
+	TEST_CASE(test_target_unmeasured),
+	TEST_CASE(test_group_hybrid),
+	TEST_CASE(test_group_latency_target),
+};
+
+TEST_MAIN("policy", cases)
