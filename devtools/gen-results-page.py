@@ -78,7 +78,7 @@ def describe(p):
     return ("%s: CPU %.1f%%, p50 %.1f us, p99 %.1f us, %.0f wake-ups/s, "
             "achieved %.0f of %d completions/s%s" %
             (p["policy"], r["cpu_pct"], us(r["latency_ns"]["p50"]),
-             us(r["latency_ns"]["p99"]), p["wakeups_per_s"] or 0,
+             us(r["latency_ns"]["p99"]), p["run"]["wakeups_per_s"],
              r["achieved_rate"], p["load"], busy_asleep(p)))
 
 
@@ -149,7 +149,7 @@ def table(points, show_dev):
             cells += ["%.0f" % r["achieved_rate"], "%.1f" % us(lat["p50"]),
                       "%.1f" % us(lat["p99"]), "%.1f" % us(lat["p999"]),
                       "%.1f" % us(lat["max"]), "%.1f" % r["cpu_pct"],
-                      "%.0f" % (p["wakeups_per_s"] or 0), "%d" % p["lost_wakeups"]]
+                      "%.0f" % (p["run"]["wakeups_per_s"]), "%d" % p["lost_wakeups"]]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 

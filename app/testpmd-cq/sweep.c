@@ -79,8 +79,8 @@ tpcq_sweep_usage(FILE *f)
 "                             --json=FILE (required). Exit status %d if a point\n"
 "                             failed or lost a wake-up.\n"
 "  --sweep-loads=N,...        completions/s (default %s)\n"
-"  --sweep-policies=P,...     poll, interrupt (the modes), or the adaptive\n"
-"                             mode's policy: spin[:US] or adaptive[:k=v,...]\n"
+"  --sweep-policies=P,...     poll, interrupt (the modes), or a policy of\n"
+"                             the adaptive mode, as --policy takes it\n"
 "                             (default %s); an item k=v\n"
 "                             continues the policy before it\n"
 "  --sweep-duration=SECONDS   each point's duration (default %.1f)\n"
@@ -189,8 +189,8 @@ policies_parse(const char *list, struct tpcq_sweep_plan *plan, char *why,
 		if (!policy_is_mode(plan->policies[i]) &&
 		    cqpoll_policy_find(plan->policies[i], &args) == NULL)
 			return why_set(why, len, "--sweep-policies: unknown "
-				       "policy '%s' (poll, interrupt, spin[:US] "
-				       "or adaptive[:key=value,...])",
+				       "policy '%s' (poll, interrupt, or a policy "
+				       "that --policy takes, see --help)",
 				       plan->policies[i]);
 	return 0;
 }
@@ -279,6 +279,9 @@ tpcq_sweep_check(struct tpcq_params *p, char *why, size_t len)
 		o->on = false;
 		return 0;
 	}
+	if (p->interactive)
+		return why_set(why, len, "-i: a sweep runs its points unattended; "
+			       "give either --sweep or -i");
 	if (o->fixed_opt != NULL)
 		return why_set(why, len, "--%s: the sweep sets it for each point; "
 			       "use --sweep-loads, --sweep-policies and "
@@ -497,19 +500,6 @@ file_read(const char *path)
 	return buf;
 }
 
-/* Wake-ups end sleeps: the group counts them by cause, a lone CQ by wait. */
-static double
-wakeups(const char *r)
-{
-	double ev, to, xt, waits;
-
-	if (tpcq_json_number(r, "group.wakeups_event", &ev) == 0 &&
-	    tpcq_json_number(r, "group.wakeups_timeout", &to) == 0 &&
-	    tpcq_json_number(r, "group.wakeups_xthread", &xt) == 0)
-		return ev + to + xt;
-	return tpcq_json_number(r, "waits", &waits) == 0 ? waits : 0.0;
-}
-
 static int
 report_read(const char *path, struct tpcq_sweep_point *pt)
 {
@@ -519,13 +509,13 @@ report_read(const char *path, struct tpcq_sweep_point *pt)
 	} keys[] = {
 		{ "achieved_rate", offsetof(struct tpcq_sweep_point, achieved_rate) },
 		{ "cpu_pct", offsetof(struct tpcq_sweep_point, cpu_pct) },
+		{ "wakeups_per_s", offsetof(struct tpcq_sweep_point, wakeups_per_s) },
 		{ "lost_wakeups", offsetof(struct tpcq_sweep_point, lost_wakeups) },
 		{ "latency_ns.p50", offsetof(struct tpcq_sweep_point, p50_ns) },
 		{ "latency_ns.p99", offsetof(struct tpcq_sweep_point, p99_ns) },
 		{ "latency_ns.p999", offsetof(struct tpcq_sweep_point, p999_ns) },
 		{ "latency_ns.max", offsetof(struct tpcq_sweep_point, max_ns) },
 	};
-	double poller_s;
 	unsigned int i;
 	char *r;
 
@@ -543,8 +533,6 @@ report_read(const char *path, struct tpcq_sweep_point *pt)
 			return -1;
 		}
 	}
-	if (tpcq_json_number(r, "poller_s", &poller_s) == 0 && poller_s > 0.0)
-		pt->wakeups_per_s = wakeups(r) / poller_s;
 	pt->report = r;
 	if (pt->lost_wakeups != 0 && pt->why == NULL)
 		pt->why = "lost wake-ups";

@@ -132,12 +132,11 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt)
 	else
 		fputs("null", out);
 	if (pt->report == NULL) {
-		fprintf(out, ", \"lost_wakeups\": null, \"wakeups_per_s\": null"
-			", \"run\": null}");
+		fprintf(out, ", \"lost_wakeups\": null, \"run\": null}");
 		return;
 	}
-	fprintf(out, ", \"lost_wakeups\": %.0f, \"wakeups_per_s\": %.3f,\n"
-		"     \"run\": ", pt->lost_wakeups, pt->wakeups_per_s);
+	fprintf(out, ", \"lost_wakeups\": %.0f,\n     \"run\": ",
+		pt->lost_wakeups);
 	len = strlen(pt->report);
 	while (len > 0 && (pt->report[len - 1] == '\n' ||
 			   pt->report[len - 1] == ' '))

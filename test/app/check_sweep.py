@@ -6,7 +6,7 @@ Usage: check_sweep.py TESTPMD DEV
 
 1. A tiny sweep on DEV (2 loads x 2 policies, 0.3 s each) exits 0 and its
    JSON holds exactly those 4 points, each with its labels, its run's full
-   report and lost_wakeups 0.
+   report and lost_wakeups 0; --csv, passed to every point, gets 4 rows.
 2. The plot command the sweep prints makes non-empty PNGs from that JSON,
    and a sweep with --plot=DIR draws them itself (both skipped, saying so,
    when matplotlib is not installed).
@@ -42,10 +42,11 @@ def fail(msg, out=None):
 
 def check_sweep(exe, dev, tmp):
     out = os.path.join(tmp, "sweep.json")
+    csv = os.path.join(tmp, "sweep.csv")
     r = run([exe, "--dev=" + dev, "--sweep",
              "--sweep-loads=" + ",".join(map(str, LOADS)),
              "--sweep-policies=" + ",".join(POLICIES),
-             "--sweep-duration=0.3", "--json=" + out])
+             "--sweep-duration=0.3", "--json=" + out, "--csv=" + csv])
     print(r.stdout)
     if r.returncode != 0:
         return fail("the sweep exited %d" % r.returncode), None
@@ -76,6 +77,12 @@ def check_sweep(exe, dev, tmp):
     s = sweep["summary"]
     if s["points"] != 4 or s["failed"] != 0 or s["lost_wakeups"] != 0 or not s["ok"]:
         return fail("summary %s" % s), None
+    # Other options reach every point: each run adds its row to the CSV.
+    with open(csv) as f:
+        rows = f.read().splitlines()
+    if len(rows) != 1 + len(want):
+        return fail("the CSV has %d lines, expected a header and %d rows" %
+                    (len(rows), len(want))), None
     plot = [l for l in r.stdout.splitlines() if "plot with: " in l]
     if len(plot) != 1:
         return fail("the sweep printed no plot command"), None
@@ -136,6 +143,8 @@ def check_usage(exe, tmp):
         ["--sweep", j, "--plot="],
         ["--sweep-loads=1000"],                              # without --sweep
         ["--sweep", j, "--sweep-policies=adaptive", "--transition=naive"],
+        ["--sweep", j, "-i"],
+        ["--sweep", j, "--engine=drain"],                   # no load to sweep
     ]
     for opts in bad:
         r = run([exe] + opts, timeout=60)
