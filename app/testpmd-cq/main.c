@@ -389,10 +389,15 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return r > 0 ? TPCQ_EXIT_OK : TPCQ_EXIT_USAGE;
 	}
+	/*
+	 * Now, not after the EAL started: a Ctrl-C while the EAL starts (a
+	 * second or more on a busy machine) must end the run with its report,
+	 * not kill the process.
+	 */
+	install_signals();
 	/* A sweep's parent runs its points as children: no EAL, no device. */
 	if (params.sweep.on) {
 		free(eal_argv);
-		install_signals();
 		return tpcq_sweep_run(argc, argv, &params);
 	}
 
@@ -449,7 +454,6 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		ret = TPCQ_EXIT_FAIL;
 	} else {
-		install_signals();
 		ret = run(&params, dcs);
 		rte_eal_cleanup();
 	}
