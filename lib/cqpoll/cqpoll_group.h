@@ -100,16 +100,18 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
 
 /**
  * The adaptive policy: learns online the mean gap between completions (EWMA)
- * and the cost of a wake-up, and sleeps only when the expected gap exceeds a
- * multiple of that cost. While work keeps arriving it keeps polling
- * (hysteresis, like NAPI IRQ suspension).
+ * and the cost W of a wake-up, and sleeps only when the expected silence
+ * exceeds mult x W x (1 + W / gap): a sleep delays every arrival during the
+ * wake-up, about 1 + W / gap of them, so at low rates any gap longer than a
+ * wake-up is slept through, and at high rates only a silence of many
+ * wake-ups is. While work keeps arriving it keeps polling (hysteresis, like
+ * NAPI IRQ suspension).
  *
  * Parameters, "adaptive[:key=value,...]":
- *  - mult=M: sleep when the expected gap exceeds M times the wake-up cost
- *    (default 1: break-even).
+ *  - mult=M: the multiple above (default 1: break-even).
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
  *  - min_spin_us=US: least polling time after the last completion
- *    (default 2).
+ *    (default 0: sleep at the first empty poll when the gap is worth it).
  *  - max_spin_us=US: most polling time after the last completion, whatever
  *    was learnt (default 1000).
  *  - probe_ms=MS: if no wake-up was measured for MS ms, sleep once to measure
@@ -247,7 +249,8 @@ struct cqpoll_group_stats {
 	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
-	uint64_t busy_ns;         /**< Time in cqpoll_group_run_once() awake. */
+	/** Time awake, from the first iteration on: what is not asleep. */
+	uint64_t busy_ns;
 	uint64_t asleep_ns;       /**< Time asleep in epoll_wait(). */
 	uint64_t mode_changes;    /**< Mode changes seen by the group's thread. */
 	/**

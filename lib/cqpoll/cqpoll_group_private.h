@@ -58,6 +58,8 @@ struct cqpoll_group {
 	/* Between cqpoll_group_sleep_prepare() and _finish(), and since when. */
 	bool sleeping;
 	uint64_t t_sleep;
+	/* End of the last iteration: busy time is counted from there. */
+	uint64_t t_mark;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;

@@ -279,17 +279,29 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 	       a == CQPOLL_POLICY_SLEEP;
 }
 
+/*
+ * Busy time since the end of the last iteration: one clock read per
+ * iteration, which a busy loop pays millions of times a second. Time the
+ * thread spent between iterations counts as busy: awake, not asleep.
+ */
+static void
+count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
+{
+	if (g->t_mark != 0 && now - g->t_mark > slept)
+		cqpoll_stat_add(&g->stats.busy_ns, now - g->t_mark - slept);
+	g->t_mark = now;
+}
+
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
-	uint64_t t0, t1, slept;
+	uint64_t t1, slept;
 	int r;
 
 	if (g == NULL)
 		return -EINVAL;
 	if (g->in_callback || g->sleeping)
 		return -EBUSY;
-	t0 = cqpoll_now_ns();
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
 	/*
@@ -308,7 +320,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return r;
 	t1 = cqpoll_now_ns();
 	if (!wants_sleep(g, r, t1) || request_pending(g)) {
-		cqpoll_stat_add(&g->stats.busy_ns, t1 - t0);
+		count_busy(g, t1, 0);
 		return r;
 	}
 	r = transition(g);
@@ -324,7 +336,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	/* Tell the policy work arrived, so it polls on (hysteresis). */
 	if (r > 0 && g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
 		g->policy->decide(g->policy_state, (unsigned int)r, t1);
-	cqpoll_stat_add(&g->stats.busy_ns, t1 - t0 - slept);
+	count_busy(g, t1, slept);
 	return r;
 }
 
@@ -377,6 +389,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 int
 cqpoll_group_sleep_finish(struct cqpoll_group *g)
 {
+	int r;
+
 	if (g == NULL)
 		return -EINVAL;
 	if (g->in_callback)
@@ -384,5 +398,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 	if (!g->sleeping)
 		return -EINVAL;
 	g->sleeping = false;
-	return wait_and_wake(g, g->t_sleep, 0);
+	r = wait_and_wake(g, g->t_sleep, 0);
+	/* The external wait was counted asleep: busy time starts again now. */
+	g->t_mark = cqpoll_now_ns();
+	return r;
 }

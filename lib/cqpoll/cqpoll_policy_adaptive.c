@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The adaptive policy. It learns online the mean gap between iterations that
- * found work (EWMA, weight 1/8) and the cost of a wake-up (EWMA, weight 1/4,
- * reported by the group), and sleeps only when the expected gap exceeds
- * mult x wake cost: sleeping through a shorter gap costs more latency than
- * polling costs CPU.
+ * found work (EWMA, weight 1/8) and the cost of a wake-up W (EWMA, weight
+ * 1/4, reported by the group), and sleeps only when the expected silence is
+ * worth a wake-up: longer than mult x W x (1 + W / gap). A sleep delays not
+ * one arrival but every arrival during the wake-up, about 1 + W / gap of
+ * them: at low rates that is about one, and the policy sleeps through any
+ * gap longer than a wake-up; at rates where wake-ups would overlap arrivals
+ * (W >> gap) it takes a silence of many wake-ups before sleeping pays, so a
+ * hiccup of the sender does not cost every completion behind it a wake-up.
  *
  * The expected gap is the learnt mean while the current silence is shorter
  * than twice that mean (work keeps arriving: keep polling, as NAPI IRQ
@@ -27,7 +31,8 @@
 /* Break-even: a gap longer than a wake-up saves CPU for the same latency. */
 #define MULT_DEFAULT 1
 #define WAKE_US_DEFAULT 30
-#define MIN_SPIN_US_DEFAULT 2
+/* 0: at low rates, sleep at the first empty poll, as interrupt mode does. */
+#define MIN_SPIN_US_DEFAULT 0
 #define MAX_SPIN_US_DEFAULT 1000
 #define PROBE_MS_DEFAULT 100
 #define PARAM_MAX 10000000
@@ -105,6 +110,20 @@ ewma(uint64_t avg, uint64_t sample, unsigned int shift)
 	return avg - ((avg - sample) >> shift);
 }
 
+/*
+ * The silence that pays for a sleep: mult x W x (1 + W / gap), the arrivals
+ * one wake-up would delay; before two arrivals, mult x W. Saturates.
+ */
+static uint64_t
+sleep_worth(const struct adaptive_state *s)
+{
+	unsigned __int128 w = (unsigned __int128)s->mult * s->wake_ns;
+
+	if (s->gap_ns != 0)
+		w = w * (s->gap_ns + s->wake_ns) / s->gap_ns;
+	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
+}
+
 static enum cqpoll_policy_action
 adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 {
@@ -127,7 +146,7 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 	if (idle >= s->max_spin_ns)
 		return CQPOLL_POLICY_SLEEP;
 	expected = idle < 2 * s->gap_ns ? s->gap_ns : idle;
-	if (expected > s->mult * s->wake_ns)
+	if (expected > sleep_worth(s))
 		return CQPOLL_POLICY_SLEEP;
 	/* probe_ms = 0 turns probing off. */
 	if (s->probe_ns != 0 && now_ns - s->probed_ns >= s->probe_ns) {
