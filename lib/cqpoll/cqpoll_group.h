@@ -101,10 +101,11 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
 /**
  * The adaptive policy: learns online the mean gap between completions (EWMA)
  * and the cost W of a wake-up, and sleeps only when the expected silence
- * exceeds mult x W x (1 + W / gap): a sleep delays every arrival during the
- * wake-up, about 1 + W / gap of them, so at low rates any gap longer than a
- * wake-up is slept through, and at high rates only a silence of many
- * wake-ups is. While work keeps arriving it keeps polling (hysteresis, like
+ * exceeds mult x W x max(1, W / gap): a sleep delays the arrival that ends
+ * it and, when wake-ups last longer than gaps, every arrival during the
+ * wake-up, about W / gap of them. So where gaps are longer than a wake-up
+ * any gap longer than a wake-up is slept through, and where they are shorter
+ * only a silence of W / gap wake-ups is. While work keeps arriving it keeps polling (hysteresis, like
  * NAPI IRQ suspension).
  *
  * Parameters, "adaptive[:key=value,...]":

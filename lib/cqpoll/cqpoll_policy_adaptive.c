@@ -3,12 +3,13 @@
  * The adaptive policy. It learns online the mean gap between iterations that
  * found work (EWMA, weight 1/8) and the cost of a wake-up W (EWMA, weight
  * 1/4, reported by the group), and sleeps only when the expected silence is
- * worth a wake-up: longer than mult x W x (1 + W / gap). A sleep delays not
- * one arrival but every arrival during the wake-up, about 1 + W / gap of
- * them: at low rates that is about one, and the policy sleeps through any
- * gap longer than a wake-up; at rates where wake-ups would overlap arrivals
- * (W >> gap) it takes a silence of many wake-ups before sleeping pays, so a
- * hiccup of the sender does not cost every completion behind it a wake-up.
+ * worth a wake-up: longer than mult x W x max(1, W / gap). A sleep delays
+ * the arrival that ends it, and when a wake-up lasts longer than the gap
+ * between arrivals, every arrival during it: about W / gap of them. So at
+ * rates where gaps are longer than a wake-up the policy sleeps through any
+ * gap longer than a wake-up; where wake-ups would overlap arrivals it takes
+ * a silence of W / gap wake-ups before sleeping pays, so a hiccup of the
+ * sender does not cost every completion behind it a wake-up.
  *
  * The expected gap is the learnt mean while the current silence is shorter
  * than twice that mean (work keeps arriving: keep polling, as NAPI IRQ
@@ -111,16 +112,17 @@ ewma(uint64_t avg, uint64_t sample, unsigned int shift)
 }
 
 /*
- * The silence that pays for a sleep: mult x W x (1 + W / gap), the arrivals
- * one wake-up would delay; before two arrivals, mult x W. Saturates.
+ * The silence that pays for a sleep: mult x W x max(1, W / gap), W times
+ * the arrivals one wake-up delays; before two arrivals, mult x W.
+ * Saturates.
  */
 static uint64_t
 sleep_worth(const struct adaptive_state *s)
 {
 	unsigned __int128 w = (unsigned __int128)s->mult * s->wake_ns;
 
-	if (s->gap_ns != 0)
-		w = w * (s->gap_ns + s->wake_ns) / s->gap_ns;
+	if (s->gap_ns != 0 && s->wake_ns > s->gap_ns)
+		w = w * s->wake_ns / s->gap_ns;
 	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
 }
 
