@@ -75,32 +75,6 @@ free_hugepages(void)
 }
 
 /*
- * Lcore list of the first two CPUs this process may run on: "-l 0-1" would
- * fail under taskset or in a container limited to other CPUs. With fewer
- * CPUs, the list has one and the lcore check after the EAL start says why
- * that is not enough.
- */
-static void
-default_lcores(char *buf, size_t len)
-{
-	int cpu, found = 0, n = 0;
-	cpu_set_t set;
-
-	buf[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-		snprintf(buf, len, "0-1");
-		return;
-	}
-	for (cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		n += snprintf(buf + n, len - (size_t)n, "%s%d",
-			      found ? "," : "", cpu);
-		found++;
-	}
-}
-
-/*
  * Lost wake-ups are a measurement, not a failure: the negative control is
  * expected to show them. A run fails when the library or the device failed, or
  * when a completion was lost, duplicated, reordered or malformed.
@@ -245,6 +219,8 @@ tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 		return -1;
 	}
 	cqpoll_cq_info_get(tr->cq, &res->info);
+	res->dev_numa_node = tpcq_dev_numa_node(p);
+	res->remote_pollers = tpcq_numa_check(p, tr, res->dev_numa_node);
 	return 0;
 }
 
@@ -421,7 +397,9 @@ main(int argc, char **argv)
 		 * Nothing to ask of the EAL but two lcores: no device to probe,
 		 * no state to share with secondary processes, quiet unless wrong.
 		 */
-		default_lcores(lcores, sizeof(lcores));
+		/* "-l 0-1" would fail under taskset or in a container. */
+		tpcq_default_lcores(tpcq_dev_numa_node(&params), lcores,
+				    sizeof(lcores));
 		eal_argv[eal_argc++] = "-l";
 		eal_argv[eal_argc++] = lcores;
 		eal_argv[eal_argc++] = "--no-pci";

@@ -39,6 +39,7 @@ enum {
 	OPT_FAULT_KEEP_ARMED,
 	OPT_SEED,
 	OPT_NAIVE_DELAY_NS,
+	OPT_DEV_NUMA_NODE,
 	OPT_JSON,
 	OPT_CQS,
 	OPT_POLICY,
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "fault-missed-keeps-armed", required_argument, NULL, OPT_FAULT_KEEP_ARMED },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "naive-delay-ns", required_argument, NULL, OPT_NAIVE_DELAY_NS },
+	{ "dev-numa-node", required_argument, NULL, OPT_DEV_NUMA_NODE },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
@@ -134,9 +136,14 @@ usage(FILE *f, const char *prog)
 "Two lcores are needed: the main one polls, a worker generates.\n"
 "\n"
 "Options:\n"
+"  --dev-numa-node=N          the device's NUMA node, 0..%d, instead of\n"
+"                             sysfs (real devices; emulated ones have none),\n"
+"                             like testpmd's --port-numa-config: default\n"
+"                             lcores come from that node, and pollers on\n"
+"                             another socket get a warning\n"
 "  --dev=NAME                 the device (default: mlx5:IBDEV with the first\n"
 "                             mlx5 device if there is one, else mlx5-emu):\n",
-		prog);
+		prog, TPCQ_NUMA_NODE_MAX);
 	tpcq_dev_usage(f);
 	fprintf(f,
 "                             On real devices (IBDEV as ibv_devices lists it)\n"
@@ -469,6 +476,7 @@ defaults(struct tpcq_params *p)
 	p->burst = 32;
 	p->cqs = 1;
 	p->pollers = 1;
+	p->numa_node = -1;
 }
 
 /*
@@ -588,6 +596,15 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u32("naive-delay-ns", optarg, 0,
 				      TPCQ_NAIVE_DELAY_NS_MAX, &p->naive_delay_ns);
 			break;
+		case OPT_DEV_NUMA_NODE: {
+			uint32_t node = 0;
+
+			r = parse_u32("dev-numa-node", optarg, 0, TPCQ_NUMA_NODE_MAX,
+				      &node);
+			if (r == 0)
+				p->numa_node = (int)node;
+			break;
+		}
 		case OPT_TELEMETRY:
 			p->telemetry = true;
 			break;

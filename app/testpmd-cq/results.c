@@ -220,6 +220,8 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	STR(&b, "policy", tpcq_policy_used(p));
 	U32(&b, "cqs", p->cqs);
 	U32(&b, "pollers", p->pollers);
+	add(&b, "dev_numa_node", false, "%d", res->dev_numa_node);
+	U32(&b, "remote_pollers", res->remote_pollers);
 	STR(&b, "transition", tpcq_transition_used(p));
 	U32(&b, "naive_delay_ns", p->naive_delay_ns);
 	STR(&b, "arm", tpcq_arm_used(p, res));

@@ -76,6 +76,8 @@ tpcq_clocks_read(struct tpcq_clocks *c, bool start)
 /* The completion every emulated post carries, checked by the poller. */
 #define TPCQ_BYTE_LEN 64
 #define TPCQ_QP_NUM 1
+/* --dev-numa-node: Linux's largest node number (MAX_NUMNODES) is 1023. */
+#define TPCQ_NUMA_NODE_MAX 1023
 #define TPCQ_NAIVE_DELAY_NS_MAX 100000000U
 
 enum tpcq_mode {
@@ -143,6 +145,7 @@ struct tpcq_params {
 	const char *json_path;    /* NULL: no JSON */
 	const char *csv_path;     /* NULL: no CSV */
 	bool telemetry;           /* expose the counters through DPDK telemetry */
+	int numa_node;            /* --dev-numa-node; -1: from sysfs, if any */
 	bool interactive;         /* -i: runs start and stop at the prompt */
 	struct tpcq_sweep_opts sweep;
 };
@@ -245,6 +248,8 @@ struct tpcq_run {
 
 /* What the poller measured. */
 struct tpcq_result {
+	int dev_numa_node;        /* tpcq_dev_numa_node() */
+	unsigned int remote_pollers; /* pollers on another socket than it */
 	uint64_t completions;     /* completions received */
 	uint64_t order_errors;    /* wr_id differed from the expected sequence */
 	uint64_t bad_completions; /* wrong status, opcode or length */
@@ -447,5 +452,16 @@ void tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res);
 
 /* prompt.c: the interactive session (-i). */
 int tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs);
+
+/*
+ * NUMA (numa.c): the device's node (--dev-numa-node, else sysfs for a real
+ * device; -1: none known), the default EAL lcores (two CPUs, the node's
+ * first), and a warning per poller on another socket (returns how many).
+ */
+int tpcq_dev_numa_node(const struct tpcq_params *p);
+void tpcq_default_lcores(int node, char *buf, size_t len);
+struct tpcq_run;
+unsigned int tpcq_numa_check(const struct tpcq_params *p,
+			     const struct tpcq_run *run, int node);
 
 #endif /* TESTPMD_CQ_H */
