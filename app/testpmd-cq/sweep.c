@@ -526,12 +526,15 @@ report_read(const char *path, struct tpcq_sweep_point *pt)
 		return -1;
 	}
 	for (i = 0; i < RTE_DIM(keys); i++) {
-		if (tpcq_json_number(r, keys[i].key,
-				     (double *)((char *)pt + keys[i].off)) != 0) {
+		double v;
+
+		if (tpcq_json_number(r, keys[i].key, &v) != 0) {
 			free(r);
 			pt->why = "its report lacks a key the sweep reads";
 			return -1;
 		}
+		/* By bytes: the field's offset says nothing of its alignment to the compiler. */
+		memcpy((char *)pt + keys[i].off, &v, sizeof(v));
 	}
 	pt->report = r;
 	if (pt->lost_wakeups != 0 && pt->why == NULL)
