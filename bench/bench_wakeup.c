@@ -37,6 +37,7 @@
 #include "cqpoll.h"
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
+#include "cqpoll_test.h"
 
 #define ARM_LOOPS 20000
 
@@ -47,24 +48,6 @@ now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void
-spin_ns(uint64_t ns)
-{
-	uint64_t end = now_ns(CLOCK_MONOTONIC) + ns;
-
-	while (now_ns(CLOCK_MONOTONIC) < end)
-		;
 }
 
 /* One scenario's samples and what the consumer thread burnt. */
@@ -100,7 +83,7 @@ pace(struct scenario *s, uint64_t samples, uint64_t gap_ns,
 	uint64_t seed = 0x9e3779b97f4a7c15ull, i;
 
 	for (i = 0; i < samples; i++) {
-		spin_ns(gap_ns / 2 + rnd(&seed) % (gap_ns + 1));
+		test_spin_ns(gap_ns / 2 + test_rnd(&seed) % (gap_ns + 1));
 		fire(arg);
 		while (__atomic_load_n(&s->n, __ATOMIC_ACQUIRE) == i)
 			;

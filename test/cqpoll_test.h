@@ -8,8 +8,10 @@
  * earlier one failed. Exit codes follow meson: 0 pass, 1 fail, 77 skip.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 enum test_result { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 77 };
 
@@ -32,6 +34,36 @@ struct test_case {
 };
 
 #define TEST_CASE(f) { #f, f }
+
+/* CLOCK_MONOTONIC in ns: the clock the emulated devices timestamp with. */
+static inline uint64_t
+test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64: reproducible bursts and gaps from a seed (never 0). */
+static inline uint64_t
+test_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Busy-wait: gaps shorter than a sleep can be, and no thread switch. */
+static inline void
+test_spin_ns(uint64_t ns)
+{
+	uint64_t end = test_now_ns() + ns;
+
+	while (test_now_ns() < end)
+		;
+}
 
 static inline int
 test_run(const char *suite, const struct test_case *cases, size_t n)

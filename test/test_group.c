@@ -226,9 +226,9 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
 	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
 	pthread_join(pt, NULL);
-	t0 = tg_now_ns();
+	t0 = test_now_ns();
 	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) != total &&
-	       tg_now_ns() - t0 < 5000000000ull)
+	       test_now_ns() - t0 < 5000000000ull)
 		usleep(1000);
 	TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
 	pthread_join(gt, &ret);
@@ -311,7 +311,7 @@ static uint64_t
 wait_stat(struct cqpoll_group *g, size_t off, uint64_t want)
 {
 	struct cqpoll_group_stats st;
-	uint64_t t0 = tg_now_ns(), v;
+	uint64_t t0 = test_now_ns(), v;
 
 	do {
 		cqpoll_group_stats_get(g, &st);
@@ -319,7 +319,7 @@ wait_stat(struct cqpoll_group *g, size_t off, uint64_t want)
 		if (v >= want)
 			break;
 		usleep(1000);
-	} while (tg_now_ns() - t0 < 5000000000ull);
+	} while (test_now_ns() - t0 < 5000000000ull);
 	return v;
 }
 
@@ -348,7 +348,7 @@ test_cross_thread(void)
 	TEST_ASSERT_EQ(cqpoll_group_run(g), 0);
 	TEST_ASSERT_EQ(cqpoll_group_stats_reset(g), 0);
 
-	t0 = tg_now_ns();
+	t0 = test_now_ns();
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
 	/* The stale kick of the stop above ends the first sleep; then it sleeps. */
 	TEST_ASSERT(WAIT_STAT(g, sleeps, 2) >= 2, "never slept twice");
@@ -381,7 +381,7 @@ test_cross_thread(void)
 	pthread_join(gt, &ret);
 	TEST_ASSERT_EQ((intptr_t)ret, 0);
 	/* Far less than one 20 s safety-net timeout. */
-	TEST_ASSERT(tg_now_ns() - t0 < 15000000000ull, "stop took too long");
+	TEST_ASSERT(test_now_ns() - t0 < 15000000000ull, "stop took too long");
 	cqpoll_group_stats_get(g, &st);
 	TEST_ASSERT_EQ(st.wakeups_timeout, 0);
 	cqpoll_group_destroy(g);
@@ -416,9 +416,9 @@ test_wake_on_event(void)
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
 	usleep(20000);
 	TEST_ASSERT_EQ(cqpoll_sw_post(cq[5], &c), 0);
-	t0 = tg_now_ns();
+	t0 = test_now_ns();
 	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) == 0 &&
-	       tg_now_ns() - t0 < 5000000000ull)
+	       test_now_ns() - t0 < 5000000000ull)
 		usleep(100);
 	TEST_ASSERT_EQ(consumed, 1);
 	TEST_ASSERT_EQ(rx[5].expected, 1);

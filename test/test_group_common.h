@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cqpoll.h"
+#include "cqpoll_test.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
@@ -42,33 +43,6 @@ struct tg_prod {
 	uint64_t posted_total;   /* written at exit */
 };
 
-static inline uint64_t
-tg_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t
-tg_rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static inline void
-tg_spin_ns(uint64_t ns)
-{
-	uint64_t end = tg_now_ns() + ns;
-
-	while (tg_now_ns() < end)
-		;
-}
-
 static inline void
 tg_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
       void *arg)
@@ -94,12 +68,12 @@ tg_producer(void *arg)
 
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
 	       (p->total == 0 || seq < p->total)) {
-		burst = 1 + (unsigned int)(tg_rnd(&p->seed) % 8);
+		burst = 1 + (unsigned int)(test_rnd(&p->seed) % 8);
 		for (i = 0; i < burst && (p->total == 0 || seq < p->total); i++) {
 			struct cqpoll_completion c = { .byte_len = 8 };
 			int r;
 
-			q = (unsigned int)(tg_rnd(&p->seed) % p->ncqs);
+			q = (unsigned int)(test_rnd(&p->seed) % p->ncqs);
 			c.wr_id = p->posted[q];
 			while ((r = cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
 				;
@@ -109,18 +83,18 @@ tg_producer(void *arg)
 			}
 			p->posted[q]++;
 			seq++;
-			if (tg_rnd(&p->seed) % 4 == 0)
-				tg_spin_ns(tg_rnd(&p->seed) % 2000);
+			if (test_rnd(&p->seed) % 4 == 0)
+				test_spin_ns(test_rnd(&p->seed) % 2000);
 		}
-		t0 = tg_now_ns();
+		t0 = test_now_ns();
 		while (p->wait_drain &&
 		       __atomic_load_n(p->consumed, __ATOMIC_ACQUIRE) != seq &&
 		       !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) &&
-		       tg_now_ns() - t0 < 1000000000ull)
+		       test_now_ns() - t0 < 1000000000ull)
 			;
 		/* Gaps from none to longer than a wake-up. */
-		tg_spin_ns(tg_rnd(&p->seed) %
-			   (tg_rnd(&p->seed) % 2 ? 5000 : p->max_gap_ns));
+		test_spin_ns(test_rnd(&p->seed) %
+			   (test_rnd(&p->seed) % 2 ? 5000 : p->max_gap_ns));
 	}
 	__atomic_store_n(&p->posted_total, seq, __ATOMIC_RELEASE);
 	return NULL;

@@ -41,33 +41,6 @@ struct shared {
 	int stop;
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void
-spin_ns(uint64_t ns)
-{
-	uint64_t end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
 static void *
 producer(void *arg)
 {
@@ -76,7 +49,7 @@ producer(void *arg)
 	unsigned int burst, i;
 
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
-		burst = 1 + (unsigned int)(rnd(&rng) % 4);
+		burst = 1 + (unsigned int)(test_rnd(&rng) % 4);
 		for (i = 0; i < burst; i++) {
 			struct cqpoll_completion c = {
 				.wr_id = seq, .byte_len = 8, .opcode = CQPOLL_OP_RECV,
@@ -90,13 +63,13 @@ producer(void *arg)
 				abort();
 			}
 			seq++;
-			if (rnd(&rng) % 4 == 0)
-				spin_ns(rnd(&rng) % 2000);
+			if (test_rnd(&rng) % 4 == 0)
+				test_spin_ns(test_rnd(&rng) % 2000);
 		}
 		while (__atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE) != seq &&
 		       !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
 			;
-		spin_ns(rnd(&rng) % (rnd(&rng) % 2 ? 5000 : 60000));
+		test_spin_ns(test_rnd(&rng) % (test_rnd(&rng) % 2 ? 5000 : 60000));
 	}
 	__atomic_store_n(&sh->posted, seq, __ATOMIC_RELEASE);
 	return NULL;
@@ -139,7 +112,7 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
 	TEST_ASSERT(sh.cq != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(pthread_create(&th, NULL, producer, &sh), 0);
 	while (res->transitions < transitions) {
-		for (i = (int)(rnd(&rng) % 4); i > 0; i--) {
+		for (i = (int)(test_rnd(&rng) % 4); i > 0; i--) {
 			r = cqpoll_poll_burst(sh.cq, c, BURST);
 			TEST_ASSERT(r >= 0, "poll: %d", r);
 			take(res, &sh, c, r);
@@ -153,7 +126,7 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
 			 * hardware. The core's transition needs no such help.
 			 */
 			if (r == 0) {
-				spin_ns(rnd(&rng) % 3000);
+				test_spin_ns(test_rnd(&rng) % 3000);
 				TEST_ASSERT_EQ(cqpoll_cq_arm_naive(sh.cq), 0);
 			}
 		} else {
@@ -164,7 +137,7 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
 			take(res, &sh, c, r);
 			continue;
 		}
-		sleep_start = now_ns();
+		sleep_start = test_now_ns();
 		w = cqpoll_cq_wait(sh.cq, WAIT_TIMEOUT_MS);
 		TEST_ASSERT(w >= 0, "wait: %d", w);
 		res->transitions++;

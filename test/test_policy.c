@@ -213,7 +213,7 @@ test_hybrid_random(void)
 
 	TEST_ASSERT_EQ(sim_open(&s, "hybrid"), 0);
 	for (i = 0; i < 2000; i++)
-		sim_gap(&s, tg_rnd(&s.rng) % (400 * US));
+		sim_gap(&s, test_rnd(&s.rng) % (400 * US));
 	printf("  random: naps %" PRIu64 " sleeps %" PRIu64 "\n", s.naps, s.sleeps);
 	TEST_ASSERT_EQ(s.naps, 0);
 	TEST_ASSERT(s.sleeps > 0, "the adaptive fallback never slept");
@@ -350,7 +350,7 @@ static void *
 paced_producer(void *arg)
 {
 	struct paced *p = arg;
-	uint64_t i, next = tg_now_ns();
+	uint64_t i, next = test_now_ns();
 	unsigned int q;
 
 	for (i = 0; i < p->total; i++) {
@@ -365,7 +365,7 @@ paced_producer(void *arg)
 			abort();
 		p->posted[q]++;
 		next += p->gap_ns;
-		while (tg_now_ns() < next)
+		while (test_now_ns() < next)
 			;
 	}
 	return NULL;
@@ -419,9 +419,9 @@ run_group(const char *spec, uint64_t total, uint64_t paced_gap_ns)
 		TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
 	}
 	pthread_join(pt, NULL);
-	t0 = tg_now_ns();
+	t0 = test_now_ns();
 	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) != total &&
-	       tg_now_ns() - t0 < 5000000000ull)
+	       test_now_ns() - t0 < 5000000000ull)
 		usleep(1000);
 	TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
 	pthread_join(gt, &ret);

@@ -59,8 +59,8 @@ mode_changer_thread(void *arg)
 	enum cqpoll_group_mode m;
 
 	while (!__atomic_load_n(&mc->stop, __ATOMIC_ACQUIRE)) {
-		usleep(500 + (useconds_t)(tg_rnd(&rng) % 3000));
-		x = tg_rnd(&rng) % 10;
+		usleep(500 + (useconds_t)(test_rnd(&rng) % 3000));
+		x = test_rnd(&rng) % 10;
 		m = x < 5 ? CQPOLL_GROUP_MODE_INTERRUPT :
 		    x < 9 ? CQPOLL_GROUP_MODE_ADAPTIVE : CQPOLL_GROUP_MODE_BUSY;
 		if (cqpoll_group_set_mode(mc->g, m) != 0)
@@ -102,13 +102,13 @@ churn_thread(void *arg)
 			if (r != 0)
 				return (void *)(intptr_t)r;
 			out = -1;
-		} else if (out < 0 && tg_rnd(&rng) % 512 == 0) {
-			out = (int)(tg_rnd(&rng) % ncqs);
+		} else if (out < 0 && test_rnd(&rng) % 512 == 0) {
+			out = (int)(test_rnd(&rng) % ncqs);
 			r = cqpoll_group_remove(ch->g, ch->cq[out]);
 			if (r != 0)
 				return (void *)(intptr_t)r;
 			ch->removals++;
-			back_at = it + 1 + tg_rnd(&rng) % 8;
+			back_at = it + 1 + test_rnd(&rng) % 8;
 		}
 	}
 	if (out >= 0)
@@ -202,10 +202,10 @@ test_stress_group(void)
 		.seed = 0x9e3779b97f4a7c15ull, .max_gap_ns = 30000, .wait_drain = 1 };
 	mc.g = g;
 	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
-	t0 = tg_now_ns();
+	t0 = test_now_ns();
 	if (naive) {
 		while (lost < NAIVE_ENOUGH && sleeps < transitions &&
-		       tg_now_ns() - t0 < DEADLINE_NS) {
+		       test_now_ns() - t0 < DEADLINE_NS) {
 			r = tg_naive_run_once(cq, ncqs, rx, 10, &lost);
 			TEST_ASSERT(r >= 0, "naive: %d", r);
 			sleeps += r == 0;
@@ -219,7 +219,7 @@ test_stress_group(void)
 		do {
 			usleep(10000);
 			cqpoll_group_stats_get(g, &st);
-		} while (!enough(&st, cq) && tg_now_ns() - t0 < DEADLINE_NS);
+		} while (!enough(&st, cq) && test_now_ns() - t0 < DEADLINE_NS);
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(mt, NULL);
 	}
@@ -250,7 +250,7 @@ test_stress_group(void)
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
-	       st.asleep_ns / 1000000, (tg_now_ns() - t0) / 1000000, ch.removals,
+	       st.asleep_ns / 1000000, (test_now_ns() - t0) / 1000000, ch.removals,
 	       cq_arms(cq));
 	if (check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;

@@ -52,33 +52,6 @@ struct shared {
 	uint64_t drain_stalls; /* device waited over 10 ms for a drain */
 };
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void
-spin_ns(uint64_t ns)
-{
-	uint64_t end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
 static void *
 device_thread(void *arg)
 {
@@ -87,7 +60,7 @@ device_thread(void *arg)
 	unsigned int burst, i;
 
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
-		burst = 1 + (unsigned int)(rnd(&rng) % 4);
+		burst = 1 + (unsigned int)(test_rnd(&rng) % 4);
 		for (i = 0; i < burst; i++) {
 			struct cqpoll_completion c = { .wr_id = seq, .byte_len = 8 };
 			int r;
@@ -99,18 +72,18 @@ device_thread(void *arg)
 				abort();
 			}
 			seq++;
-			if (rnd(&rng) % 4 == 0)
-				spin_ns(rnd(&rng) % 2000);
+			if (test_rnd(&rng) % 4 == 0)
+				test_spin_ns(test_rnd(&rng) % 2000);
 		}
 		/* Let the consumer drain, so that what follows is a gap. */
-		t0 = now_ns();
+		t0 = test_now_ns();
 		while (__atomic_load_n(&sh->consumed, __ATOMIC_ACQUIRE) != seq &&
 		       !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
 			;
-		if (now_ns() - t0 > 10000000)
+		if (test_now_ns() - t0 > 10000000)
 			sh->drain_stalls++;
 		/* Gaps from none to longer than a wake-up. */
-		spin_ns(rnd(&rng) % (rnd(&rng) % 2 ? 5000 : 30000));
+		test_spin_ns(test_rnd(&rng) % (test_rnd(&rng) % 2 ? 5000 : 30000));
 	}
 	__atomic_store_n(&sh->posted, seq, __ATOMIC_RELEASE);
 	return NULL;
@@ -187,7 +160,7 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 	memset(res, 0, sizeof(*res));
 	while (res->transitions < transitions) {
 		/* Busy phase of random length: the transition starts anywhere. */
-		for (i = (int)(rnd(&rng) % 4); i > 0; i--) {
+		for (i = (int)(test_rnd(&rng) % 4); i > 0; i--) {
 			r = cqpoll_poll_burst(sh.cq, c, BURST);
 			TEST_ASSERT(r >= 0, "poll: %d", r);
 			check_order(&chk, c, r);
@@ -208,7 +181,7 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 			__atomic_store_n(&sh.consumed, res->consumed, __ATOMIC_RELEASE);
 			continue;
 		}
-		sleep_start = now_ns();
+		sleep_start = test_now_ns();
 		w = cqpoll_cq_wait(sh.cq, WAIT_TIMEOUT_MS);
 		TEST_ASSERT(w >= 0, "wait: %d", w);
 		res->transitions++;

@@ -33,15 +33,6 @@ post_id(struct cqpoll_cq *cq, uint64_t id)
 	return cqpoll_sw_post(cq, &c);
 }
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int
 test_bad_config(void)
 {
@@ -184,13 +175,13 @@ test_fault_delayed_event(void)
 
 	TEST_ASSERT(cq != NULL, "create");
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
-	t0 = now_ns();
+	t0 = test_now_ns();
 	TEST_ASSERT_EQ(post_id(cq, 1), 0);
 	/* Raised, not yet delivered: not pending, yet not stranded either. */
 	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
 	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
 	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 5000), 1);
-	TEST_ASSERT(now_ns() - t0 >= 19000000ull, "delivered after the delay");
+	TEST_ASSERT(test_now_ns() - t0 >= 19000000ull, "delivered after the delay");
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
 	cqpoll_cq_destroy(cq);
 	return TEST_PASS;

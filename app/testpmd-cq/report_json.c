@@ -9,9 +9,8 @@
 
 #include "testpmd_cq.h"
 
-/* Names come from the command line (the device): escape what JSON must. */
-static void
-json_string(FILE *out, const char *s)
+void
+tpcq_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s != '\0'; s++) {
@@ -31,7 +30,7 @@ json_value(FILE *out, const struct tpcq_field *f)
 	if (f->null)
 		fputs("null", out);
 	else if (f->quote)
-		json_string(out, f->val);
+		tpcq_json_string(out, f->val);
 	else
 		fputs(f->val, out);
 }

@@ -53,22 +53,6 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 	fflush(stdout);
 }
 
-/* Arguments and device names come from the user: they may need escapes. */
-static void
-json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
 static void
 json_argv(FILE *out, int argc, char **argv)
 {
@@ -78,7 +62,7 @@ json_argv(FILE *out, int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (i > 0)
 			fputs(", ", out);
-		json_string(out, argv[i]);
+		tpcq_json_string(out, argv[i]);
 	}
 	fputc(']', out);
 }
@@ -92,7 +76,7 @@ json_names(FILE *out, const char (*names)[TPCQ_SWEEP_SPEC_MAX], unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			fputs(", ", out);
-		json_string(out, names[i]);
+		tpcq_json_string(out, names[i]);
 	}
 	fputc(']', out);
 }
@@ -122,13 +106,13 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt)
 	size_t len;
 
 	fprintf(out, "    {\"dev\": ");
-	json_string(out, pt->dev);
+	tpcq_json_string(out, pt->dev);
 	fprintf(out, ", \"load\": %" PRIu64 ", \"policy\": ", pt->load);
-	json_string(out, pt->policy);
+	tpcq_json_string(out, pt->policy);
 	fprintf(out, ", \"ok\": %s, \"exit_status\": %d, \"error\": ",
 		pt->why == NULL ? "true" : "false", pt->exit_status);
 	if (pt->why != NULL)
-		json_string(out, pt->why);
+		tpcq_json_string(out, pt->why);
 	else
 		fputs("null", out);
 	if (pt->report == NULL) {
@@ -153,8 +137,8 @@ tpcq_sweep_json(const char *path, int argc, char **argv,
 {
 	unsigned int i, failed = 0, lossy = 0;
 	double lost = 0;
-	int err = 0;
 	FILE *out;
+	int err;
 
 	out = fopen(path, "w");
 	if (out == NULL) {
@@ -181,15 +165,9 @@ tpcq_sweep_json(const char *path, int argc, char **argv,
 		wall_s, failed == 0 ? "true" : "false");
 	fprintf(out, "}\n");
 
-	if (ferror(out))
-		err = EIO;
-	if (fclose(out) != 0 && err == 0)
-		err = errno;
-	if (err != 0) {
-		fprintf(stderr, TPCQ_PROG ": cannot write %s: %s\n", path,
-			strerror(err));
-		return -err;
-	}
+	err = tpcq_report_close(out, path);
+	if (err != 0)
+		return err;
 	printf(TPCQ_PROG ": %u points in %s: %u failed, %u with lost wake-ups\n",
 	       n, path, failed, lossy);
 	return 0;

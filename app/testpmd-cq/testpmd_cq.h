@@ -425,6 +425,8 @@ void tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 		     const struct tpcq_result *res, struct tpcq_fields *fs);
 /* fclose() with write errors reported; returns 0 or -errno. */
 int tpcq_report_close(FILE *out, const char *path);
+/* A JSON string of @s: names and arguments come from the user, so escaped. */
+void tpcq_json_string(FILE *out, const char *s);
 
 /* report.c */
 void tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,

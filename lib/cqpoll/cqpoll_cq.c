@@ -10,6 +10,7 @@
 
 #include "cqpoll_config.h"
 #include "cqpoll_private.h"
+#include "cqpoll_stats_private.h"
 
 _Static_assert(offsetof(struct cqpoll_cq, fp) == 0,
 	       "cqpoll_poll_burst() relies on the fast-path part coming first");
@@ -139,29 +140,17 @@ cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info)
 int
 cqpoll_cq_stats_get(const struct cqpoll_cq *cq, struct cqpoll_cq_stats *stats)
 {
-	const uint64_t *src;
-	uint64_t *dst;
-	size_t i;
-
 	if (cq == NULL || stats == NULL)
 		return -EINVAL;
-	src = (const uint64_t *)&cq->fp.stats;
-	dst = (uint64_t *)stats;
-	for (i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	cqpoll_stats_copy(stats, &cq->fp.stats, sizeof(*stats));
 	return 0;
 }
 
 int
 cqpoll_cq_stats_reset(struct cqpoll_cq *cq)
 {
-	uint64_t *dst;
-	size_t i;
-
 	if (cq == NULL)
 		return -EINVAL;
-	dst = (uint64_t *)&cq->fp.stats;
-	for (i = 0; i < sizeof(cq->fp.stats) / sizeof(uint64_t); i++)
-		__atomic_store_n(&dst[i], 0, __ATOMIC_RELAXED);
+	cqpoll_stats_zero(&cq->fp.stats, sizeof(cq->fp.stats));
 	return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
+#include "cqpoll_stats_private.h"
 
 #define GROUP_BURST_DEFAULT 32
 #define GROUP_BURST_MAX 1024
@@ -399,30 +400,17 @@ int
 cqpoll_group_stats_get(const struct cqpoll_group *g,
 		       struct cqpoll_group_stats *stats)
 {
-	const uint64_t *src;
-	uint64_t *dst;
-	size_t i;
-
 	if (g == NULL || stats == NULL)
 		return -EINVAL;
-	/* The struct is only uint64_t counters: copy word by word, atomically. */
-	src = (const uint64_t *)&g->stats;
-	dst = (uint64_t *)stats;
-	for (i = 0; i < sizeof(*stats) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	cqpoll_stats_copy(stats, &g->stats, sizeof(*stats));
 	return 0;
 }
 
 int
 cqpoll_group_stats_reset(struct cqpoll_group *g)
 {
-	uint64_t *dst;
-	size_t i;
-
 	if (g == NULL)
 		return -EINVAL;
-	dst = (uint64_t *)&g->stats;
-	for (i = 0; i < sizeof(g->stats) / sizeof(uint64_t); i++)
-		__atomic_store_n(&dst[i], 0, __ATOMIC_RELAXED);
+	cqpoll_stats_zero(&g->stats, sizeof(g->stats));
 	return 0;
 }

@@ -79,10 +79,6 @@ struct cqpoll_group {
 	struct cqpoll_group_stats stats;
 };
 
-/* Poll one member once and hand what it finds to its callback. */
-int cqpoll_group_poll_member(struct cqpoll_group *g,
-			     struct cqpoll_group_member *m);
-
 /* Put a member on the active list (no-op if it is there). */
 void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);
 /* Take a member off the active list (no-op if it is not there). */

@@ -37,8 +37,9 @@ count_poll(struct cqpoll_group *g, int r)
 		cqpoll_stat_add(&g->stats.empty_polls, 1);
 }
 
-int
-cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
+/* Poll one member once and hand what it finds to its callback. */
+static int
+poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 {
 	int r;
 
@@ -58,7 +59,7 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	int r, total = 0;
 
 	for (i = 0; i < n; i++) {
-		r = cqpoll_group_poll_member(g, list[i]);
+		r = poll_member(g, list[i]);
 		if (r < 0)
 			return r;
 		total += r;

@@ -53,22 +53,23 @@ struct adaptive_state {
 };
 
 static int
-set_param(struct adaptive_state *s, const char *key, size_t klen,
-	  const char *val, size_t vlen)
+set_param(void *ctx, const char *key, size_t klen, const char *val,
+	  size_t vlen)
 {
+	struct adaptive_state *s = ctx;
 	uint64_t v;
 
 	if (cqpoll_policy_parse_u64(val, vlen, PARAM_MAX, &v) < 0)
 		return -EINVAL;
-	if (klen == 4 && strncmp(key, "mult", 4) == 0 && v > 0)
+	if (cqpoll_policy_key_is(key, klen, "mult") && v > 0)
 		s->mult = v;
-	else if (klen == 7 && strncmp(key, "wake_us", 7) == 0 && v > 0)
+	else if (cqpoll_policy_key_is(key, klen, "wake_us") && v > 0)
 		s->wake_ns = v * 1000;
-	else if (klen == 11 && strncmp(key, "min_spin_us", 11) == 0)
+	else if (cqpoll_policy_key_is(key, klen, "min_spin_us"))
 		s->min_spin_ns = v * 1000;
-	else if (klen == 11 && strncmp(key, "max_spin_us", 11) == 0)
+	else if (cqpoll_policy_key_is(key, klen, "max_spin_us"))
 		s->max_spin_ns = v * 1000;
-	else if (klen == 8 && strncmp(key, "probe_ms", 8) == 0)
+	else if (cqpoll_policy_key_is(key, klen, "probe_ms"))
 		s->probe_ns = v * 1000000;
 	else
 		return -EINVAL;
@@ -79,8 +80,6 @@ static int
 adaptive_init(void *state, const char *args)
 {
 	struct adaptive_state *s = state;
-	const char *p = args, *comma, *eq;
-	size_t len;
 
 	memset(s, 0, sizeof(*s));
 	s->mult = MULT_DEFAULT;
@@ -88,27 +87,10 @@ adaptive_init(void *state, const char *args)
 	s->min_spin_ns = MIN_SPIN_US_DEFAULT * 1000;
 	s->max_spin_ns = MAX_SPIN_US_DEFAULT * 1000;
 	s->probe_ns = PROBE_MS_DEFAULT * 1000000ull;
-	while (p != NULL && *p != '\0') {
-		comma = strchr(p, ',');
-		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-		eq = memchr(p, '=', len);
-		if (eq == NULL ||
-		    set_param(s, p, (size_t)(eq - p), eq + 1,
-			      len - (size_t)(eq - p) - 1) < 0)
-			return -EINVAL;
-		p = comma != NULL ? comma + 1 : NULL;
-	}
-	if (s->min_spin_ns > s->max_spin_ns)
+	if (cqpoll_policy_parse_kv(args, set_param, s) < 0 ||
+	    s->min_spin_ns > s->max_spin_ns)
 		return -EINVAL;
 	return 0;
-}
-
-static uint64_t
-ewma(uint64_t avg, uint64_t sample, unsigned int shift)
-{
-	if (sample >= avg)
-		return avg + ((sample - avg) >> shift);
-	return avg - ((avg - sample) >> shift);
 }
 
 /*
@@ -137,7 +119,7 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 			gap = now_ns - s->last_ns;
 			if (gap > GAP_CAP_NS)
 				gap = GAP_CAP_NS;
-			s->gap_ns = s->gap_ns == 0 ? gap : ewma(s->gap_ns, gap, 3);
+			s->gap_ns = s->gap_ns == 0 ? gap : cqpoll_policy_ewma(s->gap_ns, gap, 3);
 		}
 		s->last_ns = now_ns;
 		return CQPOLL_POLICY_KEEP_POLLING;
@@ -173,7 +155,7 @@ adaptive_wake_cost(void *state, uint64_t cost_ns)
 	 */
 	if (cost_ns > 2 * s->wake_ns)
 		cost_ns = 2 * s->wake_ns;
-	s->wake_ns = s->measured ? ewma(s->wake_ns, cost_ns, 2) : cost_ns;
+	s->wake_ns = s->measured ? cqpoll_policy_ewma(s->wake_ns, cost_ns, 2) : cost_ns;
 	s->measured = 1;
 }
 
