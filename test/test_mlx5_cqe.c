@@ -166,7 +166,8 @@ test_error_syndromes(void)
 	TEST_ASSERT_EQ(poll(&r, c, 32), n);
 	for (i = 0; i < n; i++) {
 		TEST_ASSERT_EQ(c[i].status, t[i].status);
-		TEST_ASSERT_EQ(c[i].imm_data, 0x40 + i);
+		TEST_ASSERT_EQ(c[i].vendor_err, 0x40 + i);
+		TEST_ASSERT_EQ(c[i].imm_data, 0);
 		TEST_ASSERT_EQ(c[i].qp_num, 0x42);
 		TEST_ASSERT_EQ(c[i].wr_id, i);
 		TEST_ASSERT_EQ(c[i].opcode, i % 2 ? CQPOLL_OP_RECV : CQPOLL_OP_RDMA_READ);

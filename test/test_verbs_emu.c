@@ -47,7 +47,7 @@ check_fields(uint32_t emu_flags, int want_ex, int want_ts)
 		{ .wr_id = 3, .qp_num = 9, .opcode = CQPOLL_OP_LOCAL_INV,
 		  .imm_data = 0xabcd, .flags = CQPOLL_COMPLETION_F_INV },
 		{ .wr_id = 4, .qp_num = 10, .status = CQPOLL_STATUS_REM_ACCESS_ERR,
-		  .imm_data = 0x55 },
+		  .vendor_err = 0x55 },
 	};
 	struct cqpoll_completion out[8];
 	struct cqpoll_cq *cq;
@@ -65,11 +65,14 @@ check_fields(uint32_t emu_flags, int want_ex, int want_ts)
 		TEST_ASSERT_EQ(out[i].status, in[i].status);
 		TEST_ASSERT_EQ(out[i].qp_num, in[i].qp_num);
 		TEST_ASSERT_EQ(out[i].imm_data, in[i].imm_data);
+		TEST_ASSERT_EQ(out[i].vendor_err, in[i].vendor_err);
+		TEST_ASSERT(out[i].flags & CQPOLL_COMPLETION_F_WR_ID, "verbs knows wr_id");
 		if (in[i].status != CQPOLL_STATUS_SUCCESS)
 			continue;
 		TEST_ASSERT_EQ(out[i].opcode, in[i].opcode);
 		TEST_ASSERT_EQ(out[i].byte_len, in[i].byte_len);
-		TEST_ASSERT_EQ(out[i].flags & ~CQPOLL_COMPLETION_F_TIMESTAMP, in[i].flags);
+		TEST_ASSERT_EQ(out[i].flags & ~(CQPOLL_COMPLETION_F_TIMESTAMP |
+						CQPOLL_COMPLETION_F_WR_ID), in[i].flags);
 		TEST_ASSERT_EQ(!!(out[i].flags & CQPOLL_COMPLETION_F_TIMESTAMP), want_ts);
 		TEST_ASSERT(!want_ts || out[i].timestamp != 0, "timestamp set");
 	}

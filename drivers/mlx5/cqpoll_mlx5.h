@@ -21,7 +21,7 @@
  * Completions: cqpoll_completion::wr_id carries the CQE's 16-bit wqe_counter
  * (the QP owner maps it to its request, as rdma-core does with its wrid
  * array); timestamp is the CQE's raw value (HCA clock units on hardware,
- * CLOCK_MONOTONIC ns on the emulator); for failed completions imm_data holds
+ * CLOCK_MONOTONIC ns on the emulator); for failed completions vendor_err holds
  * the vendor syndrome.
  */
 
@@ -192,9 +192,9 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  *   A CQ of cqpoll_mlx5_emu_cq_create().
  * @param comp
  *   The completion to write: opcode, status, wr_id (low 16 bits), byte_len,
- *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), and imm_data
- *   (the immediate or invalidated key, or for a failed completion the vendor
- *   syndrome, low 8 bits).
+ *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), imm_data
+ *   (the immediate or invalidated key) and, for a failed completion,
+ *   vendor_err (the vendor syndrome, low 8 bits).
  * @return
  *   - 0: written (a failure to deliver the event it fires is not reported).
  *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).

@@ -90,7 +90,7 @@ encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
 		if (syn < 0)
 			return -EINVAL;
 		err->syndrome = (uint8_t)syn;
-		err->vendor_err_synd = (uint8_t)c->imm_data;
+		err->vendor_err_synd = (uint8_t)c->vendor_err;
 		err->s_wqe_opcode_qpn = htobe32((opc == MLX5_CQE_REQ ? (uint32_t)wop << 24 : 0) |
 						(c->qp_num & CQPOLL_MLX5_CI_MASK));
 		err->wqe_counter = htobe16((uint16_t)c->wr_id);

@@ -90,9 +90,13 @@ cqpoll_mlx5_decode_slow(const struct mlx5_cqe64 *cqe, uint8_t op_own,
 	sop = be32toh(err->s_wqe_opcode_qpn);
 	c->wr_id = be16toh(err->wqe_counter);
 	c->timestamp = 0;
+	c->inline_data = NULL;
 	c->byte_len = 0;
 	c->qp_num = sop & CQPOLL_MLX5_CI_MASK;
-	c->imm_data = err->vendor_err_synd;
+	c->imm_data = 0;
+	c->vendor_err = err->vendor_err_synd;
+	c->wqe_counter = be16toh(err->wqe_counter);
+	c->reserved = 0;
 	c->status = (uint8_t)cqpoll_mlx5_syndrome_status(err->syndrome);
 	c->opcode = opcode == MLX5_CQE_REQ_ERR ?
 		cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_REQ(sop >> 24, 0)].tail.opcode :

@@ -58,6 +58,10 @@ cqpoll_mlx5_decode(const struct mlx5_cqe64 *cqe, unsigned int own,
 		((const uint8_t *)base + own * (sizeof(*e) / 2));
 	c->wr_id = be16toh(cqe->wqe_counter);
 	c->timestamp = be64toh(cqe->timestamp);
+	c->inline_data = NULL;
+	c->vendor_err = 0;
+	c->wqe_counter = be16toh(cqe->wqe_counter);
+	c->reserved = 0;
 	c->byte_len = (be32toh(cqe->byte_cnt) & e->len_mask) | e->len_fixed;
 	c->qp_num = sop & CQPOLL_MLX5_CI_MASK;
 	c->imm_data = cqe->imm_inval_pkey & e->imm_mask;

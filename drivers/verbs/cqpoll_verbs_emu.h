@@ -183,7 +183,7 @@ uint64_t cqpoll_verbs_emu_busy_destroys(void);
  *   An emulated CQ.
  * @param comp
  *   The completion, in cqpoll form; CQPOLL_COMPLETION_F_SOLICITED marks a
- *   solicited one; imm_data is the vendor error of a failed one.
+ *   solicited one; vendor_err is the vendor error of a failed one.
  * @return
  *   0; -ENOSPC if the CQ is full (nothing written); -EINVAL.
  *

@@ -66,7 +66,7 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 	if (comp->flags & CQPOLL_COMPLETION_F_INV)
 		e->wc_flags |= IBV_WC_WITH_INV;
 	e->imm_data = comp->imm_data;
-	e->vendor_err = comp->status != CQPOLL_STATUS_SUCCESS ? comp->imm_data : 0;
+	e->vendor_err = comp->status != CQPOLL_STATUS_SUCCESS ? comp->vendor_err : 0;
 	e->solicited = (comp->flags & CQPOLL_COMPLETION_F_SOLICITED) != 0;
 	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
 		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %

@@ -84,19 +84,24 @@ from_wc(struct cqpoll_completion *c, const struct ibv_wc *wc)
 {
 	c->wr_id = wc->wr_id;
 	c->timestamp = 0;
+	c->inline_data = NULL;
 	c->qp_num = wc->qp_num;
 	c->status = map_status(wc->status);
+	c->wqe_counter = 0;
+	c->reserved = 0;
 	if (wc->status != IBV_WC_SUCCESS) {
 		/* Only wr_id, status, qp_num and vendor_err are valid. */
 		c->byte_len = 0;
 		c->opcode = 0;
-		c->flags = 0;
-		c->imm_data = wc->vendor_err;
+		c->flags = CQPOLL_COMPLETION_F_WR_ID;
+		c->imm_data = 0;
+		c->vendor_err = wc->vendor_err;
 		return;
 	}
+	c->vendor_err = 0;
 	c->byte_len = wc->byte_len;
 	c->opcode = map_opcode(wc->opcode);
-	c->flags = map_wc_flags(wc->wc_flags);
+	c->flags = map_wc_flags(wc->wc_flags) | CQPOLL_COMPLETION_F_WR_ID;
 	c->imm_data = (c->flags & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV)) ?
 		wc->imm_data : 0;
 }
@@ -130,20 +135,25 @@ from_ex(struct cqpoll_completion *c, struct ibv_cq_ex *cq, const int ts)
 	unsigned int f;
 
 	c->wr_id = cq->wr_id;
+	c->inline_data = NULL;
 	c->status = map_status(cq->status);
 	c->qp_num = ibv_wc_read_qp_num(cq);
+	c->wqe_counter = 0;
+	c->reserved = 0;
 	if (cq->status != IBV_WC_SUCCESS) {
 		c->timestamp = 0;
 		c->byte_len = 0;
 		c->opcode = 0;
-		c->flags = 0;
-		c->imm_data = ibv_wc_read_vendor_err(cq);
+		c->flags = CQPOLL_COMPLETION_F_WR_ID;
+		c->imm_data = 0;
+		c->vendor_err = ibv_wc_read_vendor_err(cq);
 		return;
 	}
+	c->vendor_err = 0;
 	c->opcode = map_opcode(ibv_wc_read_opcode(cq));
 	c->byte_len = ibv_wc_read_byte_len(cq);
 	f = ibv_wc_read_wc_flags(cq);
-	c->flags = map_wc_flags(f);
+	c->flags = map_wc_flags(f) | CQPOLL_COMPLETION_F_WR_ID;
 	c->imm_data = (f & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV)) ?
 		ibv_wc_read_imm_data(cq) : 0;
 	if (ts) {

@@ -60,33 +60,65 @@ enum cqpoll_opcode {
 
 /** @name Completion flags (struct cqpoll_completion::flags) */
 /**@{*/
-#define CQPOLL_COMPLETION_F_IMM       (1u << 0) /**< imm_data holds immediate data. */
-#define CQPOLL_COMPLETION_F_INV       (1u << 1) /**< imm_data holds an invalidated rkey. */
-#define CQPOLL_COMPLETION_F_TIMESTAMP (1u << 2) /**< timestamp is valid. */
+#define CQPOLL_COMPLETION_F_IMM       (1u << 0) /**< imm_data holds immediate data (network order). */
+#define CQPOLL_COMPLETION_F_INV       (1u << 1) /**< imm_data holds an invalidated rkey (host order). */
+/**
+ * timestamp is valid and in host CLOCK_MONOTONIC nanoseconds: it may be
+ * compared with cqpoll_now_ns() and with other CQs' host timestamps.
+ */
+#define CQPOLL_COMPLETION_F_TIMESTAMP (1u << 2)
 #define CQPOLL_COMPLETION_F_SOLICITED (1u << 3) /**< The sender asked for a solicited event. */
+/**
+ * timestamp is valid but in the device's own clock (e.g. raw mlx5 HCA ticks):
+ * it orders completions of one device and nothing more. Never set together
+ * with CQPOLL_COMPLETION_F_TIMESTAMP; the library never compares it with host
+ * time.
+ */
+#define CQPOLL_COMPLETION_F_TIMESTAMP_RAW (1u << 4)
+/**
+ * wr_id holds the work-request id the caller gave when posting. Drivers that
+ * read the device's entries directly (mlx5) do not know it and leave it clear;
+ * they give the WQE index instead (CQPOLL_COMPLETION_F_WQE_COUNTER).
+ */
+#define CQPOLL_COMPLETION_F_WR_ID     (1u << 5)
+/** wqe_counter holds the index of the completed WQE in its work queue. */
+#define CQPOLL_COMPLETION_F_WQE_COUNTER (1u << 6)
+/**
+ * The payload arrived inside the device's completion entry (mlx5 inline
+ * scatter): inline_data points at byte_len bytes of it, valid until the next
+ * poll of the same CQ.
+ */
+#define CQPOLL_COMPLETION_F_INLINE    (1u << 7)
 /**@}*/
 
 /**
- * One work completion, 32 bytes so that two share a cache line.
+ * One work completion, 48 bytes as struct ibv_wc. Which optional fields are
+ * valid is said by flags, never by which driver produced the record, so the
+ * same program reads the same meaning whatever the driver.
  */
 struct cqpoll_completion {
-	uint64_t wr_id;     /**< Work-request id given when the work was posted. */
+	/** Work-request id given when the work was posted; valid with F_WR_ID, else 0. */
+	uint64_t wr_id;
 	/**
-	 * When the device completed the work, valid if CQPOLL_COMPLETION_F_TIMESTAMP
-	 * is set. Software and emulated devices write CLOCK_MONOTONIC nanoseconds
-	 * taken when the entry became visible; see each driver's page for others.
+	 * When the device completed the work: host CLOCK_MONOTONIC ns with
+	 * CQPOLL_COMPLETION_F_TIMESTAMP, the device clock with
+	 * CQPOLL_COMPLETION_F_TIMESTAMP_RAW, else 0.
 	 */
 	uint64_t timestamp;
+	/** Inline payload, byte_len bytes, with CQPOLL_COMPLETION_F_INLINE; else NULL. */
+	const void *inline_data;
 	uint32_t byte_len;  /**< Bytes transferred (receives, reads, atomics). */
 	uint32_t qp_num;    /**< Local QP number the work belongs to. */
-	/**
-	 * Immediate data (network byte order) or invalidated rkey, as flags say;
-	 * for a failed completion, the vendor's error syndrome.
-	 */
+	/** Immediate data or invalidated rkey, as flags say; else 0. */
 	uint32_t imm_data;
+	/** Vendor error code (mlx5 syndrome) of a failed completion; else 0. */
+	uint32_t vendor_err;
 	uint8_t status;     /**< enum cqpoll_status. */
 	uint8_t opcode;     /**< enum cqpoll_opcode. */
 	uint16_t flags;     /**< CQPOLL_COMPLETION_F_* bits. */
+	/** WQE index with CQPOLL_COMPLETION_F_WQE_COUNTER, else 0. */
+	uint16_t wqe_counter;
+	uint16_t reserved;  /**< 0; keeps the record 8-byte aligned. */
 };
 
 #ifdef __cplusplus

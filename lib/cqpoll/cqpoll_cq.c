@@ -14,7 +14,7 @@
 
 _Static_assert(offsetof(struct cqpoll_cq, fp) == 0,
 	       "cqpoll_poll_burst() relies on the fast-path part coming first");
-_Static_assert(sizeof(struct cqpoll_completion) == 32,
+_Static_assert(sizeof(void *) != 8 || sizeof(struct cqpoll_completion) == 48,
 	       "the completion record is part of the ABI");
 
 static int
