@@ -250,6 +250,13 @@ struct cqpoll_group_stats {
 	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
+	/**
+	 * Sleeps ended by the safety-net timeout in which some CQ held
+	 * completions visible before the sleep began (see
+	 * cqpoll_cq_stats::timeout_recoveries): the detector that works on
+	 * hardware.
+	 */
+	uint64_t timeout_recoveries;
 	/** Time awake, from the first iteration on: what is not asleep. */
 	uint64_t busy_ns;
 	uint64_t asleep_ns;       /**< Time asleep in epoll_wait(). */

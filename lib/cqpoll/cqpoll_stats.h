@@ -38,6 +38,12 @@ struct cqpoll_cq_stats {
 	 * find completions are the detector.
 	 */
 	uint64_t lost_wakeups;
+	/**
+	 * Sleeps ended by the safety-net timeout whose poll found completions
+	 * that were already visible before the sleep began: a lost wake-up seen
+	 * on any device, real hardware included, and turned into a delay.
+	 */
+	uint64_t timeout_recoveries;
 };
 
 /** @cond INTERNAL */
