@@ -38,6 +38,7 @@
 
 #include "cqpoll.h"
 #include "cqpoll_mlx5.h"
+#include "cqpoll_mlx5_emu.h"
 
 #define CQ_SIZE 4096
 #define MAX_ROUNDS 101
