@@ -84,6 +84,11 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	g->mode = conf->mode;
 	g->mode_req = (int)conf->mode;
 	g->burst = conf->burst != 0 ? conf->burst : GROUP_BURST_DEFAULT;
+	if (conf->cold_us == CQPOLL_GROUP_COLD_NEVER)
+		g->cold_ns = 0;
+	else
+		g->cold_ns = (uint64_t)(conf->cold_us != 0 ? conf->cold_us :
+					CQPOLL_GROUP_COLD_US_DEFAULT) * 1000u;
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
 	g->comps = calloc(g->burst, sizeof(*g->comps));
@@ -243,6 +248,11 @@ cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	if (m->active)
 		return;
 	m->active = true;
+	/*
+	 * Woken or new: it gets a full cold_us before it may go cold again.
+	 * Never on the hot path: activation follows an event or an add.
+	 */
+	m->t_work = cqpoll_now_ns();
 	m->active_pos = g->nactive;
 	g->active[g->nactive++] = m;
 }

@@ -40,7 +40,11 @@ struct cqpoll_group;
 
 /** How a group behaves when an iteration finds no completion. */
 enum cqpoll_group_mode {
-	/** Never sleep: poll every CQ in a loop (lowest latency, 100 % CPU). */
+	/**
+	 * Never sleep: poll the CQs in a loop (lowest latency, 100 % CPU).
+	 * CQs idle for cold_us are armed and left to their events, which the
+	 * loop collects without sleeping.
+	 */
 	CQPOLL_GROUP_MODE_BUSY = 0,
 	/** Go to sleep after the first iteration that finds nothing. */
 	CQPOLL_GROUP_MODE_INTERRUPT,
@@ -228,7 +232,18 @@ struct cqpoll_group_conf {
 	uint32_t wait_timeout_ms;
 	/** Completions read per CQ poll, 1 .. 1024; 0: 32. */
 	uint32_t burst;
+	/**
+	 * Busy and adaptive modes: a CQ that found nothing for this many µs
+	 * goes cold: the group arms it (cqpoll_poll_and_arm()) and stops
+	 * polling it until its event fires, so polling costs follow the CQs
+	 * with traffic, not the size of the group. 0: the build default
+	 * (1000 µs); CQPOLL_GROUP_COLD_NEVER: poll every CQ always.
+	 */
+	uint32_t cold_us;
 };
+
+/** cqpoll_group_conf::cold_us: never stop polling an idle CQ. */
+#define CQPOLL_GROUP_COLD_NEVER UINT32_MAX
 
 /** Buckets of the wake-up latency histogram. */
 #define CQPOLL_GROUP_WAKE_HIST_BUCKETS 32
@@ -261,6 +276,10 @@ struct cqpoll_group_stats {
 	uint64_t busy_ns;
 	uint64_t asleep_ns;       /**< Time asleep in epoll_wait(). */
 	uint64_t mode_changes;    /**< Mode changes seen by the group's thread. */
+	/** Busy and adaptive modes: CQs armed after cold_us without work. */
+	uint64_t cold_arms;
+	/** Non-blocking looks at the events of cold CQs while polling. */
+	uint64_t event_checks;
 	/**
 	 * Wake-up latency, from a completion becoming visible while the group
 	 * slept to its callback (first completion after an event, timestamped

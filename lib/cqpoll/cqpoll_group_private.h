@@ -31,6 +31,8 @@ struct cqpoll_group_member {
 	 */
 	bool active;
 	unsigned int active_pos; /* index in the group's active list */
+	/* Busy and adaptive modes: when it last had work, or was woken. */
+	uint64_t t_work;
 };
 
 /*
@@ -60,6 +62,10 @@ struct cqpoll_group {
 	uint64_t t_sleep;
 	/* End of the last iteration: busy time is counted from there. */
 	uint64_t t_mark;
+	/* Busy and adaptive modes: idle time that makes a CQ cold; 0: never. */
+	uint64_t cold_ns;
+	/* Last non-blocking look at the events of cold CQs. */
+	uint64_t t_check;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;

@@ -18,6 +18,14 @@
 #define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
+/*
+ * While some CQs are cold and others hot, how often a polling group looks
+ * (epoll_wait, timeout 0) for the events of the cold ones. One look is a
+ * system call, ~0.3-1 µs here: every 10 µs it costs a few percent of the
+ * loop, and a cold CQ's first completion waits at most that much more than
+ * a hot one's. With no hot CQ left the group looks at every iteration.
+ */
+#define GROUP_COLD_CHECK_NS 10000u
 
 static void
 deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
@@ -64,6 +72,73 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 			return r;
 		total += r;
 	}
+	return total;
+}
+
+/*
+ * Busy and adaptive modes with cold CQs: poll the active (hot) CQs; one that
+ * found nothing for cold_ns goes through poll-and-arm and, empty and armed,
+ * goes cold: it leaves the active list and announces its next completion
+ * with an event, collected by check_cold(). Counters are written once per
+ * call, not per poll.
+ */
+static int
+poll_hot(struct cqpoll_group *g)
+{
+	struct cqpoll_group_member *m;
+	/* End of the last iteration: no clock read of its own. */
+	const uint64_t now = g->t_mark != 0 ? g->t_mark : cqpoll_now_ns();
+	uint64_t polls = 0, empty = 0, cold = 0;
+	unsigned int i = 0;
+	int r, total = 0;
+
+	while (i < g->nactive) {
+		m = g->active[i];
+		r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
+		polls++;
+		if (r > 0) {
+			m->t_work = now;
+			deliver(g, m, r);
+			total += r;
+			i++;
+			continue;
+		}
+		if (r < 0) {
+			total = r;
+			break;
+		}
+		empty++;
+		if (now - m->t_work < g->cold_ns) {
+			i++;
+			continue;
+		}
+#ifdef CQPOLL_TEST_COLD_NAIVE
+		/* Negative control only (test build): arm, no second poll. */
+		r = cqpoll_cq_arm_naive(m->cq);
+#else
+		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
+#endif
+		polls++;
+		if (r < 0) {
+			total = r;
+			break;
+		}
+		if (r == 0) {
+			empty++;
+			cold++;
+			/* The last active member moves to i: look at it next. */
+			cqpoll_group_deactivate(g, m);
+			continue;
+		}
+		m->t_work = now;
+		deliver(g, m, r);
+		total += r;
+		i++;
+	}
+	cqpoll_stat_add(&g->stats.polls, polls);
+	cqpoll_stat_add(&g->stats.empty_polls, empty);
+	if (cold != 0)
+		cqpoll_stat_add(&g->stats.cold_arms, cold);
 	return total;
 }
 
@@ -196,37 +271,27 @@ begin_sleep(struct cqpoll_group *g)
 }
 
 /*
- * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
- * ready, after an external wait), then consume the ready CQs' events and
- * poll those CQs.
+ * The @p r ready entries of an epoll_wait(): consume the events of their CQs,
+ * put those CQs back on the active list and poll them; drain the cross-thread
+ * wake-up fd. Wake-ups are measured from @p t_sleep.
  */
 static int
-wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
+take_ready(struct cqpoll_group *g, const struct epoll_event *evs, int r,
+	   uint64_t t_sleep, bool *cq_ready, bool *xthread)
 {
-	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
-	bool cq_ready = false, xthread = false, measured = false;
+	bool measured = false;
 	unsigned int j;
-	int r, k, i, total = 0;
+	int k, i, total = 0;
 
-	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
-	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0) {
-		/* After an external wait, nothing here: it woke for another fd. */
-		if (timeout_ms != 0)
-			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
-		return 0;
-	}
 	for (i = 0; i < r; i++) {
 		gfd = evs[i].data.ptr;
 		if (gfd == NULL) {
 			drain_wake_fd(g);
-			xthread = true;
+			*xthread = true;
 			continue;
 		}
-		cq_ready = true;
+		*cq_ready = true;
 		/* A shared fd: only the CQs with a consumed event need a poll. */
 		for (j = 0; j < gfd->n; j++) {
 			k = cqpoll_cq_event_get(gfd->members[j]->cq);
@@ -242,6 +307,59 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 			total += k;
 		}
 	}
+	return total;
+}
+
+/*
+ * Busy and adaptive modes: collect, without sleeping, the events of the cold
+ * CQs, every GROUP_COLD_CHECK_NS while some CQs are hot and at every call
+ * when none is. A cross-thread wake-up seen here is consumed: the group is
+ * awake and looks at its requests at every iteration anyway.
+ */
+static int
+check_cold(struct cqpoll_group *g, uint64_t now)
+{
+	struct epoll_event evs[GROUP_EPOLL_EVENTS];
+	bool cq_ready = false, xthread = false;
+	int r;
+
+	if (g->nactive == g->n ||
+	    (g->nactive != 0 && now - g->t_check < GROUP_COLD_CHECK_NS))
+		return 0;
+	g->t_check = now;
+	cqpoll_stat_add(&g->stats.event_checks, 1);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -errno : 0;
+	/* No wake-up to measure: the group did not sleep (t_sleep = now). */
+	return take_ready(g, evs, r, now, &cq_ready, &xthread);
+}
+
+/*
+ * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
+ * ready, after an external wait), then consume the ready CQs' events and
+ * poll those CQs.
+ */
+static int
+wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
+{
+	struct epoll_event evs[GROUP_EPOLL_EVENTS];
+	bool cq_ready = false, xthread = false;
+	int r, total;
+
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
+	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0) {
+		/* After an external wait, nothing here: it woke for another fd. */
+		if (timeout_ms != 0)
+			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		return 0;
+	}
+	total = take_ready(g, evs, r, t_sleep, &cq_ready, &xthread);
+	if (total < 0)
+		return total;
 	/* A sleep ended by both a CQ and a cross-thread wake counts as event. */
 	if (cq_ready)
 		cqpoll_stat_add(&g->stats.wakeups_event, 1);
@@ -310,16 +428,27 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	 * polls only the active CQs: an armed one announces its work with an
 	 * event, and the sleep that follows returns at once for it. The cost of
 	 * a wake-up then follows the CQs with work, not the size of the group.
-	 * Busy and adaptive modes poll every CQ: they poll on instead of
-	 * sleeping, and would not see those events for as long as they do.
+	 * Busy and adaptive modes poll the active CQs too, and arm those idle
+	 * for cold_us; since they do not sleep, they look for the events of
+	 * those cold CQs without sleeping (check_cold()). With cold CQs off
+	 * (CQPOLL_GROUP_COLD_NEVER) they poll every CQ.
 	 */
 	if (g->mode == CQPOLL_GROUP_MODE_INTERRUPT)
 		r = poll_list(g, g->active, g->nactive);
-	else
+	else if (g->cold_ns == 0)
 		r = poll_list(g, g->members, g->n);
+	else
+		r = poll_hot(g);
 	if (r < 0)
 		return r;
 	t1 = cqpoll_now_ns();
+	if (g->mode != CQPOLL_GROUP_MODE_INTERRUPT && g->cold_ns != 0) {
+		int c = check_cold(g, t1);
+
+		if (c < 0)
+			return c;
+		r += c;
+	}
 	if (!wants_sleep(g, r, t1) || request_pending(g)) {
 		count_busy(g, t1, 0);
 		return r;
