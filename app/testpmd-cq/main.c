@@ -201,6 +201,7 @@ tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 	tr->cq = dc->cq;
 	tr->dcs = dcs;
 	tr->ncqs = p->cqs;
+	tr->traffic_cqs = p->active_cqs != 0 ? p->active_cqs : p->cqs;
 	tr->npollers = p->pollers;
 	/* The generator's lcore, the first worker; pollers take the others. */
 	tr->gen_lcore = rte_get_next_lcore(-1, 1, 0);

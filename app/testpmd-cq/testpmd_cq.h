@@ -127,6 +127,7 @@ struct tpcq_params {
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
 	unsigned int cqs;         /* CQs of the device, spread over the pollers */
+	unsigned int active_cqs;  /* the first N of them get the traffic; 0: all */
 	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
@@ -198,10 +199,12 @@ struct tpcq_run {
 	struct cqpoll_cq *cq;     /* dcs[0].cq */
 	/*
 	 * One open device per CQ. Completion i of the schedule goes to CQ
-	 * i % ncqs with that CQ's sequence number i / ncqs.
+	 * i % traffic_cqs with that CQ's sequence number i / traffic_cqs; CQs
+	 * from traffic_cqs on get nothing (--active-cqs).
 	 */
 	struct tpcq_devctx *dcs;
 	unsigned int ncqs;
+	unsigned int traffic_cqs;
 	/*
 	 * Completions the generator will post; 0: as many as the closed-loop
 	 * engines post in --duration; UINT64_MAX: until stopped (-i).
