@@ -372,6 +372,11 @@ main(int argc, char **argv)
 	 * not kill the process.
 	 */
 	install_signals();
+	/* A path that cannot be written is said now, not after the run. */
+	if (tpcq_outfiles_check(&params) != 0) {
+		free(eal_argv);
+		return TPCQ_EXIT_FAIL;
+	}
 	/* A sweep's parent runs its points as children: no EAL, no device. */
 	if (params.sweep.on) {
 		free(eal_argv);

@@ -443,6 +443,33 @@ int tpcq_report_json(const char *path, const struct tpcq_params *p,
 int tpcq_report_csv(const char *path, const struct tpcq_params *p,
 		    const struct tpcq_run *run, const struct tpcq_result *res);
 
+/* Longest CSV first line read back: a testpmd-cq header is a few KiB. */
+#define TPCQ_CSV_HEAD_MAX 65536
+/* Checks --csv before the run: a FILE that exists has our header. */
+int tpcq_report_csv_check(const struct tpcq_params *p);
+
+/*
+ * outfile.c: output files. Each function says what is wrong on stderr, the
+ * option named as --opt.
+ */
+/* path can be written: a regular file, or a new one in a writable directory. */
+int tpcq_outfile_check(const char *opt, const char *path);
+/* Both outputs of p, before the run; 0 or -1. */
+int tpcq_outfiles_check(const struct tpcq_params *p);
+/* Opened without blocking (a FIFO), refused unless regular; NULL on error. */
+FILE *tpcq_outfile_open(const char *opt, const char *path, bool append);
+struct tpcq_outfile_head {
+	bool exists;
+	uint64_t size;
+	bool ends_with_newline;   /* or empty */
+};
+/*
+ * The first line of path (its line break dropped) in line, reading at most
+ * cap - 1 bytes: -EINVAL if it is longer. A missing file: 0, h->exists false.
+ */
+int tpcq_outfile_head(const char *opt, const char *path, char *line, size_t cap,
+		      struct tpcq_outfile_head *h);
+
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);
 
