@@ -81,7 +81,8 @@ tg_producer(void *arg)
 				fprintf(stderr, "post: %d\n", r);
 				abort();
 			}
-			p->posted[q]++;
+			/* Read by the test thread while running (stall detection). */
+			__atomic_store_n(&p->posted[q], p->posted[q] + 1, __ATOMIC_RELEASE);
 			seq++;
 			if (test_rnd(&p->seed) % 4 == 0)
 				test_spin_ns(test_rnd(&p->seed) % 2000);
