@@ -48,7 +48,7 @@ floor_poll(struct floor_cq *f, struct cqpoll_completion *c, unsigned int n)
 		if ((op & 1) != !!(ci & cnt) || (op >> 4) == MLX5_CQE_INVALID)
 			break;
 		__asm__ volatile("lfence" ::: "memory");
-		c[i].wr_id = be16toh(cqe->wqe_counter);
+		c[i].wqe_counter = be16toh(cqe->wqe_counter);
 		c[i].byte_len = be32toh(cqe->byte_cnt);
 		c[i].qp_num = be32toh(cqe->sop_drop_qpn) & 0xffffff;
 		c[i].opcode = op >> 4;
@@ -90,7 +90,7 @@ bench_measure(struct cqpoll_cq *cq, struct floor_cq *f, unsigned int burst,
 		if (r <= 0)
 			break;
 		got += (unsigned int)r;
-		*sink += c[0].wr_id;
+		*sink += c[0].wqe_counter;
 	}
 	return __rdtsc() - t0;
 }

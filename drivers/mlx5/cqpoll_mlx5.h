@@ -18,11 +18,22 @@
  * struct mlx5_cqe64 entries and decodes the arm doorbells; the poll and arm
  * code is the same on both. See doc/guides/mlx5-driver.md.
  *
- * Completions: cqpoll_completion::wr_id carries the CQE's 16-bit wqe_counter
- * (the QP owner maps it to its request, as rdma-core does with its wrid
- * array); timestamp is the CQE's raw value (HCA clock units on hardware,
- * CLOCK_MONOTONIC ns on the emulator); for failed completions vendor_err holds
- * the vendor syndrome.
+ * Completions: the CQE does not carry the caller's wr_id, so wr_id is 0 and
+ * CQPOLL_COMPLETION_F_WR_ID clear; wqe_counter holds the CQE's 16-bit WQE
+ * index with CQPOLL_COMPLETION_F_WQE_COUNTER (the QP owner maps it to its
+ * request, as rdma-core does with its wrid array). timestamp is the CQE's
+ * raw value in HCA clock ticks, CQPOLL_COMPLETION_F_TIMESTAMP_RAW: it is not
+ * converted, because mlx5dv_ts_to_ns() gives the device's wall-clock time
+ * (the kernel starts the clock-info page from CLOCK_REALTIME and PTP steers
+ * it), not CLOCK_MONOTONIC. The emulated device's clock is not host time
+ * either. Failed completions: vendor_err holds the vendor syndrome. Payloads
+ * the device scattered into the CQE (small receives, RDMA read and atomic
+ * responses) come with CQPOLL_COMPLETION_F_INLINE, valid until the next poll
+ * of the CQ. Compressed sessions (CQPOLL_MLX5_F_CQE_COMPRESS) are expanded,
+ * one completion per compressed CQE. A CQE the driver cannot decode becomes
+ * a completion with status CQPOLL_STATUS_GENERAL_ERR and vendor_err
+ * CQPOLL_MLX5_VENDOR_ERR_BAD_CQE | its op_own byte; the CQ goes on past it.
+ * UMR completions (bind-MW, local invalidate) are CQPOLL_OP_UMR.
  */
 
 #include <stdint.h>
@@ -48,7 +59,21 @@ struct mlx5dv_cq;
 #define CQPOLL_MLX5_F_SOLICITED_ONLY (1u << 0)
 /** 128-byte CQEs (hardware: through mlx5dv_create_cq()). */
 #define CQPOLL_MLX5_F_CQE128         (1u << 1)
+/**
+ * The device may compress CQEs into sessions of mini CQEs (basic layout);
+ * the driver expands them. Hardware: mlx5dv_create_cq() with
+ * MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE and the hash mini format. For
+ * cqpoll_mlx5_cq_attach(): the CQ was created so.
+ */
+#define CQPOLL_MLX5_F_CQE_COMPRESS   (1u << 2)
 /**@}*/
+
+/**
+ * vendor_err of a completion made from a CQE the driver cannot decode
+ * (resize, tag matching, signature error, unknown opcode or format), or'ed
+ * with the CQE's op_own byte. Real vendor syndromes are 8 bits: no clash.
+ */
+#define CQPOLL_MLX5_VENDOR_ERR_BAD_CQE (1u << 8)
 
 /** Configuration of a CQ on a real mlx5 device. */
 struct cqpoll_mlx5_conf {
@@ -83,7 +108,8 @@ struct cqpoll_mlx5_attach_conf {
 	uint32_t ci;              /**< Next CQE index to poll (0 for a fresh CQ). */
 	uint32_t sn;              /**< Events consumed so far on the CQ (mod 4 is used). */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
-	uint32_t flags;           /**< CQPOLL_MLX5_F_SOLICITED_ONLY only. */
+	/** CQPOLL_MLX5_F_SOLICITED_ONLY, CQPOLL_MLX5_F_CQE_COMPRESS. */
+	uint32_t flags;
 };
 
 /**
@@ -183,28 +209,53 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  * Write one CQE as the device would: a struct mlx5_cqe64 with big-endian
  * fields, op_own last with release order, then evaluate the arm. A requester
  * completion (opcode < CQPOLL_OP_RECV) becomes an MLX5_CQE_REQ CQE with the
- * matching WQE opcode; a receive a responder CQE; a failed one an error CQE
- * with the syndrome of its status. The low 16 bits of wr_id are written as
- * wqe_counter; the timestamp is CLOCK_MONOTONIC ns;
- * CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
+ * matching WQE opcode (bind-MW and local invalidate as UMR, as rdma-core
+ * posts them); a receive a responder CQE; a failed one an error CQE with the
+ * syndrome of its status. The WQE index written is wqe_counter with
+ * CQPOLL_COMPLETION_F_WQE_COUNTER, else the low 16 bits of wr_id. The
+ * timestamp is the device clock: ticks at 156.25 MHz from an origin far from
+ * host time. CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
+ * CQPOLL_COMPLETION_F_INLINE scatters the payload into the CQE: format 1 up
+ * to 32 bytes, format 2 up to 64 bytes in 128-byte CQEs; receives, RDMA
+ * reads and atomics (8 bytes) only. On a CQ with CQPOLL_MLX5_F_CQE_COMPRESS,
+ * successes without payload or immediate are held and written as compressed
+ * sessions (basic layout) when a different one comes, when 32 are held, or
+ * when the device next looks at its doorbell (its thread's period, or
+ * cqpoll_mlx5_emu_service()).
  *
  * @param cq
  *   A CQ of cqpoll_mlx5_emu_cq_create().
  * @param comp
- *   The completion to write: opcode, status, wr_id (low 16 bits), byte_len,
- *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), imm_data
- *   (the immediate or invalidated key) and, for a failed completion,
- *   vendor_err (the vendor syndrome, low 8 bits).
+ *   The completion to write: opcode, status, wr_id or wqe_counter, byte_len,
+ *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED, _INLINE,
+ *   _WQE_COUNTER), imm_data (the immediate in network order, or the
+ *   invalidated rkey in host order), inline_data and, for a failed
+ *   completion, vendor_err (the vendor syndrome, low 8 bits).
  * @return
  *   - 0: written (a failure to deliver the event it fires is not reported).
  *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).
  *   - -EIO: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ is in error.
- *   - -EINVAL: NULL argument, not an emulated CQ, or a status or opcode
- *     mlx5 cannot report.
+ *   - -EINVAL: NULL argument, not an emulated CQ, a status or opcode mlx5
+ *     cannot report, or a payload the CQE cannot carry.
  *
  * Thread safety: one producer thread per CQ, concurrently with the consumer.
  */
 int cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+
+/**
+ * The latest host CLOCK_MONOTONIC time (ns) an emulated CQE timestamp can
+ * stand for: the emulator's own clock-info conversion, for tests that must
+ * tell whether a completion predates a host instant. Hardware ticks have no
+ * such exact conversion (see the file comment).
+ *
+ * @param ticks
+ *   A timestamp of a completion from an emulated CQ.
+ * @return
+ *   Host nanoseconds, rounded up to the clock's granularity.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_mlx5_emu_ticks_to_ns(uint64_t ticks);
 
 /**
  * Let the device read its doorbell now, as its thread does periodically.
@@ -231,6 +282,7 @@ struct cqpoll_mlx5_emu_stats {
 	uint64_t dbrec_mismatches; /**< Arms not first written to the doorbell record. */
 	uint64_t overruns;         /**< Overruns raised. */
 	uint64_t full;             /**< Posts refused with -ENOSPC. */
+	uint64_t sessions;         /**< Compressed sessions written. */
 };
 
 /**
