@@ -296,31 +296,26 @@ cmd_stats_any(const char *cmd, const char *params, struct rte_tel_data *d)
 
 RTE_INIT(cqpoll_dpdk_telemetry_init)
 {
-	static const char *const plural[KIND_COUNT] = {
-		[KIND_GROUP] = "poll groups",
-		[KIND_CQ] = "CQs",
-		[KIND_HANDOFF] = "handoff rings",
+	static const struct {
+		const char *list, *info, *stats;
+	} cmds[KIND_COUNT] = {
+		[KIND_GROUP] = { "/cqpoll/group/list", "/cqpoll/group/info",
+				 "/cqpoll/group/stats" },
+		[KIND_CQ] = { "/cqpoll/cq/list", "/cqpoll/cq/info",
+			      "/cqpoll/cq/stats" },
+		[KIND_HANDOFF] = { "/cqpoll/handoff/list", "/cqpoll/handoff/info",
+				   "/cqpoll/handoff/stats" },
 	};
-	char cmd[64], help[128];
 	unsigned int k;
 
 	for (k = 0; k < KIND_COUNT; k++) {
 		reg[k].tail = &reg[k].head;
-		snprintf(cmd, sizeof(cmd), "/cqpoll/%s/list", kind_names[k]);
-		snprintf(help, sizeof(help),
-			 "Returns the ids of the registered cqpoll %s, ascending. No parameters",
-			 plural[k]);
-		rte_telemetry_register_cmd(cmd, cmd_list_any, help);
-		snprintf(cmd, sizeof(cmd), "/cqpoll/%s/info", kind_names[k]);
-		snprintf(help, sizeof(help),
-			 "Returns the name and configuration of a cqpoll %.*s. Parameters: int id",
-			 (int)strlen(plural[k]) - 1, plural[k]);
-		rte_telemetry_register_cmd(cmd, cmd_info_any, help);
-		snprintf(cmd, sizeof(cmd), "/cqpoll/%s/stats", kind_names[k]);
-		snprintf(help, sizeof(help),
-			 "Returns the counters of a cqpoll %.*s. Parameters: int id",
-			 (int)strlen(plural[k]) - 1, plural[k]);
-		rte_telemetry_register_cmd(cmd, cmd_stats_any, help);
+		rte_telemetry_register_cmd(cmds[k].list, cmd_list_any,
+			"Returns the ids of the registered cqpoll objects of this kind, ascending. No parameters");
+		rte_telemetry_register_cmd(cmds[k].info, cmd_info_any,
+			"Returns the name and configuration of a cqpoll object. Parameters: int id");
+		rte_telemetry_register_cmd(cmds[k].stats, cmd_stats_any,
+			"Returns the counters of a cqpoll object. Parameters: int id");
 	}
 }
 
