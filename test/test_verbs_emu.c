@@ -341,7 +341,8 @@ test_select(void)
 		/* The real inline, through the emulated verbs_context. */
 		ex = ibv_create_cq_ex(ctx, &attr);
 		TEST_ASSERT(ex != NULL, "ibv_create_cq_ex: %s", strerror(errno));
-		conf.flags = pass == 1 ? CQPOLL_IBV_F_FORCE_VERBS :
+		/* WQE counters accepted, but an emulated verbs device has none. */
+		conf.flags = pass == 1 ? CQPOLL_IBV_F_WQE_COUNTER :
 			     pass == 2 ? CQPOLL_IBV_F_CQ_EX : 0;
 		conf.wc_flags = attr.wc_flags;
 		cq = cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf);
@@ -352,10 +353,22 @@ test_select(void)
 		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
 		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 2), 1);
 		TEST_ASSERT_EQ(c[0].wr_id, 5);
+		TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_WR_ID, "wr_id valid");
 		cqpoll_cq_destroy(cq);
 		TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 	}
 	TEST_ASSERT(cqpoll_cq_from_ibv(NULL, ch, NULL) == NULL && errno == EINVAL, "NULL cq");
+	/* Unknown flags (bit 0 was a "force verbs" now the default): refused. */
+	ex = ibv_create_cq_ex(ctx, &attr);
+	TEST_ASSERT(ex != NULL, "ibv_create_cq_ex");
+	conf.flags = 1u << 0;
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf) == NULL &&
+		    errno == EINVAL, "unknown flag");
+	conf.flags = 1u << 31;
+	TEST_ASSERT(cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf) == NULL &&
+		    errno == EINVAL, "unknown flag");
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
 	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
 	return TEST_PASS;

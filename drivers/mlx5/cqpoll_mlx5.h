@@ -56,11 +56,17 @@ struct cqpoll_mlx5_conf {
 	int comp_vector;          /**< Completion vector of the event. */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
 	uint32_t flags;           /**< CQPOLL_MLX5_F_* */
+	/**
+	 * The completion channel to create the CQ on, shared with other CQs of
+	 * either driver (mlx5, verbs) and destroyed by the caller after them;
+	 * NULL: a channel of its own, destroyed with the CQ.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
- * Create a CQ with its own completion channel on an mlx5 device and take it
- * over for direct polling.
+ * Create a CQ on an mlx5 device, on its own completion channel or a shared
+ * one, and take it over for direct polling.
  *
  * @param ctx
  *   An open device context; it must outlive the CQ.
@@ -89,21 +95,25 @@ struct cqpoll_mlx5_attach_conf {
 /**
  * Take over an existing mlx5 verbs CQ for direct polling. The caller keeps
  * ownership of @p cq and @p channel and destroys them after
- * cqpoll_cq_destroy(). The channel must serve this CQ only, and must not be
- * read by anyone else; its fd is set non-blocking.
+ * cqpoll_cq_destroy(). The channel may serve other CQs, of this driver or
+ * of the verbs driver: every event read from it goes to the CQ it names. No
+ * one but cqpoll may read it; its fd is set non-blocking. Attach every CQ of
+ * a shared channel (events for CQs that are not attached are acknowledged
+ * and dropped).
  *
  * @param cq
  *   The mlx5 verbs CQ, created on @p channel; nobody else may poll or arm it
  *   from now on.
  * @param channel
- *   Its completion channel, serving this CQ only.
+ *   Its completion channel.
  * @param conf
  *   Where the CQ's consumer stands; NULL for a fresh CQ (index 0, sequence
  *   number 0, default ack batch, no flags).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (NULL @p cq or @p channel, CQ not
  *   bound to @p channel, or a CQ layout the driver cannot poll), EOPNOTSUPP
- *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj() or fcntl(2).
+ *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj(), fcntl(2),
+ *   eventfd(2) or epoll_create1(2).
  *
  * Thread safety: safe from any thread; no one may poll or arm @p cq any more.
  */
@@ -112,12 +122,16 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
 					const struct cqpoll_mlx5_attach_conf *conf);
 
 /**
- * The verbs CQ of a hardware mlx5 CQ, to create QPs on it. Never poll or arm it.
+ * The verbs CQ of an mlx5 CQ, to create QPs on it: the hardware CQ, or the
+ * emulated one that names an emulated CQ's events on a shared channel
+ * (struct cqpoll_mlx5_emu_conf::channel). Never poll or arm it.
  *
  * @param cq
- *   A CQ of cqpoll_mlx5_cq_create() or cqpoll_mlx5_cq_attach().
+ *   A CQ of cqpoll_mlx5_cq_create() or cqpoll_mlx5_cq_attach(), or of
+ *   cqpoll_mlx5_emu_cq_create() with a channel.
  * @return
- *   The verbs CQ; NULL if @p cq is NULL or not a hardware mlx5 CQ.
+ *   The verbs CQ; NULL if @p cq is NULL, not an mlx5 CQ, or an emulated one
+ *   without a channel.
  *
  * Thread safety: safe from any thread while the CQ exists.
  */
@@ -163,6 +177,15 @@ struct cqpoll_mlx5_emu_conf {
 	 * exercise the 24-bit and 32-bit wrap without writing 2^24 entries.
 	 */
 	uint32_t start_index;
+	/**
+	 * An emulated completion channel (cqpoll_verbs_emu_ibv_create_comp_channel())
+	 * to raise events on, as a ConnectX raises them on the channel of its
+	 * ibv_cq: one fd, each event naming its CQ, shared with verbs-emu CQs
+	 * and other mlx5-emu CQs. The device makes an emulated ibv_cq on it that
+	 * names this CQ's events (cqpoll_mlx5_cq_ibv()); the channel must
+	 * outlive the CQ. NULL: an event fd of the CQ's own.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
@@ -172,8 +195,9 @@ struct cqpoll_mlx5_emu_conf {
  *   Configuration; NULL for defaults (level arm, 64-byte CQEs).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (arm semantics other than level or
- *   edge, size over 2^24, CQE size flags), ENOMEM, or the errno of eventfd(2),
- *   timerfd_create(2), epoll_create1(2) or pthread_create(3).
+ *   edge, size over 2^24, CQE size flags, a channel that is not emulated),
+ *   ENOMEM, or the errno of eventfd(2), timerfd_create(2), epoll_create1(2)
+ *   or pthread_create(3).
  *
  * Thread safety: safe from any thread.
  */

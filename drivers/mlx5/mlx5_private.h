@@ -12,6 +12,7 @@
 
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
+#include "ibv_channel.h"
 
 struct ibv_cq;
 struct ibv_comp_channel;
@@ -37,8 +38,8 @@ struct cqpoll_mlx5_cq {
 	volatile uint64_t *uar_db; /* mlx5dv_cq::cq_uar + MLX5_CQ_DOORBELL */
 	uint32_t cqn;
 	/* Where the fields above and the events come from. */
-	struct ibv_cq *ibcq;      /* hardware */
-	struct ibv_comp_channel *chan;
+	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
+	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
 	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
 };
@@ -56,6 +57,11 @@ int cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned i
 int cqpoll_mlx5_arm(void *priv);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
+/*
+ * Take this CQ's events from its channel through the demux, advancing the
+ * arm sequence number by each: count, or -errno.
+ */
+int cqpoll_mlx5_channel_event_get(struct cqpoll_mlx5_cq *q);
 /* Decode a CQE that is not a plain success; -EPROTO if unsupported. */
 int cqpoll_mlx5_decode_slow(const struct mlx5_cqe64 *cqe, uint8_t op_own,
 			    struct cqpoll_completion *c);

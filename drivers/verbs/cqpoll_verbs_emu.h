@@ -163,6 +163,40 @@ struct ibv_cq *cqpoll_verbs_emu_ibv_create_cq(struct ibv_context *ctx, int cqe,
 int cqpoll_verbs_emu_ibv_destroy_cq(struct ibv_cq *cq);
 
 /**
+ * ibv_get_cq_event() for an emulated channel: takes the next event, whichever
+ * CQ it names, and counts it as reported for that CQ (the per-CQ count that
+ * ibv_destroy_cq() waits to see acknowledged, comp_events_completed in
+ * libibverbs). Applications never call this on a channel cqpoll reads: a
+ * test reads a channel "from outside" with it.
+ *
+ * @param ch
+ *   An emulated channel.
+ * @param cq
+ *   Set to the CQ the event names.
+ * @param cq_context
+ *   Set to that CQ's cq_context.
+ * @return
+ *   0; -1 with errno EAGAIN when no event is queued (the fd is non-blocking),
+ *   EINVAL for NULL arguments or a channel not on an emulated context.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_verbs_emu_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+				      void **cq_context);
+
+/**
+ * ibv_ack_cq_events() for an emulated CQ: counts @p n events acknowledged.
+ *
+ * @param cq
+ *   An emulated CQ; anything else is ignored.
+ * @param n
+ *   Events to acknowledge.
+ *
+ * Thread safety: safe from any thread.
+ */
+void cqpoll_verbs_emu_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n);
+
+/**
  * Destroys refused since the process started because events were not
  * acknowledged: destroys that would have hung on a real device.
  *

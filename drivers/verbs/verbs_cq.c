@@ -16,11 +16,11 @@ static void
 verbs_destroy(void *priv)
 {
 	struct cqpoll_verbs_cq *q = priv;
-	const struct cqpoll_verbs_backend *be = q->chan->be;
+	const struct cqpoll_verbs_backend *be = q->be;
 	struct ibv_comp_channel *ch;
 
 	/* Leave first: events read for this CQ from now on are acked by the reader. */
-	ch = cqpoll_verbs_channel_leave(q);
+	ch = cqpoll_ibv_channel_leave(&q->ev);
 	if (q->owns_cq)
 		be->destroy_cq(q->cq);
 	if (ch != NULL)
@@ -48,10 +48,9 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	struct cqpoll_cq *cq;
 	int r;
 
-	q->efd = q->epfd = -1;
 	q->solicited_only = (conf->flags & CQPOLL_VERBS_F_SOLICITED_ONLY) != 0;
-	r = cqpoll_verbs_channel_join(q, ch, cqpoll_verbs_backend_of(q->cq->context),
-				      owns_channel);
+	q->be = cqpoll_verbs_backend_of(q->cq->context);
+	r = cqpoll_ibv_channel_join(&q->ev, q->cq, ch, q->be->events, owns_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
@@ -70,7 +69,7 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	if (cq == NULL) {
 		r = errno;
 		/* The caller destroys what it created, CQ first. */
-		(void)cqpoll_verbs_channel_leave(q);
+		(void)cqpoll_ibv_channel_leave(&q->ev);
 		errno = r;
 	}
 	return cq;

@@ -178,7 +178,6 @@ const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu = {
 	.destroy_channel = cqpoll_verbs_emu_ibv_destroy_comp_channel,
 	.create_cq = cqpoll_verbs_emu_ibv_create_cq,
 	.destroy_cq = cqpoll_verbs_emu_ibv_destroy_cq,
-	.get_cq_event = cqpoll_verbs_emu_get_cq_event,
-	.ack_cq_events = cqpoll_verbs_emu_ack_cq_events,
+	.events = &cqpoll_verbs_emu_events,
 	.stranded = cqpoll_verbs_emu_ibv_stranded,
 };

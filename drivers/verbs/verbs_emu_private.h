@@ -23,6 +23,7 @@
 
 #include "cqpoll_emu.h"
 #include "cqpoll_verbs_emu.h"
+#include "ibv_channel.h"
 
 /* Arm states: what the next completion must be to fire. */
 #define EMU_ARM_NONE      0u
@@ -131,8 +132,9 @@ void cqpoll_verbs_emu_fill_ex(struct cqpoll_verbs_emu_cq *q, uint64_t wc_flags);
 
 /* Queue k events for q on its channel (device thread or arm). */
 void cqpoll_verbs_emu_deliver(struct cqpoll_verbs_emu_cq *q, uint32_t k);
-int cqpoll_verbs_emu_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
-				  void **cq_context);
-void cqpoll_verbs_emu_ack_cq_events(struct ibv_cq *cq, unsigned int n);
+/* Events queued on the channel for cq, not yet read (oracles). */
+uint32_t cqpoll_verbs_emu_queued(struct ibv_cq *cq);
+/* The channel read as the demux reads a real one. */
+extern const struct cqpoll_ibv_events cqpoll_verbs_emu_events;
 
 #endif /* CQPOLL_VERBS_EMU_PRIVATE_H */
