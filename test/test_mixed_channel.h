@@ -20,14 +20,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <infiniband/mlx5dv.h>
+
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
+#include "cqpoll_mlx5_emu.h"
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"
 #include "cqpoll_verbs_emu.h"
-#include <infiniband/mlx5dv.h>
-
 #include "mlx5_private.h"
 
 #define MIX_MAX_CQS 64

@@ -268,8 +268,7 @@ cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq)
 {
 	struct cqpoll_mlx5_cq *q;
 
-	if (cq == NULL || (cqpoll_cq_driver(cq) != &cqpoll_mlx5_ops &&
-			   cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops))
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_ops)
 		return NULL;
 	q = cqpoll_cq_priv(cq);
 	return q->ibcq;
