@@ -44,7 +44,10 @@ struct tg_prod {
 	int wait_drain;          /* let the consumer drain before each gap */
 	int stop;
 	uint64_t posted_total;   /* written at exit */
-	/* Drain waits that ran out (1 s): a completion the group never took. */
+	/*
+	 * Drain waits that ran out (1 s): reported, not judged (a loaded
+	 * machine can starve the group that long; the oracle judges).
+	 */
 	uint64_t stalls;
 };
 

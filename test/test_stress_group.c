@@ -304,14 +304,12 @@ test_stress_group(void)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(consumed, prod.posted_total);
 	if (expect_lost) {
-		TEST_ASSERT(st.lost_wakeups + st.timeout_recoveries + prod.stalls > 0,
+		TEST_ASSERT(st.lost_wakeups + st.timeout_recoveries > 0,
 			    "the %s was not caught",
 			    old_routing ? "old routing" : "naive transition");
 	} else {
 		TEST_ASSERT_EQ(st.lost_wakeups, 0);
 		TEST_ASSERT_EQ(st.timeout_recoveries, 0);
-		if (mixed)
-			TEST_ASSERT_EQ(prod.stalls, 0);
 		/* On a loaded machine the deadline may come first: still enough. */
 		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000,
 			    "only %" PRIu64 " sleeps", st.sleeps);

@@ -58,6 +58,8 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	/* Chosen once: the burst never tests which API the CQ speaks. */
 	if (q->cq_ex == NULL)
 		poll = cqpoll_verbs_poll_wc;
+	else if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		poll = cqpoll_verbs_poll_ex_wallclock;
 	else if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 		poll = cqpoll_verbs_poll_ex_ts;
 	else
@@ -125,11 +127,19 @@ cqpoll_verbs_cq_attach_ex(struct ibv_cq_ex *cq, struct ibv_comp_channel *ch,
 	return attach(ibv_cq_ex_to_cq(cq), cq, ch, conf->wc_flags, conf);
 }
 
-/* The extended CQ, with timestamps when the device has a clock; NULL if refused. */
+/*
+ * The extended CQ, with timestamps when the device has a clock: wall-clock
+ * ones first (converted to host monotonic time), else the device's raw
+ * clock; NULL if refused.
+ */
 static struct ibv_cq_ex *
 create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	     const struct cqpoll_verbs_conf *conf, uint64_t *wc_flags)
 {
+	static const uint64_t ts_kinds[] = {
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
 	struct ibv_cq_init_attr_ex attr = {
 		.cqe = (uint32_t)cqe,
 		.channel = ch,
@@ -141,15 +151,19 @@ create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	};
 	struct ibv_device_attr_ex dev;
 	struct ibv_cq_ex *cq;
+	unsigned int k;
 
 	if (!(conf->flags & CQPOLL_VERBS_F_NO_TIMESTAMP) &&
 	    ibv_query_device_ex(ctx, NULL, &dev) == 0 &&
 	    dev.completion_timestamp_mask != 0) {
-		attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-		cq = ibv_create_cq_ex(ctx, &attr);
-		if (cq != NULL) {
-			*wc_flags = attr.wc_flags;
-			return cq;
+		/* Providers refuse what they cannot report (mlx5: no clock page). */
+		for (k = 0; k < sizeof(ts_kinds) / sizeof(ts_kinds[0]); k++) {
+			attr.wc_flags = IBV_WC_STANDARD_FLAGS | ts_kinds[k];
+			cq = ibv_create_cq_ex(ctx, &attr);
+			if (cq != NULL) {
+				*wc_flags = attr.wc_flags;
+				return cq;
+			}
 		}
 	}
 	/* Providers differ in what they accept: retry with the least we need. */

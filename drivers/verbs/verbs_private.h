@@ -60,6 +60,8 @@ extern const struct cqpoll_driver_ops cqpoll_verbs_ops;
 int cqpoll_verbs_poll_wc(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_verbs_poll_ex(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_verbs_poll_ex_ts(void *priv, struct cqpoll_completion *comps, unsigned int n);
+int cqpoll_verbs_poll_ex_wallclock(void *priv, struct cqpoll_completion *comps,
+				   unsigned int n);
 
 int cqpoll_verbs_arm(void *priv);
 

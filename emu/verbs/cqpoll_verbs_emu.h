@@ -48,6 +48,12 @@ struct cqpoll_verbs_emu_faults {
 #define CQPOLL_VERBS_EMU_F_NO_CQ_EX     (1u << 0)
 /** The device reports no completion timestamp support. */
 #define CQPOLL_VERBS_EMU_F_NO_TIMESTAMP (1u << 1)
+/**
+ * The device has raw completion timestamps (ibv_wc_read_completion_ts(),
+ * HCA ticks) but refuses IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, as
+ * mlx5 does without its clock page. Without this flag it offers both.
+ */
+#define CQPOLL_VERBS_EMU_F_NO_WALLCLOCK (1u << 2)
 /**@}*/
 
 /**
@@ -209,8 +215,11 @@ uint64_t cqpoll_verbs_emu_busy_destroys(void);
 
 /**
  * Post one completion to an emulated CQ, as the device would: the entry is
- * written, made visible (after any injected delay) and stamped with
- * CLOCK_MONOTONIC ns (ibv_wc_read_completion_ts()), and an event is queued on
+ * written, made visible (after any injected delay) and stamped with the
+ * device clock (ibv_wc_read_completion_ts(): ticks of a 100 MHz clock,
+ * hca_core_clock 100000 kHz, ibv_query_rt_values_ex() reads it) and the
+ * wall clock (ibv_wc_read_completion_wallclock_ns(): CLOCK_REALTIME ns), and
+ * an event is queued on
  * the channel if the CQ is armed for it.
  *
  * @param cq

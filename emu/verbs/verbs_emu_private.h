@@ -51,7 +51,8 @@ struct cqpoll_verbs_emu_channel {
 
 struct cqpoll_verbs_emu_cqe {
 	uint64_t wr_id;
-	uint64_t ts;
+	uint64_t ts;         /* the device clock, HCA ticks */
+	uint64_t wall_ns;    /* CLOCK_REALTIME ns: the wall-clock timestamp */
 	uint32_t byte_len;
 	uint32_t qp_num;
 	uint32_t imm_data;   /* network order */
@@ -132,6 +133,18 @@ void cqpoll_verbs_emu_fill_ex(struct cqpoll_verbs_emu_cq *q, uint64_t wc_flags);
 
 /* Queue k events for q on its channel (device thread or arm). */
 void cqpoll_verbs_emu_deliver(struct cqpoll_verbs_emu_cq *q, uint32_t k);
+/*
+ * The device's free-running clock, as ibv_wc_read_completion_ts() and
+ * ibv_query_rt_values_ex() give it: HCA ticks at hca_core_clock kHz from an
+ * epoch of its own, not host time in any unit.
+ */
+uint64_t cqpoll_verbs_emu_hca_clock(void);
+/*
+ * The wall-clock completion time, as a provider's
+ * ibv_wc_read_completion_wallclock_ns() gives it (a device clock kept on
+ * CLOCK_REALTIME: exact here, within the PTP sync error on hardware).
+ */
+uint64_t cqpoll_verbs_emu_wall_ns(void);
 /* Events queued on the channel for cq, not yet read (oracles). */
 uint32_t cqpoll_verbs_emu_queued(struct ibv_cq *cq);
 /* The channel read as the demux reads a real one. */
