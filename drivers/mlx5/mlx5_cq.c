@@ -220,7 +220,7 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		return cq;
 fail:
 	e = errno != 0 ? errno : EIO;
-	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", q->chan == NULL ?
+	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", ch == NULL ?
 		   "ibv_create_comp_channel" : q->ibcq == NULL ?
 		   "creating the verbs CQ" : "direct access setup", strerror(e));
 	if (q->ibcq != NULL)
