@@ -49,6 +49,7 @@ enum {
 	OPT_PATTERN,
 	OPT_ENGINE,
 	OPT_POLLERS,
+	OPT_FLOORS,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -78,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "floors", no_argument, NULL, OPT_FLOORS },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -235,6 +237,11 @@ usage(FILE *f, const char *prog)
 "                             with another first line is refused (exit %d).\n"
 "                             Both FILEs are checked before the run: regular\n"
 "                             files only (not /dev/zero, a FIFO, a directory)\n"
+"  --floors                   first measure the floors on the run's two CPUs:\n"
+"                             the cross-core cache-line hand-off and the\n"
+"                             eventfd -> epoll_wait wake-up; the report gives\n"
+"                             p50 and p99 as multiples of the matching one\n"
+"                             (a sweep always measures them)\n"
 "  --telemetry                keep DPDK telemetry on and expose the group\n"
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
@@ -614,6 +621,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		}
 		case OPT_TELEMETRY:
 			p->telemetry = true;
+			break;
+		case OPT_FLOORS:
+			p->floors = true;
 			break;
 		case OPT_INTERACTIVE:
 			p->interactive = true;
