@@ -128,9 +128,14 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	errno = 0;
 	r = emu_open(dc, cqpoll_mlx5_emu_cq_create(&conf), "mlx5-emu",
 		     cqpoll_mlx5_emu_post);
-	/* The CQE carries the 16-bit WQE counter, not the whole wr_id. */
-	if (r == 0)
+	/*
+	 * The CQE carries the 16-bit WQE counter, not the whole wr_id, and
+	 * its timestamp is on the device clock: latency from the post time.
+	 */
+	if (r == 0) {
 		dc->wr_id_mask = UINT16_MAX;
+		dc->monotonic_ts = false;
+	}
 	return r;
 }
 
