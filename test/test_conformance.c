@@ -31,10 +31,10 @@ struct conf_device {
 static struct cqpoll_cq *
 sw_create(uint32_t size, enum cqpoll_arm_semantics arm, uint32_t keeps)
 {
-	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+	struct cqpoll_sw_emu_conf conf = { .size = size, .arm = arm };
 
 	conf.faults.report_missed_keeps_armed = keeps;
-	return cqpoll_sw_cq_create(&conf);
+	return cqpoll_sw_emu_cq_create(&conf);
 }
 
 static struct cqpoll_cq *
@@ -122,10 +122,10 @@ mlx5_emu_ci_wrap(uint32_t size)
 #endif
 
 static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post },
-	{ "sw-edge", sw_edge, cqpoll_sw_post },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
+	{ "sw-level", sw_level, cqpoll_sw_emu_post },
+	{ "sw-edge", sw_edge, cqpoll_sw_emu_post },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_emu_post },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_emu_post },
 	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post },
 	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post },
 #ifdef CQPOLL_TEST_MLX5

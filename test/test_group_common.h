@@ -75,7 +75,7 @@ tg_producer(void *arg)
 
 			q = (unsigned int)(test_rnd(&p->seed) % p->ncqs);
 			c.wr_id = p->posted[q];
-			while ((r = cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+			while ((r = cqpoll_sw_emu_post(p->cqs[q], &c)) == -ENOSPC)
 				;
 			if (r != 0) {
 				fprintf(stderr, "post: %d\n", r);

@@ -16,7 +16,6 @@
 struct ibv_cq;
 struct ibv_comp_channel;
 struct mlx5dv_cq;
-struct cqpoll_mlx5_emu_dev;
 
 struct cqpoll_mlx5_cq {
 	/* Consumer fast path. */
@@ -40,11 +39,9 @@ struct cqpoll_mlx5_cq {
 	struct ibv_cq *ibcq;      /* hardware */
 	struct ibv_comp_channel *chan;
 	int own_verbs;            /* created here: destroyed here */
-	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
 };
 
 extern const struct cqpoll_driver_ops cqpoll_mlx5_ops;
-extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
 
 /* Fill @p q from an mlx5dv_cq; -EINVAL if it describes no usable CQ. */
 int cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,

@@ -36,7 +36,7 @@ channel_find(struct ibv_comp_channel *ch)
 }
 
 static struct cqpoll_verbs_channel *
-channel_new(struct ibv_comp_channel *ch, const struct cqpoll_verbs_backend *be)
+channel_new(struct ibv_comp_channel *ch)
 {
 	struct cqpoll_verbs_channel *c;
 	int fl;
@@ -51,7 +51,6 @@ channel_new(struct ibv_comp_channel *ch, const struct cqpoll_verbs_backend *be)
 		return NULL;
 	}
 	c->ch = ch;
-	c->be = be;
 	pthread_mutex_init(&c->lock, NULL);
 	c->next = registry;
 	registry = c;
@@ -121,7 +120,7 @@ cq_fds_close(struct cqpoll_verbs_cq *q)
 
 int
 cqpoll_verbs_channel_join(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
-			  const struct cqpoll_verbs_backend *be, bool owned)
+			  bool owned)
 {
 	struct cqpoll_verbs_channel *c;
 	int r;
@@ -129,7 +128,7 @@ cqpoll_verbs_channel_join(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch
 	pthread_mutex_lock(&registry_lock);
 	c = channel_find(ch);
 	if (c == NULL) {
-		c = channel_new(ch, be);
+		c = channel_new(ch);
 		if (c == NULL) {
 			r = -errno;
 			goto out;
@@ -172,7 +171,7 @@ cqpoll_verbs_channel_leave(struct cqpoll_verbs_cq *q)
 	}
 	/* Read for us by another member, never consumed: ack, or destroy hangs. */
 	if (q->routed != 0)
-		c->be->ack_cq_events(q->cq, q->routed);
+		ibv_ack_cq_events(q->cq, q->routed);
 	q->routed = 0;
 	pthread_mutex_unlock(&c->lock);
 	cq_fds_close(q);
@@ -225,7 +224,7 @@ cqpoll_verbs_event_get(void *priv)
 	}
 	for (;;) {
 		errno = 0;
-		if (c->be->get_cq_event(c->ch, &evcq, &ctx) != 0) {
+		if (ibv_get_cq_event(c->ch, &evcq, &ctx) != 0) {
 			err = errno != 0 ? errno : EIO;
 			break;
 		}
@@ -238,7 +237,7 @@ cqpoll_verbs_event_get(void *priv)
 				/* Fails only on overflow: it is readable anyway. */
 			}
 		} else {
-			c->be->ack_cq_events(evcq, 1);
+			ibv_ack_cq_events(evcq, 1);
 			c->foreign_events++;
 		}
 	}
@@ -253,26 +252,8 @@ cqpoll_verbs_event_ack(void *priv, unsigned int n)
 {
 	struct cqpoll_verbs_cq *q = priv;
 
-	q->chan->be->ack_cq_events(q->cq, n);
+	ibv_ack_cq_events(q->cq, n);
 	return 0;
-}
-
-int
-cqpoll_verbs_stranded(void *priv)
-{
-	struct cqpoll_verbs_cq *q = priv;
-	struct cqpoll_verbs_channel *c = q->chan;
-	int r;
-
-	if (c->be->stranded == NULL)
-		return -ENOTSUP;
-	pthread_mutex_lock(&c->lock);
-	r = c->be->stranded(q->cq);
-	/* An event another member read for us is pending just the same. */
-	if (r == 1 && q->routed != 0)
-		r = 0;
-	pthread_mutex_unlock(&c->lock);
-	return r;
 }
 
 bool

@@ -5,11 +5,12 @@
 /*
  * Verbs driver internals.
  *
- * A backend is the seam between the driver and what needs a kernel device:
- * libibverbs itself for real devices, verbs-emu for emulated ones. Polling
- * and arming never go through it: they call the libibverbs inlines, which
- * reach the provider (or the emulator) through the context's function
- * pointers.
+ * Every call is libibverbs' own: polling and arming through its inlines,
+ * which reach the provider through the context's function pointers; channel
+ * and CQ creation, events and acks through its exported functions. The
+ * emulated device (libcqpoll_emu) is reached the same way, with no check for
+ * it here: it fills the context's function pointers, and provides the
+ * exported functions for its own contexts (see emu/verbs).
  *
  * A channel object owns the routing of one struct ibv_comp_channel's events:
  * ibv_get_cq_event() returns an event for whichever CQ raised it, so the CQ
@@ -25,31 +26,11 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_verbs.h"
 
-struct cqpoll_verbs_backend {
-	const char *name;
-	struct ibv_comp_channel *(*create_channel)(struct ibv_context *ctx);
-	int (*destroy_channel)(struct ibv_comp_channel *ch);
-	struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
-				    struct ibv_comp_channel *ch, int comp_vector);
-	int (*destroy_cq)(struct ibv_cq *cq);
-	int (*get_cq_event)(struct ibv_comp_channel *ch, struct ibv_cq **cq,
-			    void **cq_context);
-	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int n);
-	/* Ground truth of an emulated device; NULL for real ones. */
-	int (*stranded)(struct ibv_cq *cq);
-};
-
-extern const struct cqpoll_verbs_backend cqpoll_verbs_backend_ibv;
-extern const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu;
-
-const struct cqpoll_verbs_backend *cqpoll_verbs_backend_of(const struct ibv_context *ctx);
-
 struct cqpoll_verbs_cq;
 
 struct cqpoll_verbs_channel {
 	/* Set at creation, read-only afterwards. */
 	struct ibv_comp_channel *ch;
-	const struct cqpoll_verbs_backend *be;
 	bool owned; /* destroyed with the last member */
 	struct cqpoll_verbs_channel *next; /* registry list, under the registry lock */
 	unsigned int refs;                 /* members; under the registry lock */
@@ -91,14 +72,13 @@ int cqpoll_verbs_arm(void *priv);
  * caller destroys it after the CQ, since a channel with CQs cannot go.
  */
 int cqpoll_verbs_channel_join(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
-			      const struct cqpoll_verbs_backend *be, bool owned);
+			      bool owned);
 struct ibv_comp_channel *cqpoll_verbs_channel_leave(struct cqpoll_verbs_cq *q);
 /* Whether a verbs handle reads ch (the mlx5 driver needs it alone). */
 bool cqpoll_verbs_channel_in_use(const struct ibv_comp_channel *ch);
 int cqpoll_verbs_event_fd(void *priv);
 int cqpoll_verbs_event_get(void *priv);
 int cqpoll_verbs_event_ack(void *priv, unsigned int n);
-int cqpoll_verbs_stranded(void *priv);
 
 /* Make a handle over q, whose cq, cq_ex and owns_cq are set. */
 struct cqpoll_cq *cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,

@@ -9,7 +9,6 @@
 
 #include "cqpoll_ibv.h"
 #include "cqpoll_verbs.h"
-#include "cqpoll_verbs_emu.h"
 #include "verbs_autoconf.h"
 #include "verbs_private.h"
 
@@ -53,8 +52,7 @@ cqpoll_cq_from_ibv(struct ibv_cq *cq, struct ibv_comp_channel *ch,
 		return NULL;
 	}
 #if CQPOLL_VERBS_HAVE_MLX5
-	if (!(conf->flags & CQPOLL_IBV_F_FORCE_VERBS) &&
-	    !cqpoll_verbs_emu_is_context(cq->context)) {
+	if (!(conf->flags & CQPOLL_IBV_F_FORCE_VERBS)) {
 		struct cqpoll_cq *h = try_mlx5(cq, ch, conf);
 
 		if (h != NULL || errno != EOPNOTSUPP)

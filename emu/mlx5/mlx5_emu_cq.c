@@ -44,9 +44,7 @@ emu_free(struct cqpoll_mlx5_emu_dev *dev)
 static int
 emu_event_fd(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
-
-	return q->emu->epfd;
+	return cqpoll_mlx5_emu_dev_of(priv)->epfd;
 }
 
 static int
@@ -67,7 +65,7 @@ static int
 emu_event_get(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
-	struct cqpoll_mlx5_emu_dev *dev = q->emu;
+	struct cqpoll_mlx5_emu_dev *dev = cqpoll_mlx5_emu_dev_of(priv);
 	uint64_t events = 0, errors = 0, delayed = 0;
 	uint32_t due = 1;
 	int r;
@@ -92,21 +90,11 @@ emu_event_get(void *priv)
 	return (int)events;
 }
 
-static int
-emu_stranded(void *priv)
-{
-	struct cqpoll_mlx5_cq *q = priv;
-
-	return cqpoll_mlx5_emu_dev_stranded(q->emu);
-}
-
 static void
 emu_destroy(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
-
-	emu_free(q->emu);
-	free(q);
+	emu_free(cqpoll_mlx5_emu_dev_of(priv));
+	free(priv);
 }
 
 const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
@@ -114,7 +102,6 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.arm = cqpoll_mlx5_arm,
 	.event_fd = emu_event_fd,
 	.event_get = emu_event_get,
-	.stranded = emu_stranded,
 	.destroy = emu_destroy,
 };
 
@@ -175,7 +162,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	static const struct cqpoll_mlx5_emu_conf defaults = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_cq_params params;
 	struct cqpoll_mlx5_emu_dev *dev;
-	struct cqpoll_mlx5_cq *q = NULL;
+	struct cqpoll_mlx5_emu_cq *q = NULL;
 	struct cqpoll_cq *cq = NULL;
 	uint32_t n = 2, want, cqe_size;
 	int r;
@@ -214,10 +201,10 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	}
 	/* The seam: the driver gets the mlx5dv_cq fields, hardware or not. */
 	if (r == 0)
-		r = cqpoll_mlx5_cq_setup(q, &dev->dv, conf->start_index, 0, conf->flags);
+		r = cqpoll_mlx5_cq_setup(&q->q, &dev->dv, conf->start_index, 0, conf->flags);
 	if (r == 0) {
 		q->emu = dev;
-		dev->drv_err = &q->dev_err;
+		dev->drv_err = &q->q.dev_err;
 		if (!(conf->emu_flags & CQPOLL_MLX5_EMU_F_MANUAL))
 			r = cqpoll_mlx5_emu_dev_start(dev);
 	}
@@ -242,12 +229,9 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 static struct cqpoll_mlx5_emu_dev *
 emu_of(struct cqpoll_cq *cq)
 {
-	struct cqpoll_mlx5_cq *q;
-
 	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops)
 		return NULL;
-	q = cqpoll_cq_priv(cq);
-	return q->emu;
+	return cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
 }
 
 int

@@ -21,7 +21,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "cqpoll_emu.h"
+#include "emu_util.h"
 #include "cqpoll_verbs_emu.h"
 
 /* Arm states: what the next completion must be to fire. */

@@ -68,14 +68,6 @@ cqpoll_cq_event_ack(struct cqpoll_cq *cq)
 }
 
 int
-cqpoll_cq_stranded(struct cqpoll_cq *cq)
-{
-	if (cq == NULL)
-		return -EINVAL;
-	return cq->ops.stranded(cq->fp.priv);
-}
-
-int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
 	struct pollfd pfd;
@@ -85,8 +77,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		return -EINVAL;
 	if (!cq->armed)
 		return -EAGAIN;
-	/* Only emulated devices answer; real ones return -ENOTSUP. */
-	if (cq->ops.stranded(cq->fp.priv) == 1)
+	/* Only a registered check answers (emulated devices' ground truth). */
+	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->fp.stats.lost_wakeups, 1);
 	cqpoll_stat_add(&cq->fp.stats.waits, 1);
 	pfd.fd = cq->ops.event_fd(cq->fp.priv);
