@@ -12,8 +12,22 @@
 
 #include <stdint.h>
 
+#include "cqpoll_log_private.h"
 #include "cqpoll_sw_emu.h"
 #include "emu_util.h"
+
+/*
+ * libcqpoll's log state is private to it: this copy logs through the hook
+ * libcqpoll has (cqpoll_log_get_hook()), so messages reach the same place.
+ */
+#undef CQPOLL_LOG
+#define CQPOLL_LOG(level, component, ...) do { \
+	const struct cqpoll_log_hook *cqpoll_log_h_ = cqpoll_log_get_hook(); \
+	if (cqpoll_log_h_ != NULL && \
+	    cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, (component))) \
+		cqpoll_log_emit(cqpoll_log_h_, CQPOLL_LOG_##level, \
+				(component), __VA_ARGS__); \
+} while (0)
 
 #define cqpoll_sw_conf cqpoll_sw_emu_conf
 #define cqpoll_sw_cq_create cqpoll_sw_emu_cq_create
