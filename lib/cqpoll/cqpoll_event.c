@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <string.h>
 
+#include "cqpoll_clock.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Longest safety-net timeout accepted by cqpoll_cq_wait(): one hour. */
 #define CQPOLL_WAIT_TIMEOUT_MS_MAX 3600000
@@ -73,6 +75,7 @@ int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
 	struct pollfd pfd;
+	uint64_t t0;
 	int r;
 
 	if (cq == NULL || timeout_ms <= 0 || timeout_ms > CQPOLL_WAIT_TIMEOUT_MS_MAX) {
@@ -88,6 +91,9 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	cqpoll_stat_add(&cq->fp.stats.waits, 1);
 	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
 		       (void *)cq, timeout_ms);
+	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
+	/* The clock is read only for a tracer. */
+	t0 = cqpoll_trace_get_hook() != NULL ? cqpoll_now_ns() : 0;
 	pfd.fd = cq->ops.event_fd(cq->fp.priv);
 	pfd.events = POLLIN;
 	pfd.revents = 0;
@@ -102,6 +108,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		cqpoll_stat_add(&cq->fp.stats.wait_timeouts, 1);
 		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
 			       (void *)cq, timeout_ms);
+		CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_TIMEOUT,
+			     t0 != 0 ? cqpoll_now_ns() - t0 : 0, 0);
 		return 0;
 	}
 	r = cqpoll_cq_event_get(cq);
@@ -110,6 +118,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		       "an event that failed");
 	if (r < 0)
 		return r;
+	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,
+		     t0 != 0 ? cqpoll_now_ns() - t0 : 0, 0);
 	/* Readable with nothing for us (a shared channel): like a timeout. */
 	return r > 0 ? 1 : 0;
 }
