@@ -13,8 +13,10 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cqpoll_verbs_emu.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
+#include "verbs_emu_private.h"
 
 #define EMU_CQ_SIZE_DEFAULT 4096
 #define EMU_PAGE 4096
@@ -25,7 +27,11 @@ static uint32_t emu_next_cqn = 0x400;
 static void
 emu_free(struct cqpoll_mlx5_emu_dev *dev)
 {
+	/* The device thread first: it may raise events on ev_cq. */
 	cqpoll_mlx5_emu_dev_stop(dev);
+	/* -EBUSY (counted by verbs-emu) would be a hang on hardware: leave it be. */
+	if (dev->ev_cq != NULL && cqpoll_verbs_emu_ibv_destroy_cq(dev->ev_cq) != 0)
+		dev->ev_cq = NULL;
 	if (dev->epfd >= 0)
 		close(dev->epfd);
 	if (dev->tfd >= 0)
@@ -44,7 +50,11 @@ emu_free(struct cqpoll_mlx5_emu_dev *dev)
 static int
 emu_event_fd(void *priv)
 {
-	return cqpoll_mlx5_emu_dev_of(priv)->epfd;
+	struct cqpoll_mlx5_emu_cq *e = priv;
+
+	if (e->emu->ev_cq != NULL)
+		return cqpoll_ibv_channel_fd(&e->q.ev);
+	return e->emu->epfd;
 }
 
 static int
@@ -70,6 +80,11 @@ emu_event_get(void *priv)
 	uint32_t due = 1;
 	int r;
 
+	if (dev->ev_cq != NULL) {
+		/* As on hardware: the demux hands us the events that name our CQ. */
+		r = drain(dev->errfd, &errors);
+		return r < 0 ? r : cqpoll_mlx5_channel_event_get(q);
+	}
 	r = drain(dev->efd, &events);
 	if (r == 0 && dev->tfd >= 0 && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE)) {
 		r = drain(dev->tfd, &delayed);
@@ -90,11 +105,91 @@ emu_event_get(void *priv)
 	return (int)events;
 }
 
+static int
+emu_event_ack(void *priv, unsigned int n)
+{
+	struct cqpoll_mlx5_emu_cq *e = priv;
+
+	if (e->emu->ev_cq != NULL)
+		cqpoll_ibv_channel_ack(&e->q.ev, n);
+	return 0;
+}
+
+/*
+ * Driver states of live emulated CQs: the oracle judges any handle over one
+ * of them (tests wrap them in handles of their own, as negative controls).
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cqpoll_mlx5_emu_cq *live;
+
+static void
+live_add(struct cqpoll_mlx5_emu_cq *e)
+{
+	pthread_mutex_lock(&live_lock);
+	e->next = live;
+	live = e;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void
+live_del(struct cqpoll_mlx5_emu_cq *e)
+{
+	struct cqpoll_mlx5_emu_cq **p;
+
+	pthread_mutex_lock(&live_lock);
+	for (p = &live; *p != NULL; p = &(*p)->next) {
+		if (*p == e) {
+			*p = e->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static int
+live_has(const void *priv)
+{
+	const struct cqpoll_mlx5_emu_cq *e;
+	int r = 0;
+
+	pthread_mutex_lock(&live_lock);
+	for (e = live; e != NULL && !r; e = e->next)
+		r = (const void *)e == priv;
+	pthread_mutex_unlock(&live_lock);
+	return r;
+}
+
+int
+cqpoll_mlx5_emu_stranded(void *priv)
+{
+	struct cqpoll_mlx5_emu_cq *e = priv;
+	int r;
+
+	if (!live_has(priv))
+		return -ENOTSUP;
+	r = cqpoll_mlx5_emu_dev_stranded(e->emu);
+
+	/*
+	 * An event another member read for us is pending just the same. Read
+	 * after the device's answer: an event routed in between was queued
+	 * when the device looked, so one of the two reads sees it.
+	 */
+	if (r == 1 && e->emu->ev_cq != NULL && cqpoll_ibv_channel_routed(&e->q.ev) != 0)
+		r = 0;
+	return r;
+}
+
 static void
 emu_destroy(void *priv)
 {
-	emu_free(cqpoll_mlx5_emu_dev_of(priv));
-	free(priv);
+	struct cqpoll_mlx5_emu_cq *e = priv;
+
+	live_del(e);
+	cqpoll_mlx5_emu_dev_stop(e->emu);
+	/* Acks what other members read for us: the ibv_cq can go. */
+	(void)cqpoll_ibv_channel_leave(&e->q.ev);
+	emu_free(e->emu);
+	free(e);
 }
 
 const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
@@ -102,16 +197,24 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.arm = cqpoll_mlx5_arm,
 	.event_fd = emu_event_fd,
 	.event_get = emu_event_get,
+	.event_ack = emu_event_ack,
 	.destroy = emu_destroy,
 };
 
 static int
-emu_fds(struct cqpoll_mlx5_emu_dev *dev)
+emu_fds(struct cqpoll_mlx5_emu_dev *dev, struct ibv_comp_channel *ch)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
-	dev->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->errfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->errfd < 0)
+		return -errno;
+	if (ch != NULL) {
+		/* Events go to the channel; the demux gives the CQ its fd. */
+		dev->ev_cq = cqpoll_verbs_emu_ibv_create_cq(ch->context, 1, NULL, ch, 0);
+		return dev->ev_cq != NULL ? 0 : -errno;
+	}
+	dev->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dev->efd < 0 || dev->errfd < 0 || dev->epfd < 0)
 		return -errno;
@@ -162,7 +265,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	static const struct cqpoll_mlx5_emu_conf defaults = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_cq_params params;
 	struct cqpoll_mlx5_emu_dev *dev;
-	struct cqpoll_mlx5_emu_cq *q = NULL;
+	struct cqpoll_mlx5_emu_cq *e = NULL;
+	struct cqpoll_mlx5_cq *q = NULL;
 	struct cqpoll_cq *cq = NULL;
 	uint32_t n = 2, want, cqe_size;
 	int r;
@@ -196,17 +300,23 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			EMU_DOORBELL_POLL_US_DEFAULT) * 1000u;
 	r = emu_memory(dev, n, cqe_size, conf->start_index);
 	if (r == 0)
-		r = emu_fds(dev);
+		r = emu_fds(dev, conf->channel);
 	if (r == 0) {
-		q = calloc(1, sizeof(*q));
-		r = q == NULL ? -ENOMEM : 0;
+		e = calloc(1, sizeof(*e));
+		q = e != NULL ? &e->q : NULL;
+		r = e == NULL ? -ENOMEM : 0;
 	}
 	/* The seam: the driver gets the mlx5dv_cq fields, hardware or not. */
 	if (r == 0)
-		r = cqpoll_mlx5_cq_setup(&q->q, &dev->dv, conf->start_index, 0, conf->flags);
+		r = cqpoll_mlx5_cq_setup(q, &dev->dv, conf->start_index, 0, conf->flags);
+	if (r == 0 && dev->ev_cq != NULL) {
+		q->ibcq = dev->ev_cq;
+		r = cqpoll_ibv_channel_join(&q->ev, dev->ev_cq, conf->channel,
+					    false, dev->errfd);
+	}
 	if (r == 0) {
-		q->emu = dev;
-		dev->drv_err = &q->q.dev_err;
+		e->emu = dev;
+		dev->drv_err = &q->dev_err;
 		if (!(conf->emu_flags & CQPOLL_MLX5_EMU_F_MANUAL))
 			r = cqpoll_mlx5_emu_dev_start(dev);
 	}
@@ -220,9 +330,14 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 		if (cq == NULL)
 			r = -errno;
 	}
+	if (r == 0)
+		live_add(e);
 	if (r < 0) {
+		cqpoll_mlx5_emu_dev_stop(dev);
+		if (q != NULL)
+			(void)cqpoll_ibv_channel_leave(&q->ev);
 		emu_free(dev);
-		free(q);
+		free(e);
 		errno = -r;
 		return NULL;
 	}

@@ -44,10 +44,16 @@ struct cqpoll_mlx5_emu_dev {
 	int overrun_error;
 	uint32_t event_delay_us;
 	uint32_t poll_ns;    /* device thread period */
-	int efd;             /* eventfd: events */
-	int tfd;             /* timerfd: delayed events, -1 without delay */
+	int efd;             /* eventfd: events; -1 on a channel */
+	int tfd;             /* timerfd: delayed events, -1 without delay or on a channel */
 	int errfd;           /* eventfd: async errors (overrun), not events */
-	int epfd;            /* epoll over the three: the CQ's event fd */
+	int epfd;            /* epoll over the three: the CQ's event fd; -1 on a channel */
+	/*
+	 * On a shared emulated channel: the emulated ibv_cq whose events are
+	 * this CQ's (what the provider's ibv_cq is on hardware), else NULL.
+	 */
+	struct ibv_cq *ev_cq;
+	uint64_t due_ns;     /* on a channel: when the delayed event is queued */
 	int32_t *drv_err;    /* where device errors reach the driver */
 
 	/* CQ context, under lock. */
@@ -76,6 +82,7 @@ struct cqpoll_mlx5_emu_dev {
 struct cqpoll_mlx5_emu_cq {
 	struct cqpoll_mlx5_cq q; /* first: the driver's priv is this */
 	struct cqpoll_mlx5_emu_dev *emu;
+	struct cqpoll_mlx5_emu_cq *next; /* live list (the oracle's) */
 };
 
 static inline struct cqpoll_mlx5_emu_dev *
@@ -85,6 +92,12 @@ cqpoll_mlx5_emu_dev_of(void *priv)
 }
 
 extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
+
+/*
+ * The oracle of the CQ whose driver state is @p priv: 1 if stranded, 0 if not,
+ * -ENOTSUP if @p priv is no live emulated CQ.
+ */
+int cqpoll_mlx5_emu_stranded(void *priv);
 
 int cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev);
 void cqpoll_mlx5_emu_dev_evaluate(struct cqpoll_mlx5_emu_dev *dev);

@@ -89,7 +89,7 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 {
 	NEXT(ibv_get_cq_event, "IBVERBS_1.1");
 	if (emu_channel(ch))
-		return cqpoll_verbs_emu_get_cq_event(ch, cq, cq_context);
+		return cqpoll_verbs_emu_ibv_get_cq_event(ch, cq, cq_context);
 	return next(ch, cq, cq_context);
 }
 
@@ -98,7 +98,7 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n)
 {
 	NEXT(ibv_ack_cq_events, "IBVERBS_1.1");
 	if (cq != NULL && cqpoll_verbs_emu_is_context(cq->context))
-		cqpoll_verbs_emu_ack_cq_events(cq, n);
+		cqpoll_verbs_emu_ibv_ack_cq_events(cq, n);
 	else
 		next(cq, n);
 }
