@@ -27,7 +27,17 @@ struct cqpoll_sw_conf {
 	uint32_t size;                   /**< Entries, rounded up to a power of 2; 0: default. */
 	enum cqpoll_arm_semantics arm;   /**< What the arm guarantees. */
 	uint32_t event_ack_batch;        /**< 0: the build-time default. */
+	uint32_t flags;                  /**< CQPOLL_SW_F_* flags. */
+	/**
+	 * NUMA socket of the ring, the device state and the handle, with
+	 * CQPOLL_SW_F_SOCKET_ID (cqpoll_alloc.h); without it, the C library's
+	 * allocator (first touch).
+	 */
+	int socket_id;
 };
+
+/** cqpoll_sw_conf::socket_id is set. */
+#define CQPOLL_SW_F_SOCKET_ID (1u << 0)
 
 /**
  * Create a software CQ and its device.
@@ -35,8 +45,9 @@ struct cqpoll_sw_conf {
  * @param conf
  *   Configuration; NULL for defaults (edge arm, default size).
  * @return
- *   The CQ, or NULL with errno set: EINVAL (bad arm semantics or size over
- *   2^24), ENOMEM, or an errno from eventfd(2).
+ *   The CQ, or NULL with errno set: EINVAL (bad arm semantics, size over
+ *   2^24, unknown flags or a socket that does not exist), ENOMEM, or an
+ *   errno from eventfd(2). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */

@@ -53,6 +53,8 @@ struct cqpoll_sw_emu_conf {
 	uint32_t size;                   /**< Entries, rounded up to a power of 2; 0: default. */
 	enum cqpoll_arm_semantics arm;   /**< What the arm guarantees. */
 	uint32_t event_ack_batch;        /**< 0: the build-time default. */
+	uint32_t flags;                  /**< CQPOLL_SW_F_* flags, as for cqpoll_sw_cq_create(). */
+	int socket_id;                   /**< As struct cqpoll_sw_conf::socket_id. */
 	struct cqpoll_sw_faults faults;  /**< Fault injection. */
 };
 
@@ -63,8 +65,9 @@ struct cqpoll_sw_emu_conf {
  *   Configuration; NULL for defaults (edge arm, default size, no faults).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (bad arm semantics, size over
- *   2^24 or a percentage over 100), ENOMEM, or an errno from eventfd(2),
- *   timerfd_create(2) or epoll_create1(2).
+ *   2^24, a percentage over 100, unknown flags or a socket that does not
+ *   exist), ENOMEM, or an errno from eventfd(2), timerfd_create(2) or
+ *   epoll_create1(2).
  *
  * Thread safety: safe from any thread.
  */
