@@ -524,7 +524,7 @@ static int
 test_compressed_sessions(void)
 {
 	struct cqpoll_mlx5_emu_stats st;
-	struct cqpoll_completion c[64], in;
+	struct cqpoll_completion c[64 + 3], in;
 	struct cqpoll_cq *cq;
 	unsigned int i;
 	int n;
@@ -546,12 +546,25 @@ test_compressed_sessions(void)
 		}
 		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), 0);
 	}
-	cqpoll_mlx5_emu_service(cq);
+	/* The last one is written at once; held ones wait for the window. */
 	TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
 	TEST_ASSERT_EQ(st.sessions, 2);
 	TEST_ASSERT_EQ(st.cqes, 37);
+	/* A run of one is held for its window, then written as a plain CQE. */
+	in.opcode = CQPOLL_OP_RECV;
+	in.flags = 0;
+	in.wr_id = 137;
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), 0);
+	cqpoll_mlx5_emu_service(cq);
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.cqes, 37);
+	test_spin_ns(30000);
+	cqpoll_mlx5_emu_service(cq);
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.sessions, 2);
+	TEST_ASSERT_EQ(st.cqes, 38);
 	/* Small bursts: most end inside a session. */
-	for (i = 0; i < 37; i += (unsigned int)n) {
+	for (i = 0; i < 38; i += (unsigned int)n) {
 		n = cqpoll_poll_burst(cq, &c[i], 3);
 		TEST_ASSERT(n > 0, "poll at %u: %d", i, n);
 	}
@@ -566,6 +579,7 @@ test_compressed_sessions(void)
 			TEST_ASSERT_EQ(c[i].byte_len, 200 + i);
 	}
 	TEST_ASSERT_EQ(c[36].imm_data, 0x01020304);
+	TEST_ASSERT_EQ(c[37].wqe_counter, 137);
 	cqpoll_cq_destroy(cq);
 	return TEST_PASS;
 }

@@ -23,6 +23,7 @@
 /* The completion every post writes; only wr_id (and the payload) change. */
 struct emu {
 	struct cqpoll_completion comp;
+	uint64_t events;          /* mlx5-emu: events the device had fired */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 	uint8_t payload[64];      /* with --inline-scatter */
 };
@@ -125,6 +126,12 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	if (p->cqe_compress)
 		conf.flags |= CQPOLL_MLX5_F_CQE_COMPRESS;
 	/*
+	 * No device thread: the generator reads the doorbells from its own
+	 * loop (tpcq_gen_service()) instead of a thread waking every 20 us
+	 * beside the poller.
+	 */
+	conf.emu_flags = CQPOLL_MLX5_EMU_F_MANUAL;
+	/*
 	 * No overrun switch: a full CQ then refuses the post (-ENOSPC), which the
 	 * generator counts as an overrun and retries, as on the other devices.
 	 */
@@ -165,6 +172,32 @@ mlx5_emu_close(struct tpcq_devctx *dc)
 	emu_close(dc);
 }
 
+/*
+ * A post that fired an event woke a sleeping poller, which reads every CQE
+ * before it arms again; one that fired none may race with an arm the device
+ * has yet to read (tpcq_devctx::watch).
+ */
+static int
+mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
+{
+	struct cqpoll_mlx5_emu_stats st;
+	struct emu *e = dc->priv;
+	int r;
+
+	r = emu_post(dc, seq);
+	if (r == 0 && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0) {
+		dc->watch = st.events == e->events;
+		e->events = st.events;
+	}
+	return r;
+}
+
+static void
+mlx5_emu_service(struct tpcq_devctx *dc)
+{
+	cqpoll_mlx5_emu_service(dc->cq);
+}
+
 const struct tpcq_dev tpcq_dev_mlx5_emu = {
 	.name = "mlx5-emu",
 	.help = "emulated mlx5 device, mlx5 direct driver",
@@ -174,7 +207,8 @@ const struct tpcq_dev tpcq_dev_mlx5_emu = {
 		"the weaker portable contract",
 	.faults = TPCQ_FAULT_EVENT_DELAY,
 	.open = mlx5_emu_open,
-	.post = emu_post,
+	.post = mlx5_emu_post,
+	.service = mlx5_emu_service,
 	.close = mlx5_emu_close,
 };
 #endif /* TPCQ_HAVE_MLX5 */

@@ -29,6 +29,11 @@ enum cqpoll_mlx5_emu_state {
 
 /* Completions one compressed session holds at most (the device's choice). */
 #define CQPOLL_MLX5_EMU_ZIP_MAX 32
+/*
+ * How long the device holds a completion for a compressed session: the
+ * first look at the doorbell after this writes the session.
+ */
+#define CQPOLL_MLX5_EMU_ZIP_WINDOW_NS 20000u
 /* Origin of the device clock: far from any CLOCK_MONOTONIC value. */
 #define CQPOLL_MLX5_EMU_CLOCK_ORIGIN 0x3c00000000000000ull
 
@@ -44,10 +49,16 @@ struct cqpoll_mlx5_emu_dev {
 	int overrun_error;
 	uint32_t event_delay_us;
 	uint32_t poll_ns;    /* device thread period */
-	int efd;             /* eventfd: events */
-	int tfd;             /* timerfd: delayed events, -1 without delay */
+	int efd;             /* eventfd: events; -1 on a channel */
+	int tfd;             /* timerfd: delayed events, -1 without delay or on a channel */
 	int errfd;           /* eventfd: async errors (overrun), not events */
-	int epfd;            /* epoll over the three: the CQ's event fd */
+	int epfd;            /* epoll over the three: the CQ's event fd; -1 on a channel */
+	/*
+	 * On a shared emulated channel: the emulated ibv_cq whose events are
+	 * this CQ's (what the provider's ibv_cq is on hardware), else NULL.
+	 */
+	struct ibv_cq *ev_cq;
+	uint64_t due_ns;     /* on a channel: when the delayed event is queued */
 	int32_t *drv_err;    /* where device errors reach the driver */
 
 	/* CQ context, under lock. */
@@ -63,6 +74,7 @@ struct cqpoll_mlx5_emu_dev {
 	/* Compression: completions held for the next session, in post order. */
 	int compress;
 	uint32_t nzip;
+	uint64_t zip_since;  /* when the first held completion was posted */
 	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 
