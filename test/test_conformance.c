@@ -137,7 +137,7 @@ static struct cqpoll_cq *
 shared_create(uint32_t size, int first_mlx5)
 {
 	struct cqpoll_completion c[2], p = { .wr_id = 0, .byte_len = 8 };
-	int r = mix_create(&shared, 2, size, first_mlx5, 0, NULL, 0);
+	int r = mix_create(&shared, 2, size, first_mlx5, 0, NULL, 0, 0);
 
 	if (r == 0 && cqpoll_poll_and_arm(shared.cq[1], c, 2) != 0)
 		r = -EIO;

@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -75,6 +76,25 @@ tg_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 	__atomic_fetch_add(rx->consumed, n, __ATOMIC_RELEASE);
 }
 
+/* What each CQ looked like when a drain wait ran out: for the log. */
+static inline void
+tg_stall_report(const struct tg_prod *p)
+{
+	struct cqpoll_cq_stats cs;
+	struct cqpoll_cq_info ci;
+	unsigned int q;
+
+	for (q = 0; q < p->ncqs; q++) {
+		if (cqpoll_cq_stats_get(p->cqs[q], &cs) != 0 ||
+		    cqpoll_cq_info_get(p->cqs[q], &ci) != 0)
+			continue;
+		fprintf(stderr, "stall: cq %u (%s) posted %" PRIu64 " polled %" PRIu64
+			" arms %" PRIu64 " events %" PRIu64 " spurious %" PRIu64
+			" lost %" PRIu64 "\n", q, ci.driver, p->posted[q], cs.completions,
+			cs.arms, cs.events, cs.spurious_events, cs.lost_wakeups);
+	}
+}
+
 static inline void *
 tg_producer(void *arg)
 {
@@ -109,6 +129,7 @@ tg_producer(void *arg)
 		       !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
 			if (test_now_ns() - t0 >= 1000000000ull) {
 				p->stalls++;
+				tg_stall_report(p);
 				break;
 			}
 		}

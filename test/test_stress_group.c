@@ -205,7 +205,7 @@ test_stress_group(void)
 				.seed = 0x1234567ull,
 			};
 
-			TEST_ASSERT_EQ(mix_create(&mix, ncqs, 256, 1, old_routing, &f, 0), 0);
+			TEST_ASSERT_EQ(mix_create(&mix, ncqs, 256, 1, old_routing, &f, 0, 0), 0);
 		}
 		cq[i] = mix.cq[i];
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
