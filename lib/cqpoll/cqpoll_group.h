@@ -254,7 +254,9 @@ struct cqpoll_group_stats {
 	 * Sleeps ended by the safety-net timeout in which some CQ held
 	 * completions visible before the sleep began (see
 	 * cqpoll_cq_stats::timeout_recoveries): the detector that works on
-	 * hardware.
+	 * hardware. After such a timeout the group polls its members for lost
+	 * work: all of them up to 64, else a quarter of the group per timeout,
+	 * taking turns.
 	 */
 	uint64_t timeout_recoveries;
 	/** Time awake, from the first iteration on: what is not asleep. */

@@ -27,6 +27,14 @@ struct cqpoll_cq {
 	 */
 	bool armed;
 	unsigned int events_unacked;
+	/* Start of the last sleep that ended by timeout while armed. */
+	uint64_t t_timeout_sleep;
 };
+
+/*
+ * A sleep on the armed CQ, begun at @t_sleep (cqpoll_now_ns()), ended by
+ * timeout without its event: the next poll judges whether the event was lost.
+ */
+void cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep);
 
 #endif /* CQPOLL_PRIVATE_H */

@@ -101,6 +101,7 @@ cmd_group_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD_U64(d, s, wakeups_timeout);
 	ADD_U64(d, s, wakeups_xthread);
 	ADD_U64(d, s, lost_wakeups);
+	ADD_U64(d, s, timeout_recoveries);
 	ADD_U64(d, s, busy_ns);
 	ADD_U64(d, s, asleep_ns);
 	ADD_U64(d, s, mode_changes);
@@ -146,6 +147,7 @@ cmd_cq_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	ADD_U64(d, s, waits);
 	ADD_U64(d, s, wait_timeouts);
 	ADD_U64(d, s, lost_wakeups);
+	ADD_U64(d, s, timeout_recoveries);
 	return 0;
 }
 
