@@ -112,12 +112,19 @@ int cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info);
  * Destroy a CQ: acknowledge every event consumed and not yet acknowledged, then
  * release the driver's resources. Completions still in the CQ are dropped.
  *
+ * A CQ in a poll group is refused: remove it first (cqpoll_group_remove()),
+ * or destroy the group, on the group's thread. Removing it here instead would
+ * race with the group's thread, which may be polling it or sleeping on it.
+ *
  * @param cq
  *   The CQ; NULL is ignored.
+ * @return
+ *   - 0: destroyed (or @p cq was NULL).
+ *   - -EBUSY: @p cq is in a poll group; nothing was done, the CQ is intact.
  *
  * Thread safety: no other call may use @p cq during or after this one.
  */
-void cqpoll_cq_destroy(struct cqpoll_cq *cq);
+int cqpoll_cq_destroy(struct cqpoll_cq *cq);
 
 /**
  * Poll, and arm the CQ when it is empty: the only safe way into sleep.

@@ -14,6 +14,7 @@
 
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
+#include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
 #define GROUP_BURST_DEFAULT 32
@@ -127,8 +128,11 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 		free(g->fds[i]->members);
 		free(g->fds[i]);
 	}
-	for (i = 0; i < g->n; i++)
+	for (i = 0; i < g->n; i++) {
+		/* The CQ outlives the group: it may be destroyed or added again. */
+		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
+	}
 	free(g->fds);
 	free(g->members);
 	free(g->active);
@@ -285,8 +289,9 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
 	if (g->in_callback || g->sleeping)
 		return -EBUSY;
-	if (member_find(g, cq) >= 0)
-		return -EEXIST;
+	/* In this group or another: two pollers of one CQ lose completions. */
+	if (cq->group != NULL)
+		return -EBUSY;
 	fd = cqpoll_cq_event_fd(cq);
 	if (fd < 0)
 		return fd;
@@ -313,6 +318,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	}
 	g->members[g->n++] = m;
 	g->noracle += m->oracle;
+	cq->group = g;
 	/* Not armed by the group yet: the next transition must arm it. */
 	cqpoll_group_activate(g, m);
 	return 0;
@@ -335,6 +341,7 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 	cqpoll_group_deactivate(g, m);
 	g->noracle -= m->oracle;
 	fd_detach(g, m);
+	cq->group = NULL;
 	/* Keep the order of the others: polling order is fairness order. */
 	memmove(&g->members[i], &g->members[i + 1],
 		(size_t)(g->n - (unsigned int)i - 1) * sizeof(g->members[0]));

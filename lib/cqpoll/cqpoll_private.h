@@ -11,6 +11,8 @@
 
 #include "cqpoll_driver.h"
 
+struct cqpoll_group;
+
 struct cqpoll_cq {
 	/* Must stay first: cqpoll_poll_burst() casts the handle to it. */
 	struct cqpoll_cq_fp fp;
@@ -29,6 +31,8 @@ struct cqpoll_cq {
 	unsigned int events_unacked;
 	/* Start of the last sleep that ended by timeout while armed. */
 	uint64_t t_timeout_sleep;
+	/* The poll group holding the CQ, or NULL: guards destroy and add. */
+	struct cqpoll_group *group;
 };
 
 /*
