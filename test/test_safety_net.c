@@ -6,7 +6,7 @@
  * with its event still on its way is delivered but not counted.
  *
  * Built twice. Against libcqpoll: every check must hold. With
- * -DTEST_SAFETY_NET_CONTROL, against a test-only static build of the library
+ * -DTEST_NAIVE_CONTROL, against a test-only static build of the library
  * compiled with -DCQPOLL_TEST_NO_SAFETY_NET (the old behaviour: a timeout
  * polls only what the mode polls anyway, the active list in interrupt mode,
  * and leaves the arm believed in force): the same checks must catch it.
@@ -23,7 +23,7 @@
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
 
-#ifdef TEST_SAFETY_NET_CONTROL
+#ifdef TEST_NAIVE_CONTROL
 #define CONTROL 1
 #else
 #define CONTROL 0
@@ -467,7 +467,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_slices_reach_every_cq),
 };
 
-#ifdef TEST_SAFETY_NET_CONTROL
+#ifdef TEST_NAIVE_CONTROL
 TEST_MAIN("safety-net-control", cases)
 #else
 TEST_MAIN("safety-net", cases)

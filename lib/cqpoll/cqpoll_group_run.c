@@ -154,6 +154,19 @@ record_wake_latency(struct cqpoll_group *g, uint64_t lat)
 }
 
 /*
+ * Only host CLOCK_MONOTONIC timestamps may measure a wake-up: a device clock
+ * (CQPOLL_COMPLETION_F_TIMESTAMP_RAW, e.g. mlx5 HCA ticks) subtracted from
+ * host time would feed the policy noise.
+ */
+#ifdef CQPOLL_TEST_RAW_TO_POLICY
+/* Negative control only (test build): any timestamp is taken as host time. */
+#define WAKE_TIMESTAMP_FLAGS \
+	(CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_TIMESTAMP_RAW)
+#else
+#define WAKE_TIMESTAMP_FLAGS CQPOLL_COMPLETION_F_TIMESTAMP
+#endif
+
+/*
  * A CQ whose event fired: poll it before anything else, so a wake costs in
  * proportion to the CQs that have work, not to the size of the group. The
  * first completion that became visible during the sleep measures the wake-up.
@@ -169,8 +182,7 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		count_poll(g, r);
 		if (r <= 0)
 			return r < 0 ? r : total;
-		if (!*measured &&
-		    (g->comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
+		if (!*measured && (g->comps[0].flags & WAKE_TIMESTAMP_FLAGS) &&
 		    g->comps[0].timestamp >= t_sleep) {
 			uint64_t now = cqpoll_now_ns();
 
