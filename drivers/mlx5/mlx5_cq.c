@@ -13,6 +13,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "cqpoll_log_private.h"
 #include "mlx5_autoconf.h"
 #include "mlx5_prm.h"
 #include "mlx5_private.h"
@@ -180,6 +181,8 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 	if (conf == NULL)
 		conf = &defaults;
 	if (ctx == NULL || conf->size > CQPOLL_MLX5_CQE_CNT_MAX) {
+		CQPOLL_LOG(ERR, "mlx5", "cq create: %s", ctx == NULL ?
+			   "NULL device context" : "size over the device's CQE limit");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -208,6 +211,9 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		return cq;
 fail:
 	e = errno != 0 ? errno : EIO;
+	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", q->chan == NULL ?
+		   "ibv_create_comp_channel" : q->ibcq == NULL ?
+		   "creating the verbs CQ" : "direct access setup", strerror(e));
 	if (q->ibcq != NULL)
 		ibv_destroy_cq(q->ibcq);
 	if (q->chan != NULL)
@@ -229,6 +235,9 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 	if (conf == NULL)
 		conf = &defaults;
 	if (ibcq == NULL || channel == NULL || ibcq->channel != channel) {
+		CQPOLL_LOG(ERR, "mlx5", "cq attach: %s", ibcq == NULL ? "NULL CQ" :
+			   channel == NULL ? "NULL channel" :
+			   "the CQ was not created on that channel");
 		errno = EINVAL;
 		return NULL;
 	}

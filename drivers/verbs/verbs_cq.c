@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "cqpoll_log_private.h"
 #include "verbs_private.h"
 
 #define VERBS_CQ_SIZE_DEFAULT 4096
@@ -88,6 +90,9 @@ attach(struct ibv_cq *cq, struct ibv_cq_ex *cq_ex, struct ibv_comp_channel *ch,
 	if (conf == NULL)
 		conf = &defaults;
 	if (cq == NULL || ch == NULL || cq->channel != ch) {
+		CQPOLL_LOG(ERR, "verbs", "cq attach: %s", cq == NULL ? "NULL CQ" :
+			   ch == NULL ? "NULL channel" :
+			   "the CQ was not created on that channel");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -120,6 +125,9 @@ cqpoll_verbs_cq_attach_ex(struct ibv_cq_ex *cq, struct ibv_comp_channel *ch,
 {
 	if (cq == NULL || conf == NULL ||
 	    (conf->wc_flags & VERBS_WC_FLAGS_NEEDED) != VERBS_WC_FLAGS_NEEDED) {
+		CQPOLL_LOG(ERR, "verbs", "cq attach_ex: %s", cq == NULL ? "NULL CQ" :
+			   conf == NULL ? "NULL conf (wc_flags are required)" :
+			   "wc_flags lack the fields the poll reads");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -175,6 +183,7 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 	int cqe, r;
 
 	if (ctx == NULL) {
+		CQPOLL_LOG(ERR, "verbs", "cq create: NULL device context");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -204,6 +213,9 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 		return h;
 fail:
 	r = errno != 0 ? errno : EIO;
+	CQPOLL_LOG(ERR, "verbs", "cq create: %s: %s", ch == NULL ?
+		   "creating the completion channel" : q->cq == NULL ?
+		   "creating the CQ" : "wrapping the CQ", strerror(r));
 	if (q->cq != NULL)
 		be->destroy_cq(q->cq);
 	if (ch != NULL && conf->channel == NULL)

@@ -9,10 +9,12 @@
  */
 
 #include <errno.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include "cqpoll_group_private.h"
+#include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
@@ -93,6 +95,8 @@ transition(struct cqpoll_group *g)
 	int r, total = 0;
 
 	cqpoll_stat_add(&g->stats.transitions, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
+		       (void *)g, g->nactive, g->n);
 	while (i < g->nactive) {
 		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
@@ -267,6 +271,8 @@ begin_sleep(struct cqpoll_group *g)
 {
 	check_oracle(g);
 	cqpoll_stat_add(&g->stats.sleeps, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: every cq empty and armed, sleeping",
+		       (void *)g);
 }
 
 /*
@@ -288,14 +294,22 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
 	slept = cqpoll_now_ns() - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, slept);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
+	if (r < 0) {
+		if (errno == EINTR)
+			return 0;
+		r = -errno;
+		CQPOLL_LOG_LIB(ERR, "group %p: epoll_wait: %s", (void *)g,
+			       strerror(-r));
+		return r;
+	}
 	if (r == 0) {
 		/* An external wait that woke early for another fd: no timeout. */
 		if (timeout_ms == 0 &&
 		    slept < (uint64_t)g->wait_timeout_ms * 1000000u)
 			return 0;
 		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+			       (void *)g, g->wait_timeout_ms);
 		return safety_net(g, t_sleep);
 	}
 	for (i = 0; i < r; i++) {
@@ -326,6 +340,9 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		cqpoll_stat_add(&g->stats.wakeups_event, 1);
 	else if (xthread)
 		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: woken by %s, %d completions", (void *)g,
+		       cq_ready ? "a cq event" : xthread ? "another thread" :
+		       "nothing", total);
 	return total;
 }
 
@@ -336,6 +353,9 @@ apply_mode(struct cqpoll_group *g)
 
 	if (req == (int)g->mode)
 		return;
+	CQPOLL_LOG_LIB(DEBUG, "group %p: mode %s -> %s", (void *)g,
+		       cqpoll_group_mode_name(g->mode),
+		       cqpoll_group_mode_name((enum cqpoll_group_mode)req));
 	g->mode = (enum cqpoll_group_mode)req;
 	cqpoll_stat_add(&g->stats.mode_changes, 1);
 }
