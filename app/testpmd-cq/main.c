@@ -278,6 +278,9 @@ void
 tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
 {
 	res->gen_s = (double)tr->gen_tsc / (double)rte_get_tsc_hz();
+	if (res->wall_s > 0.0)
+		res->harness_cpu_pct = 100.0 * (double)tr->gen_cpu_ns /
+			(res->wall_s * 1e9);
 	/* The group sums its CQs' counters and adds its own. */
 	if (!res->grouped)
 		cqpoll_cq_stats_get(tr->cq, &res->stats);
@@ -384,6 +387,7 @@ int
 main(int argc, char **argv)
 {
 	struct tpcq_params params;
+	struct tpcq_floors floors;
 	struct tpcq_devctx *dcs;
 	char **eal_argv, **app_argv;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
@@ -429,6 +433,15 @@ main(int argc, char **argv)
 	if (tpcq_outfiles_check(&params) != 0) {
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
+	}
+	/* Before the EAL and the devices, whose threads would disturb them. */
+	if (params.floors && !params.sweep.on && !params.sweep.point) {
+		if (tpcq_floors_measure(&params, &floors) != 0)
+			fprintf(stderr, TPCQ_PROG ": --floors: cannot measure "
+				"the floors: %s\n", strerror(errno));
+		else
+			params.floors_measured = &floors;
+		tpcq_floors_print(&floors);
 	}
 	/* A sweep's parent runs its points as children: no EAL, no device. */
 	if (params.sweep.on) {

@@ -50,6 +50,7 @@ enum {
 	OPT_PATTERN,
 	OPT_ENGINE,
 	OPT_POLLERS,
+	OPT_FLOORS,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -80,6 +81,7 @@ static const struct option long_opts[] = {
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
+	{ "floors", no_argument, NULL, OPT_FLOORS },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -241,6 +243,11 @@ usage(FILE *f, const char *prog)
 "                             with another first line is refused (exit %d).\n"
 "                             Both FILEs are checked before the run: regular\n"
 "                             files only (not /dev/zero, a FIFO, a directory)\n"
+"  --floors                   first measure the floors on the run's two CPUs:\n"
+"                             the cross-core cache-line hand-off and the\n"
+"                             eventfd -> epoll_wait wake-up; the report gives\n"
+"                             p50 and p99 as multiples of the matching one\n"
+"                             (a sweep always measures them)\n"
 "  --no-telemetry             turn DPDK telemetry off; by default it is on and\n"
 "                             exposes the group (\"testpmd-cq\") and each CQ\n"
 "                             (\"cqN\") under /cqpoll/group/ and /cqpoll/cq/;\n"
@@ -626,6 +633,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			break;
 		case OPT_NO_TELEMETRY:
 			p->telemetry = false;
+			break;
+		case OPT_FLOORS:
+			p->floors = true;
 			break;
 		case OPT_INTERACTIVE:
 			p->interactive = true;

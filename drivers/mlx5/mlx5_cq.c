@@ -20,28 +20,6 @@
 
 #define MLX5_CQ_SIZE_DEFAULT 4096
 
-int
-cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
-		     uint32_t ci, uint32_t sn, uint32_t flags)
-{
-	if (dv->buf == NULL || dv->dbrec == NULL || dv->cq_uar == NULL ||
-	    dv->cqe_cnt < 2 || dv->cqe_cnt > CQPOLL_MLX5_CQE_CNT_MAX ||
-	    (dv->cqe_cnt & (dv->cqe_cnt - 1)) != 0 ||
-	    cqpoll_mlx5_poll_select(dv->cqe_size) == NULL)
-		return -EINVAL;
-	q->buf = dv->buf;
-	q->dbrec = (volatile uint32_t *)dv->dbrec;
-	q->cqe_cnt = dv->cqe_cnt;
-	q->cqe_size = dv->cqe_size;
-	q->uar_db = (volatile uint64_t *)(void *)((uint8_t *)dv->cq_uar + MLX5_CQ_DOORBELL);
-	q->cqn = dv->cqn;
-	q->ci = ci;
-	q->sn = sn;
-	q->arm_cmd = (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ?
-		MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
-	return 0;
-}
-
 static int
 hw_event_fd(void *priv)
 {
@@ -112,7 +90,7 @@ static struct cqpoll_cq *
 hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
 	uint32_t ack_batch)
 {
-	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_cq_params params = { .arm = cqpoll_mlx5_arm_semantics(flags) };
 	struct mlx5dv_obj obj;
 	struct mlx5dv_cq dv;
 	int r;
@@ -147,26 +125,32 @@ hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t fla
 	/* The provider rounds cqe + 1 up to a power of two (§1.2). */
 	int cqe = (int)n - 1;
 
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = (uint32_t)cqe,
+		.channel = chan,
+		.comp_vector = (uint32_t)vector,
+	};
+	struct mlx5dv_cq_init_attr dv_attr = { .comp_mask = 0 };
+	struct ibv_cq_ex *cqx;
+
+	if (!(flags & (CQPOLL_MLX5_F_CQE128 | CQPOLL_MLX5_F_CQE_COMPRESS)))
+		return ibv_create_cq(ctx, cqe, NULL, chan, vector);
 	if (flags & CQPOLL_MLX5_F_CQE128) {
 #if CQPOLL_MLX5_HAVE_CQE_SIZE_ATTR
-		struct ibv_cq_init_attr_ex attr = {
-			.cqe = (uint32_t)cqe,
-			.channel = chan,
-			.comp_vector = (uint32_t)vector,
-		};
-		struct mlx5dv_cq_init_attr dv_attr = {
-			.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
-			.cqe_size = 128,
-		};
-		struct ibv_cq_ex *cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
-
-		return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
+		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+		dv_attr.cqe_size = 128;
 #else
 		errno = EOPNOTSUPP;
 		return NULL;
 #endif
 	}
-	return ibv_create_cq(ctx, cqe, NULL, chan, vector);
+	if (flags & CQPOLL_MLX5_F_CQE_COMPRESS) {
+		/* The mini CQE's first word is unused by RDMA consumers: any format. */
+		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
+		dv_attr.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH;
+	}
+	cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
+	return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
 }
 
 struct cqpoll_cq *
@@ -254,7 +238,8 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 	}
 	q->ibcq = ibcq;
 	q->chan = channel;
-	cq = hw_wrap(q, conf->ci, conf->sn, conf->flags & CQPOLL_MLX5_F_SOLICITED_ONLY,
+	cq = hw_wrap(q, conf->ci, conf->sn, conf->flags &
+		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS),
 		     conf->event_ack_batch);
 	if (cq == NULL) {
 		e = errno;

@@ -186,7 +186,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	cqe_size = (conf->flags & CQPOLL_MLX5_F_CQE128) ? 128 : 64;
 	if ((conf->arm != CQPOLL_ARM_LEVEL && conf->arm != CQPOLL_ARM_EDGE) ||
 	    want > CQPOLL_MLX5_CQE_CNT_MAX ||
-	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128)) != 0) {
+	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128 |
+			     CQPOLL_MLX5_F_CQE_COMPRESS)) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -200,6 +201,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->efd = dev->tfd = dev->errfd = dev->epfd = -1;
 	dev->lazy = conf->arm == CQPOLL_ARM_EDGE;
+	dev->compress = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
 	dev->strict_sn = (conf->emu_flags & CQPOLL_MLX5_EMU_F_STRICT_SN) != 0;
 	dev->overrun_error = (conf->emu_flags & CQPOLL_MLX5_EMU_F_OVERRUN_ERROR) != 0;
 	dev->event_delay_us = conf->event_delay_us;
@@ -222,7 +224,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			r = cqpoll_mlx5_emu_dev_start(dev);
 	}
 	if (r == 0) {
-		params.arm = conf->arm;
+		params.arm = conf->arm == CQPOLL_ARM_EDGE ? CQPOLL_ARM_EDGE :
+			cqpoll_mlx5_arm_semantics(conf->flags);
 		params.size = n;
 		params.event_ack_batch = conf->event_ack_batch;
 		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_select(cqe_size),

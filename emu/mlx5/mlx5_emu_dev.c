@@ -68,9 +68,18 @@ would_fire(const struct cqpoll_mlx5_emu_dev *dev, enum cqpoll_mlx5_emu_state sta
 		if (past == 0)
 			return 0;
 	}
-	/* Solicited-only: a solicited or error CQE in range ([UNCONFIRMED] §12). */
-	if (state == EMU_ARMED_SOL)
+	/*
+	 * Solicited-only: a solicited or error CQE in range. Whether one
+	 * written before the arm fires it is [UNCONFIRMED] (§5.3, §12): the
+	 * device assumes not, the weaker choice, which the driver's edge
+	 * treatment of such arms must cover.
+	 */
+	if (state == EMU_ARMED_SOL) {
+		lazy_past = dev->pi - from;
+		if (lazy_past < past)
+			past = lazy_past;
 		return dev->have_sol && dev->pi - dev->last_sol <= past;
+	}
 	return 1;
 }
 
@@ -136,6 +145,8 @@ cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev)
 	uint64_t word;
 	int bad, stale;
 
+	/* Held compressed completions wait at most until the device looks again. */
+	cqpoll_mlx5_emu_zip_flush(dev);
 	/* Our last CQE's op_own store before the doorbell load: see above. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	word = __atomic_exchange_n(uar_doorbell(dev), 0, __ATOMIC_SEQ_CST);

@@ -27,6 +27,11 @@ enum cqpoll_mlx5_emu_state {
 	EMU_ARMED_SOL,
 };
 
+/* Completions one compressed session holds at most (the device's choice). */
+#define CQPOLL_MLX5_EMU_ZIP_MAX 32
+/* Origin of the device clock: far from any CLOCK_MONOTONIC value. */
+#define CQPOLL_MLX5_EMU_CLOCK_ORIGIN 0x3c00000000000000ull
+
 struct cqpoll_mlx5_emu_dev {
 	pthread_mutex_t lock;
 	/* Memory, set at creation. */
@@ -55,6 +60,10 @@ struct cqpoll_mlx5_emu_dev {
 	uint32_t arm_ci;
 	uint32_t fired;      /* events delivered: what the driver's sn must follow */
 	int broken;          /* overrun: the CQ is in error */
+	/* Compression: completions held for the next session, in post order. */
+	int compress;
+	uint32_t nzip;
+	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 
 	/* Device thread. */
@@ -69,5 +78,9 @@ int cqpoll_mlx5_emu_dev_stranded(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_start(struct cqpoll_mlx5_emu_dev *dev);
 void cqpoll_mlx5_emu_dev_stop(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_raise_error(struct cqpoll_mlx5_emu_dev *dev, int32_t err);
+/* Write the completions held for a compressed session; under dev->lock. */
+int cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev);
+/* The device clock, in ticks (mlx5_emu_post.c). */
+uint64_t cqpoll_mlx5_emu_clock_ticks(void);
 
 #endif /* CQPOLL_MLX5_EMU_PRIVATE_H */

@@ -11,6 +11,7 @@
 #include "cqpoll_emu.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Longest safety-net timeout accepted by cqpoll_cq_wait(): one hour. */
 #define CQPOLL_WAIT_TIMEOUT_MS_MAX 3600000
@@ -137,10 +138,12 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	cqpoll_stat_add(&cq->fp.stats.waits, 1);
 	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
 		       (void *)cq, timeout_ms);
+	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
+	/* The start of the sleep: a timeout's recovery is judged against it. */
+	t_sleep = cqpoll_now_ns();
 	pfd.fd = cq->ops.event_fd(cq->fp.priv);
 	pfd.events = POLLIN;
 	pfd.revents = 0;
-	t_sleep = cqpoll_now_ns();
 	r = poll(&pfd, 1, timeout_ms);
 	if (r < 0) {
 		r = -errno;
@@ -152,6 +155,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		cqpoll_stat_add(&cq->fp.stats.wait_timeouts, 1);
 		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
 			       (void *)cq, timeout_ms);
+		CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_TIMEOUT,
+			     cqpoll_now_ns() - t_sleep, 0);
 		cqpoll_cq_timeout_mark(cq, t_sleep);
 		return 0;
 	}
@@ -161,6 +166,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		       "an event that failed");
 	if (r < 0)
 		return r;
+	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,
+		     cqpoll_now_ns() - t_sleep, 0);
 	/* Readable with nothing for us (a shared channel): like a timeout. */
 	return r > 0 ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
@@ -91,7 +92,7 @@ static int
 transition(struct cqpoll_group *g)
 {
 	struct cqpoll_group_member *m;
-	unsigned int i = 0;
+	unsigned int i = 0, active = g->nactive;
 	int r, total = 0;
 
 	cqpoll_stat_add(&g->stats.transitions, 1);
@@ -112,6 +113,7 @@ transition(struct cqpoll_group *g)
 		total += r;
 		i++;
 	}
+	CQPOLL_TRACE(transition, g, active, g->n, (uint32_t)total);
 	return total;
 }
 
@@ -265,12 +267,16 @@ drain_wake_fd(struct cqpoll_group *g)
 		return;
 }
 
-/* Every CQ is armed and empty: the group goes to sleep, here or elsewhere. */
+/*
+ * Every CQ is armed and empty: the group goes to sleep, here or elsewhere
+ * (@p timeout_ms -1: in an external event loop).
+ */
 static void
-begin_sleep(struct cqpoll_group *g)
+begin_sleep(struct cqpoll_group *g, int timeout_ms)
 {
 	check_oracle(g);
 	cqpoll_stat_add(&g->stats.sleeps, 1);
+	CQPOLL_TRACE(sleep, g, NULL, timeout_ms);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: every cq empty and armed, sleeping",
 		       (void *)g);
 }
@@ -287,13 +293,13 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
 	bool cq_ready = false, xthread = false, measured = false;
-	uint64_t slept;
+	uint64_t asleep;
 	unsigned int j;
 	int r, k, i, total = 0;
 
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
-	slept = cqpoll_now_ns() - t_sleep;
-	cqpoll_stat_add(&g->stats.asleep_ns, slept);
+	asleep = cqpoll_now_ns() - t_sleep;
+	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
 	if (r < 0) {
 		if (errno == EINTR)
 			return 0;
@@ -305,11 +311,12 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	if (r == 0) {
 		/* An external wait that woke early for another fd: no timeout. */
 		if (timeout_ms == 0 &&
-		    slept < (uint64_t)g->wait_timeout_ms * 1000000u)
+		    asleep < (uint64_t)g->wait_timeout_ms * 1000000u)
 			return 0;
 		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
 		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
 			       (void *)g, g->wait_timeout_ms);
+		CQPOLL_TRACE(wake, g, NULL, CQPOLL_TRACE_WAKE_TIMEOUT, asleep, 0);
 		return safety_net(g, t_sleep);
 	}
 	for (i = 0; i < r; i++) {
@@ -343,6 +350,9 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	CQPOLL_LOG_LIB(DEBUG, "group %p: woken by %s, %d completions", (void *)g,
 		       cq_ready ? "a cq event" : xthread ? "another thread" :
 		       "nothing", total);
+	if (cq_ready || xthread)
+		CQPOLL_TRACE(wake, g, NULL, cq_ready ? CQPOLL_TRACE_WAKE_EVENT :
+			     CQPOLL_TRACE_WAKE_XTHREAD, asleep, (uint32_t)total);
 	return total;
 }
 
@@ -356,6 +366,7 @@ apply_mode(struct cqpoll_group *g)
 	CQPOLL_LOG_LIB(DEBUG, "group %p: mode %s -> %s", (void *)g,
 		       cqpoll_group_mode_name(g->mode),
 		       cqpoll_group_mode_name((enum cqpoll_group_mode)req));
+	CQPOLL_TRACE(mode_change, g, g->mode, (enum cqpoll_group_mode)req);
 	g->mode = (enum cqpoll_group_mode)req;
 	cqpoll_stat_add(&g->stats.mode_changes, 1);
 }
@@ -373,8 +384,14 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 {
 	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
 
-	if (g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
+	if (g->mode == CQPOLL_GROUP_MODE_ADAPTIVE) {
 		a = g->policy->decide(g->policy_state, (unsigned int)found, now);
+		/* Once per sleep; every decision is the fast path. */
+		if (a == CQPOLL_POLICY_SLEEP)
+			CQPOLL_TRACE(policy_decision, g, (uint32_t)found, a);
+		else
+			CQPOLL_TRACE_FP(policy_decision, g, (uint32_t)found, a);
+	}
 	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
 	       a == CQPOLL_POLICY_SLEEP;
 }
@@ -426,7 +443,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	r = transition(g);
 	if (r == 0) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		begin_sleep(g);
+		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 	} else {
@@ -480,7 +497,7 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	r = transition(g);
 	if (r != 0)
 		return r;
-	begin_sleep(g);
+	begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();
 	return 0;

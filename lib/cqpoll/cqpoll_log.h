@@ -17,7 +17,7 @@
  *
  * The per-poll fast path (cqpoll_poll_burst(), each arm inside
  * cqpoll_poll_and_arm()) logs only in a build configured with
- * `-Dlog_fastpath=true`.
+ * `-Ddebug_fastpath=true`.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  */

@@ -7,7 +7,7 @@
  * when a hook is installed and wants its level, so a log point on a path
  * that runs once per sleep costs a load and a branch when nobody listens.
  * CQPOLL_LOG_FP() is for the per-poll fast path: compiled in only with
- * -Dlog_fastpath=true.
+ * -Ddebug_fastpath=true.
  */
 
 #include "cqpoll_config.h"
@@ -36,7 +36,7 @@ void cqpoll_log_emit(const struct cqpoll_log_hook *h,
 /* The core's own messages (logtype lib.cqpoll under DPDK). */
 #define CQPOLL_LOG_LIB(level, ...) CQPOLL_LOG(level, CQPOLL_LOG_CORE, __VA_ARGS__)
 
-#if CQPOLL_LOG_FASTPATH
+#if CQPOLL_DEBUG_FASTPATH
 #define CQPOLL_LOG_FP(level, component, ...) CQPOLL_LOG(level, component, __VA_ARGS__)
 #else
 #define CQPOLL_LOG_FP(level, component, ...) do { } while (0)

@@ -19,6 +19,7 @@
 
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Ring the device. > 0 means "poll again, the CQ is not armed". */
 static int
@@ -33,6 +34,7 @@ arm_device(struct cqpoll_cq *cq)
 		return r;
 	}
 	cqpoll_stat_add(&cq->fp.stats.arms, 1);
+	CQPOLL_TRACE(arm, cq, r > 0);
 	CQPOLL_LOG_FP(DEBUG, cq->ops.name, "cq %p: armed (%s)%s", (void *)cq,
 		      cqpoll_arm_semantics_name(cq->arm),
 		      r > 0 ? ", misses reported" : "");
