@@ -15,6 +15,7 @@
 #ifdef CQPOLL_TEST_MLX5
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
+#include "test_mixed_channel.h"
 #endif
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"
@@ -26,6 +27,8 @@ struct conf_device {
 	struct cqpoll_cq *(*create)(uint32_t size);
 	/* Post as the device; 0, or -ENOSPC when full. */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
+	/* Destroy what create made; NULL: cqpoll_cq_destroy(). TEST_PASS or not. */
+	int (*destroy)(struct cqpoll_cq *cq);
 };
 
 static struct cqpoll_cq *
@@ -121,18 +124,88 @@ mlx5_emu_ci_wrap(uint32_t size)
 }
 #endif
 
-static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post },
-	{ "sw-edge", sw_edge, cqpoll_sw_post },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
-	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post },
-	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post },
 #ifdef CQPOLL_TEST_MLX5
-	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post },
+/*
+ * The CQ under test shares ONE completion channel with a CQ of the other
+ * driver, armed, whose event waits on the channel from the start: whatever
+ * the case does, the CQ under test reads the other's event first and must
+ * hand it over (the demux), and its own events must reach it the same way.
+ */
+static struct mix shared;
+
+static struct cqpoll_cq *
+shared_create(uint32_t size, int first_mlx5)
+{
+	struct cqpoll_completion c[2], p = { .wr_id = 0, .byte_len = 8 };
+	int r = mix_create(&shared, 2, size, first_mlx5, 0, NULL, 0, 0);
+
+	if (r == 0 && cqpoll_poll_and_arm(shared.cq[1], c, 2) != 0)
+		r = -EIO;
+	if (r == 0)
+		r = mix_post(&shared, 1, &p);
+	if (r != 0) {
+		mix_destroy(&shared);
+		errno = -r;
+		return NULL;
+	}
+	return shared.cq[0];
+}
+
+static struct cqpoll_cq *
+shared_mlx5(uint32_t size)
+{
+	return shared_create(size, 1);
+}
+
+static struct cqpoll_cq *
+shared_verbs(uint32_t size)
+{
+	return shared_create(size, 0);
+}
+
+static int
+shared_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	(void)cq;
+	return mix_post(&shared, 0, c);
+}
+
+static int
+shared_destroy(struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[2];
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	int r;
+
+	(void)cq;
+	/* The other CQ's event reached it, whoever read it off the channel. */
+	r = cqpoll_cq_event_get(shared.cq[1]);
+	if (r == 0) {
+		/* Not read by anyone yet: the fd says it is there. */
+		r = cqpoll_cq_wait(shared.cq[1], 1000);
+	}
+	TEST_ASSERT_EQ(r, 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(shared.cq[1], c, 2), 1);
+	TEST_ASSERT_EQ(mix_destroy(&shared), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+	return TEST_PASS;
+}
+#endif
+
+static const struct conf_device devices[] = {
+	{ "sw-level", sw_level, cqpoll_sw_post, NULL },
+	{ "sw-edge", sw_edge, cqpoll_sw_post, NULL },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, NULL },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, NULL },
+	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, NULL },
+	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, NULL },
+#ifdef CQPOLL_TEST_MLX5
+	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, NULL },
+	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, NULL },
+	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, NULL },
+	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, NULL },
+	{ "mlx5-emu-channel-shared", shared_mlx5, shared_post, shared_destroy },
+	{ "verbs-emu-channel-shared", shared_verbs, shared_post, shared_destroy },
 #endif
 };
 
@@ -359,7 +432,10 @@ main(void)
 				continue;
 			}
 			r = conf_cases[ci].fn(d, cq);
-			cqpoll_cq_destroy(cq);
+			if (d->destroy == NULL)
+				cqpoll_cq_destroy(cq);
+			else if (d->destroy(cq) != TEST_PASS)
+				r = TEST_FAIL;
 			printf("%-30s %-28s %s\n", d->name, conf_cases[ci].name,
 			       r == TEST_PASS ? "ok" : "FAIL");
 			failed += r != TEST_PASS;

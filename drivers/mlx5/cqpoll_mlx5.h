@@ -82,11 +82,17 @@ struct cqpoll_mlx5_conf {
 	int comp_vector;          /**< Completion vector of the event. */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
 	uint32_t flags;           /**< CQPOLL_MLX5_F_* */
+	/**
+	 * The completion channel to create the CQ on, shared with other CQs of
+	 * either driver (mlx5, verbs) and destroyed by the caller after them;
+	 * NULL: a channel of its own, destroyed with the CQ.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
- * Create a CQ with its own completion channel on an mlx5 device and take it
- * over for direct polling.
+ * Create a CQ on an mlx5 device, on its own completion channel or a shared
+ * one, and take it over for direct polling.
  *
  * @param ctx
  *   An open device context; it must outlive the CQ.
@@ -116,21 +122,25 @@ struct cqpoll_mlx5_attach_conf {
 /**
  * Take over an existing mlx5 verbs CQ for direct polling. The caller keeps
  * ownership of @p cq and @p channel and destroys them after
- * cqpoll_cq_destroy(). The channel must serve this CQ only, and must not be
- * read by anyone else; its fd is set non-blocking.
+ * cqpoll_cq_destroy(). The channel may serve other CQs, of this driver or
+ * of the verbs driver: every event read from it goes to the CQ it names. No
+ * one but cqpoll may read it; its fd is set non-blocking. Attach every CQ of
+ * a shared channel (events for CQs that are not attached are acknowledged
+ * and dropped).
  *
  * @param cq
  *   The mlx5 verbs CQ, created on @p channel; nobody else may poll or arm it
  *   from now on.
  * @param channel
- *   Its completion channel, serving this CQ only.
+ *   Its completion channel.
  * @param conf
  *   Where the CQ's consumer stands; NULL for a fresh CQ (index 0, sequence
  *   number 0, default ack batch, no flags).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (NULL @p cq or @p channel, CQ not
  *   bound to @p channel, or a CQ layout the driver cannot poll), EOPNOTSUPP
- *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj() or fcntl(2).
+ *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj(), fcntl(2),
+ *   eventfd(2) or epoll_create1(2).
  *
  * Thread safety: safe from any thread; no one may poll or arm @p cq any more.
  */
@@ -149,7 +159,6 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
  * Thread safety: safe from any thread while the CQ exists.
  */
 struct ibv_cq *cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq);
-
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,29 +20,35 @@
 
 #define MLX5_CQ_SIZE_DEFAULT 4096
 
+int
+cqpoll_mlx5_channel_event_get(struct cqpoll_mlx5_cq *q)
+{
+	/*
+	 * Only events that name this CQ, whoever read them off the channel:
+	 * the sequence number follows this CQ's arms and nothing else
+	 * (rdma-core mlx5_cq_event is called for the CQ ibv_get_cq_event()
+	 * returned). Another member's event counted here would leave its sn
+	 * behind and ours ahead, and its CQ without a wake-up.
+	 */
+	int n = cqpoll_ibv_channel_get(&q->ev);
+
+	if (n > 0)
+		cqpoll_mlx5_events_consumed(q, (unsigned int)n);
+	return n;
+}
+
 static int
 hw_event_fd(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
-	return q->chan->fd;
+	return cqpoll_ibv_channel_fd(&q->ev);
 }
 
 static int
 hw_event_get(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	int n = 0;
-
-	/* The channel fd is non-blocking: EAGAIN ends the batch. */
-	while (ibv_get_cq_event(q->chan, &ev_cq, &ev_ctx) == 0)
-		n++;
-	if (errno != EAGAIN && n == 0)
-		return -errno;
-	cqpoll_mlx5_events_consumed(q, (unsigned int)n);
-	return n;
+	return cqpoll_mlx5_channel_event_get(priv);
 }
 
 static int
@@ -50,7 +56,7 @@ hw_event_ack(void *priv, unsigned int n)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
-	ibv_ack_cq_events(q->ibcq, n);
+	cqpoll_ibv_channel_ack(&q->ev, n);
 	return 0;
 }
 
@@ -58,11 +64,14 @@ static void
 hw_destroy(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
+	struct ibv_comp_channel *ch;
 
-	if (q->own_verbs) {
+	/* Leave first: events read for this CQ from now on are acked by the reader. */
+	ch = cqpoll_ibv_channel_leave(&q->ev);
+	if (q->own_verbs)
 		ibv_destroy_cq(q->ibcq);
-		ibv_destroy_comp_channel(q->chan);
-	}
+	if (ch != NULL)
+		ibv_destroy_comp_channel(ch);
 	free(q);
 }
 
@@ -75,21 +84,12 @@ const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
 	.destroy = hw_destroy,
 };
 
-static int
-set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 /* Take over @p q->ibcq: read its mlx5dv description and wrap it in a handle. */
 static struct cqpoll_cq *
-hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
-	uint32_t ack_batch)
+hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
+	uint32_t ci, uint32_t sn, uint32_t flags, uint32_t ack_batch)
 {
+	struct cqpoll_cq *cq;
 	struct cqpoll_cq_params params = { .arm = cqpoll_mlx5_arm_semantics(flags) };
 	struct mlx5dv_obj obj;
 	struct mlx5dv_cq dv;
@@ -105,17 +105,25 @@ hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
 		errno = r > 0 ? r : -r;
 		return NULL;
 	}
-	r = set_nonblock(q->chan->fd);
+	r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
 	if (r == 0)
-		r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
+		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, &cqpoll_ibv_events_verbs,
+					    own_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
 	}
 	params.size = dv.cqe_cnt;
 	params.event_ack_batch = ack_batch;
-	return cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
-			       q, &params);
+	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
+			     q, &params);
+	if (cq == NULL) {
+		r = errno;
+		/* The caller destroys what it created, CQ first. */
+		(void)cqpoll_ibv_channel_leave(&q->ev);
+		errno = r;
+	}
+	return cq;
 }
 
 static struct ibv_cq *
@@ -157,6 +165,7 @@ struct cqpoll_cq *
 cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *conf)
 {
 	static const struct cqpoll_mlx5_conf defaults = { .size = 0 };
+	struct ibv_comp_channel *ch;
 	struct cqpoll_mlx5_cq *q;
 	struct cqpoll_cq *cq;
 	uint32_t n = 2;
@@ -184,24 +193,24 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		return NULL;
 	}
 	q->own_verbs = 1;
-	q->chan = ibv_create_comp_channel(ctx);
-	if (q->chan == NULL)
+	ch = conf->channel != NULL ? conf->channel : ibv_create_comp_channel(ctx);
+	if (ch == NULL)
 		goto fail;
-	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, q->chan);
+	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, ch);
 	if (q->ibcq == NULL)
 		goto fail;
-	cq = hw_wrap(q, 0, 0, conf->flags, conf->event_ack_batch);
+	cq = hw_wrap(q, ch, conf->channel == NULL, 0, 0, conf->flags, conf->event_ack_batch);
 	if (cq != NULL)
 		return cq;
 fail:
 	e = errno != 0 ? errno : EIO;
-	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", q->chan == NULL ?
+	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", ch == NULL ?
 		   "ibv_create_comp_channel" : q->ibcq == NULL ?
 		   "creating the verbs CQ" : "direct access setup", strerror(e));
 	if (q->ibcq != NULL)
 		ibv_destroy_cq(q->ibcq);
-	if (q->chan != NULL)
-		ibv_destroy_comp_channel(q->chan);
+	if (ch != NULL && conf->channel == NULL)
+		ibv_destroy_comp_channel(ch);
 	free(q);
 	errno = e;
 	return NULL;
@@ -237,8 +246,7 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 		return NULL;
 	}
 	q->ibcq = ibcq;
-	q->chan = channel;
-	cq = hw_wrap(q, conf->ci, conf->sn, conf->flags &
+	cq = hw_wrap(q, channel, false, conf->ci, conf->sn, conf->flags &
 		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS),
 		     conf->event_ack_batch);
 	if (cq == NULL) {

@@ -12,6 +12,7 @@
 
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
+#include "ibv_channel.h"
 #include "mlx5_prm.h"
 
 struct ibv_cq;
@@ -63,8 +64,8 @@ struct cqpoll_mlx5_cq {
 	volatile uint64_t *uar_db; /* mlx5dv_cq::cq_uar + MLX5_CQ_DOORBELL */
 	uint32_t cqn;
 	/* Where the fields above and the events come from. */
-	struct ibv_cq *ibcq;      /* hardware */
-	struct ibv_comp_channel *chan;
+	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
+	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
 	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
 	struct cqpoll_mlx5_slow slow;
@@ -85,6 +86,11 @@ int cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned i
 int cqpoll_mlx5_arm(void *priv);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
+/*
+ * Take this CQ's events from its channel through the demux, advancing the
+ * arm sequence number by each: count, or -errno.
+ */
+int cqpoll_mlx5_channel_event_get(struct cqpoll_mlx5_cq *q);
 /*
  * Decode a CQE the fast path refused, owned by software, at counter @p idx,
  * into @p c, the @p pos-th completion of the burst. 1: decoded (an undecodable

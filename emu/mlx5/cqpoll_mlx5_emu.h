@@ -62,6 +62,15 @@ struct cqpoll_mlx5_emu_conf {
 	 * exercise the 24-bit and 32-bit wrap without writing 2^24 entries.
 	 */
 	uint32_t start_index;
+	/**
+	 * An emulated completion channel (cqpoll_verbs_emu_ibv_create_comp_channel())
+	 * to raise events on, as a ConnectX raises them on the channel of its
+	 * ibv_cq: one fd, each event naming its CQ, shared with verbs-emu CQs
+	 * and other mlx5-emu CQs. The device makes an emulated ibv_cq on it that
+	 * names this CQ's events; the channel must
+	 * outlive the CQ. NULL: an event fd of the CQ's own.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
@@ -71,8 +80,9 @@ struct cqpoll_mlx5_emu_conf {
  *   Configuration; NULL for defaults (level arm, 64-byte CQEs).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (arm semantics other than level or
- *   edge, size over 2^24, CQE size flags), ENOMEM, or the errno of eventfd(2),
- *   timerfd_create(2), epoll_create1(2) or pthread_create(3).
+ *   edge, size over 2^24, CQE size flags, a channel that is not emulated),
+ *   ENOMEM, or the errno of eventfd(2), timerfd_create(2), epoll_create1(2)
+ *   or pthread_create(3).
  *
  * Thread safety: safe from any thread.
  */

@@ -44,10 +44,16 @@ struct cqpoll_mlx5_emu_dev {
 	int overrun_error;
 	uint32_t event_delay_us;
 	uint32_t poll_ns;    /* device thread period */
-	int efd;             /* eventfd: events */
-	int tfd;             /* timerfd: delayed events, -1 without delay */
+	int efd;             /* eventfd: events; -1 on a channel */
+	int tfd;             /* timerfd: delayed events, -1 without delay or on a channel */
 	int errfd;           /* eventfd: async errors (overrun), not events */
-	int epfd;            /* epoll over the three: the CQ's event fd */
+	int epfd;            /* epoll over the three: the CQ's event fd; -1 on a channel */
+	/*
+	 * On a shared emulated channel: the emulated ibv_cq whose events are
+	 * this CQ's (what the provider's ibv_cq is on hardware), else NULL.
+	 */
+	struct ibv_cq *ev_cq;
+	uint64_t due_ns;     /* on a channel: when the delayed event is queued */
 	int32_t *drv_err;    /* where device errors reach the driver */
 
 	/* CQ context, under lock. */
