@@ -18,6 +18,9 @@
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"
 #include "cqpoll_verbs_emu.h"
+#ifdef CQPOLL_TEST_URING
+#include "uring_test.h"
+#endif
 
 struct conf_device {
 	const char *name;
@@ -25,6 +28,13 @@ struct conf_device {
 	struct cqpoll_cq *(*create)(uint32_t size);
 	/* Post as the device; 0, or -ENOSPC when full. */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
+	/*
+	 * Its entries carry only wr_id, status and (where it can) byte_len: no
+	 * opcode or QP, as an io_uring CQE.
+	 */
+	bool wr_id_only;
+	/* A full CQ keeps the excess and delivers it later (io_uring's NODROP). */
+	bool keeps_overflow;
 };
 
 static struct cqpoll_cq *
@@ -120,18 +130,47 @@ mlx5_emu_ci_wrap(uint32_t size)
 }
 #endif
 
+#ifdef CQPOLL_TEST_URING
+/* 1 if NOPs carry byte_len here, else 0; < 0: io_uring unavailable. */
+static int uring_inject = -1;
+static char uring_why[256];
+
+static struct cqpoll_cq *
+uring_create(uint32_t size)
+{
+	struct cqpoll_uring_conf conf = { .size = size };
+
+	if (uring_inject < 0) {
+		errno = ENODEV;
+		return NULL;
+	}
+	return cqpoll_uring_cq_create(&conf);
+}
+
+/* A NOP completes in the kernel, which writes its CQE as for real I/O. */
+static int
+uring_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	return test_uring_nop(cqpoll_uring_cq_ring(cq), c->wr_id,
+			      (int32_t)c->byte_len, uring_inject == 1, 0);
+}
+#endif
+
 static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post },
-	{ "sw-edge", sw_edge, cqpoll_sw_post },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post },
-	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post },
-	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post },
+	{ "sw-level", sw_level, cqpoll_sw_post, false, false },
+	{ "sw-edge", sw_edge, cqpoll_sw_post, false, false },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, false, false },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, false, false },
+	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, false, false },
+	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, false, false },
 #ifdef CQPOLL_TEST_MLX5
-	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post },
-	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post },
+	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, false, false },
+	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, false, false },
+	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, false, false },
+	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, false, false },
+#endif
+#ifdef CQPOLL_TEST_URING
+	{ "uring", uring_create, uring_post, true, true },
 #endif
 };
 
@@ -150,12 +189,21 @@ make_comp(uint64_t id)
 }
 
 static int
-check_comp(const struct cqpoll_completion *c, uint64_t id)
+check_comp(const struct conf_device *d, const struct cqpoll_completion *c,
+	   uint64_t id)
 {
 	struct cqpoll_completion e = make_comp(id);
 
 	TEST_ASSERT_EQ(c->wr_id, e.wr_id);
 	TEST_ASSERT_EQ(c->status, e.status);
+	if (d->wr_id_only) {
+		TEST_ASSERT(c->flags & CQPOLL_COMPLETION_F_WR_ID, "wr_id flagged");
+#ifdef CQPOLL_TEST_URING
+		if (uring_inject == 1)
+			TEST_ASSERT_EQ(c->byte_len, e.byte_len);
+#endif
+		return TEST_PASS;
+	}
 	TEST_ASSERT_EQ(c->opcode, e.opcode);
 	TEST_ASSERT_EQ(c->qp_num, e.qp_num);
 	if (e.opcode == CQPOLL_OP_RECV)
@@ -199,7 +247,7 @@ case_laps(const struct conf_device *d, struct cqpoll_cq *cq)
 		}
 		while ((r = cqpoll_poll_burst(cq, c, 7)) > 0)
 			for (i = 0; i < r; i++)
-				if (check_comp(&c[i], polled++) != TEST_PASS)
+				if (check_comp(d, &c[i], polled++) != TEST_PASS)
 					return TEST_FAIL;
 		TEST_ASSERT_EQ(r, 0);
 	}
@@ -230,9 +278,18 @@ case_full(const struct conf_device *d, struct cqpoll_cq *cq)
 	if (r == -ENOSPC) {
 		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
 			for (int k = 0; k < r; k++)
-				if (check_comp(&c[k], (uint64_t)got++) != TEST_PASS)
+				if (check_comp(d, &c[k], (uint64_t)got++) != TEST_PASS)
 					return TEST_FAIL;
 		TEST_ASSERT_EQ(got, info.size);
+	} else if (d->keeps_overflow) {
+		/* Kept aside while the CQ was full: every entry, once, in order. */
+		TEST_ASSERT_EQ(r, 0);
+		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
+			for (int k = 0; k < r; k++)
+				if (check_comp(d, &c[k], (uint64_t)got++) != TEST_PASS)
+					return TEST_FAIL;
+		TEST_ASSERT_EQ(r, 0);
+		TEST_ASSERT_EQ(got, info.size + 1);
 	} else {
 		/* A device that overruns: the consumer must be told. */
 		TEST_ASSERT_EQ(r, 0);
@@ -329,6 +386,11 @@ main(void)
 	size_t di, ci;
 	int failed = 0, ran = 0;
 
+#ifdef CQPOLL_TEST_URING
+	uring_inject = test_uring_probe(uring_why, sizeof(uring_why));
+	if (uring_inject < 0)
+		printf("uring: %s\n", uring_why);
+#endif
 	for (di = 0; di < sizeof(devices) / sizeof(devices[0]); di++) {
 		const struct conf_device *d = &devices[di];
 
