@@ -14,6 +14,7 @@
 #include "cqpoll_sw.h"
 #ifdef CQPOLL_TEST_MLX5
 #include "cqpoll_mlx5.h"
+#include "cqpoll_mlx5_emu.h"
 #endif
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"

@@ -28,6 +28,7 @@
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
+#include "cqpoll_mlx5_emu.h"
 #include "cqpoll_test.h"
 
 #define BURST 32

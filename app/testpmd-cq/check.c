@@ -54,7 +54,7 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 			res->bad_completions++;
 		if (run->post_ns != NULL) {
 			/* Post times are kept by the schedule's index. */
-			slot = (seq * run->ncqs + ck->index) & run->post_ns_mask;
+			slot = (seq * run->traffic_cqs + ck->index) & run->post_ns_mask;
 			tpcq_hist_add(res->latency, age(now,
 				__atomic_load_n(&run->post_ns[slot], __ATOMIC_ACQUIRE)));
 		} else if (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP) {

@@ -13,6 +13,7 @@
 
 #ifdef TPCQ_HAVE_MLX5
 #include <cqpoll_mlx5.h>
+#include <cqpoll_mlx5_emu.h>
 #endif
 #ifdef TPCQ_HAVE_VERBS
 #include <cqpoll_verbs_emu.h>

@@ -87,7 +87,7 @@ int
 tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 {
 	const struct tpcq_dev *dev = run->params->dev;
-	unsigned int ncqs = run->ncqs;
+	unsigned int ncqs = run->traffic_cqs;
 	bool full = false;
 	int r;
 

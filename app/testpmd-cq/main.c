@@ -201,6 +201,7 @@ tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 	tr->cq = dc->cq;
 	tr->dcs = dcs;
 	tr->ncqs = p->cqs;
+	tr->traffic_cqs = p->active_cqs != 0 ? p->active_cqs : p->cqs;
 	tr->npollers = p->pollers;
 	/* The generator's lcore, the first worker; pollers take the others. */
 	tr->gen_lcore = rte_get_next_lcore(-1, 1, 0);
@@ -371,6 +372,11 @@ main(int argc, char **argv)
 	 * not kill the process.
 	 */
 	install_signals();
+	/* A path that cannot be written is said now, not after the run. */
+	if (tpcq_outfiles_check(&params) != 0) {
+		free(eal_argv);
+		return TPCQ_EXIT_FAIL;
+	}
 	/* A sweep's parent runs its points as children: no EAL, no device. */
 	if (params.sweep.on) {
 		free(eal_argv);

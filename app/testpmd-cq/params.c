@@ -42,6 +42,7 @@ enum {
 	OPT_DEV_NUMA_NODE,
 	OPT_JSON,
 	OPT_CQS,
+	OPT_ACTIVE_CQS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
 	OPT_CSV,
@@ -74,6 +75,7 @@ static const struct option long_opts[] = {
 	{ "dev-numa-node", required_argument, NULL, OPT_DEV_NUMA_NODE },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
+	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "csv", required_argument, NULL, OPT_CSV },
@@ -181,6 +183,9 @@ usage(FILE *f, const char *prog)
 "                             pollers' groups; the rate is spread round\n"
 "                             robin over them and each one's order is checked\n"
 "                             on its own. Emulated devices only for N > 1\n"
+"  --active-cqs=N             send all the traffic to the first N CQs\n"
+"                             (1..--cqs; default: all); the others stay idle,\n"
+"                             to measure what idle members cost a group\n"
 "  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
 "                             --cqs: poller k runs a poll group of CQs k,\n"
 "                             k + N, ... on its own lcore (poller 0 on the\n"
@@ -227,7 +232,9 @@ usage(FILE *f, const char *prog)
 "                             latency_ns.p99), then one row. If FILE exists\n"
 "                             with the same header the row is appended, so\n"
 "                             runs collect their rows in one file; a FILE\n"
-"                             with another first line is refused (exit %d)\n"
+"                             with another first line is refused (exit %d).\n"
+"                             Both FILEs are checked before the run: regular\n"
+"                             files only (not /dev/zero, a FIFO, a directory)\n"
 "  --telemetry                keep DPDK telemetry on and expose the group\n"
 "                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
 "                             /cqpoll/; without EAL options the file prefix\n"
@@ -640,6 +647,10 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u64("cqs", optarg, 1, TPCQ_CQS_MAX, &v);
 			p->cqs = (unsigned int)v;
 			break;
+		case OPT_ACTIVE_CQS:
+			r = parse_u64("active-cqs", optarg, 1, TPCQ_CQS_MAX, &v);
+			p->active_cqs = (unsigned int)v;
+			break;
 		case OPT_POLICY:
 			p->policy = optarg;
 			break;
@@ -698,6 +709,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->pollers > p->cqs)
 		return bad("--pollers=%u: each poller needs a CQ of its own; give "
 			   "--cqs=%u or more", p->pollers, p->pollers);
+	if (p->active_cqs > p->cqs)
+		return bad("--active-cqs=%u: more than the %u CQs of --cqs",
+			   p->active_cqs, p->cqs);
 	r = check_group(p);
 	if (r != 0)
 		return r;

@@ -91,7 +91,7 @@ group_create(const struct tpcq_params *p)
 static uint64_t
 posted_to(uint64_t posted, unsigned int k, unsigned int n)
 {
-	return posted > k ? (posted - k + n - 1) / n : 0;
+	return posted > k && k < n ? (posted - k + n - 1) / n : 0;
 }
 
 static bool
@@ -102,7 +102,7 @@ all_received(const struct group_poller *gp, const struct group_cq *gcs,
 
 	for (i = 0; i < gp->ncqs; i++)
 		if (gcs[i].check.received < posted_to(posted, gcs[i].check.index,
-						      gp->run->ncqs))
+						      gp->run->traffic_cqs))
 			return false;
 	return true;
 }
@@ -112,7 +112,7 @@ static int
 drain(struct group_poller *gp, const struct group_cq *gcs)
 {
 	const struct tpcq_params *p = gp->run->params;
-	unsigned int i, n = gp->run->ncqs;
+	unsigned int i, n = gp->run->traffic_cqs;
 	uint64_t posted, limit, want;
 	int r;
 

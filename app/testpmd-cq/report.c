@@ -106,7 +106,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("driver", "%s", res->info.driver != NULL ? res->info.driver : "?");
 	ROW("mode", "%s", tpcq_mode_name(p->mode));
 	ROW("policy", "%s", tpcq_policy_used(p));
-	ROW("cqs", "%u", p->cqs);
+	ROW("cqs", "%u (traffic to %u)", p->cqs, run->traffic_cqs);
 	ROW("pollers", "%u", p->pollers);
 	ROW("transition", "%s", tpcq_transition_used(p));
 	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);

@@ -5,7 +5,8 @@
  * runs (a sweep, a shell loop) collects its rows in one file; a file with
  * another header is left alone, since its columns would not line up.
  * Columns are the JSON keys, with an object's name before its keys
- * (latency_ns_p99, group_sleeps).
+ * (latency_ns_p99, group_sleeps). A file whose last line lacks its line
+ * break gets one before the row, so the row never joins that line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,84 +61,125 @@ csv_row(FILE *out, const struct tpcq_fields *fs)
 	fputc('\n', out);
 }
 
+/* Our header, to free; NULL when out of memory (said on stderr). */
+static char *
+csv_header_of(const struct tpcq_fields *fs)
+{
+	char *header = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	mem = open_memstream(&header, &len);
+	if (mem == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return NULL;
+	}
+	csv_header(mem, fs);
+	if (fclose(mem) != 0) {
+		free(header);
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return NULL;
+	}
+	return header;
+}
+
 /*
- * The file's first line, without its line break, in *line (to free); NULL
- * for a missing or empty file. Returns 0 or -errno.
+ * The file's head read with a bound (a testpmd-cq header is a few KiB) and
+ * compared with ours. Returns 0 (h says what is there) or -errno, said on
+ * stderr.
  */
 static int
-first_line(const char *path, char **line)
+csv_head_check(const char *path, const char *header,
+	       struct tpcq_outfile_head *h)
 {
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
-	int err;
+	char *line;
+	int r;
 
-	*line = NULL;
-	f = fopen(path, "r");
-	if (f == NULL)
-		return errno == ENOENT ? 0 : -errno;
-	errno = 0;
-	n = getline(line, &cap, f);
-	err = errno;
-	fclose(f);
-	if (n < 0) {
-		free(*line);
-		*line = NULL;
-		return err != 0 ? -err : 0;
+	line = malloc(TPCQ_CSV_HEAD_MAX);
+	if (line == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return -ENOMEM;
 	}
-	if (n > 0 && (*line)[n - 1] == '\n')
-		(*line)[n - 1] = '\0';
-	return 0;
+	r = tpcq_outfile_head("csv", path, line, TPCQ_CSV_HEAD_MAX, h);
+	if (r == 0 && h->size > 0 && strcmp(line, header) != 0) {
+		fprintf(stderr, TPCQ_PROG ": --csv: %s exists with other columns "
+			"(another program, or another testpmd-cq version): not "
+			"appending to it; remove it or name another file\n", path);
+		r = -EINVAL;
+	}
+	free(line);
+	return r;
+}
+
+/*
+ * Before the run: the columns depend on no measurement, so a run's header is
+ * known from its parameters alone.
+ */
+int
+tpcq_report_csv_check(const struct tpcq_params *p)
+{
+	struct tpcq_params q = *p;
+	struct tpcq_outfile_head h;
+	struct tpcq_fields *fs;
+	struct tpcq_result res;
+	struct tpcq_run run;
+	char *header;
+	int r;
+
+	if (q.policy == NULL)
+		q.policy = "";
+	memset(&run, 0, sizeof(run));
+	memset(&res, 0, sizeof(res));
+	run.params = &q;
+	fs = malloc(sizeof(*fs));
+	res.latency = tpcq_hist_create();
+	if (fs == NULL || res.latency == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		tpcq_hist_free(res.latency);
+		free(fs);
+		return -ENOMEM;
+	}
+	tpcq_fields_get(&q, &run, &res, fs);
+	tpcq_hist_free(res.latency);
+	header = csv_header_of(fs);
+	free(fs);
+	if (header == NULL)
+		return -ENOMEM;
+	r = csv_head_check(p->csv_path, header, &h);
+	free(header);
+	return r;
 }
 
 int
 tpcq_report_csv(const char *path, const struct tpcq_params *p,
 		const struct tpcq_run *run, const struct tpcq_result *res)
 {
-	char *header = NULL, *line;
+	struct tpcq_outfile_head h;
 	struct tpcq_fields fs;
-	size_t header_len = 0;
-	FILE *out, *mem;
-	int r, err;
+	char *header;
+	FILE *out;
+	int r;
 
 	tpcq_fields_get(p, run, res, &fs);
-	mem = open_memstream(&header, &header_len);
-	if (mem == NULL) {
-		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+	header = csv_header_of(&fs);
+	if (header == NULL)
 		return -ENOMEM;
-	}
-	csv_header(mem, &fs);
-	fclose(mem);
-
-	r = first_line(path, &line);
-	if (r < 0) {
-		fprintf(stderr, TPCQ_PROG ": cannot read %s: %s\n", path,
-			strerror(-r));
+	/* Again: the file may have changed during the run. */
+	r = csv_head_check(path, header, &h);
+	if (r != 0) {
 		free(header);
 		return r;
 	}
-	if (line != NULL && strcmp(line, header) != 0) {
-		fprintf(stderr, TPCQ_PROG ": --csv: %s exists with other columns "
-			"(another program, or another testpmd-cq version): not "
-			"appending to it; remove it or name another file\n", path);
-		free(line);
-		free(header);
-		return -EINVAL;
-	}
-
-	out = fopen(path, "a");
+	out = tpcq_outfile_open("csv", path, true);
 	if (out == NULL) {
-		err = errno;
-		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
-			strerror(err));
-		free(line);
 		free(header);
-		return -err;
+		return -EIO;
 	}
-	if (line == NULL)
+	if (h.size == 0)
 		fprintf(out, "%s\n", header);
+	else if (!h.ends_with_newline)
+		fputc('\n', out);
 	csv_row(out, &fs);
-	free(line);
 	free(header);
 	return tpcq_report_close(out, path);
 }

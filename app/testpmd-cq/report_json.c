@@ -80,15 +80,10 @@ tpcq_report_json(const char *path, const struct tpcq_params *p,
 {
 	struct tpcq_fields fs;
 	FILE *out;
-	int err;
 
-	out = fopen(path, "w");
-	if (out == NULL) {
-		err = errno;
-		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
-			strerror(err));
-		return -err;
-	}
+	out = tpcq_outfile_open("json", path, false);
+	if (out == NULL)
+		return -EIO;
 	tpcq_fields_get(p, run, res, &fs);
 	json_write(out, &fs);
 	return tpcq_report_close(out, path);

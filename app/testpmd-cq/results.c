@@ -219,6 +219,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	STR(&b, "mode", tpcq_mode_name(p->mode));
 	STR(&b, "policy", tpcq_policy_used(p));
 	U32(&b, "cqs", p->cqs);
+	U32(&b, "active_cqs", run->traffic_cqs);
 	U32(&b, "pollers", p->pollers);
 	add(&b, "dev_numa_node", false, "%d", res->dev_numa_node);
 	U32(&b, "remote_pollers", res->remote_pollers);

@@ -140,12 +140,9 @@ tpcq_sweep_json(const char *path, int argc, char **argv,
 	FILE *out;
 	int err;
 
-	out = fopen(path, "w");
-	if (out == NULL) {
-		fprintf(stderr, TPCQ_PROG ": cannot open %s: %s\n", path,
-			strerror(errno));
-		return -errno;
-	}
+	out = tpcq_outfile_open("json", path, false);
+	if (out == NULL)
+		return -EIO;
 	fprintf(out, "{\n");
 	json_plan(out, argc, argv, plan);
 	fprintf(out, "  \"points\": [\n");

@@ -127,6 +127,7 @@ struct tpcq_params {
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
 	unsigned int cqs;         /* CQs of the device, spread over the pollers */
+	unsigned int active_cqs;  /* the first N of them get the traffic; 0: all */
 	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
@@ -198,10 +199,12 @@ struct tpcq_run {
 	struct cqpoll_cq *cq;     /* dcs[0].cq */
 	/*
 	 * One open device per CQ. Completion i of the schedule goes to CQ
-	 * i % ncqs with that CQ's sequence number i / ncqs.
+	 * i % traffic_cqs with that CQ's sequence number i / traffic_cqs; CQs
+	 * from traffic_cqs on get nothing (--active-cqs).
 	 */
 	struct tpcq_devctx *dcs;
 	unsigned int ncqs;
+	unsigned int traffic_cqs;
 	/*
 	 * Completions the generator will post; 0: as many as the closed-loop
 	 * engines post in --duration; UINT64_MAX: until stopped (-i).
@@ -439,6 +442,33 @@ int tpcq_report_json(const char *path, const struct tpcq_params *p,
 /* report_csv.c */
 int tpcq_report_csv(const char *path, const struct tpcq_params *p,
 		    const struct tpcq_run *run, const struct tpcq_result *res);
+
+/* Longest CSV first line read back: a testpmd-cq header is a few KiB. */
+#define TPCQ_CSV_HEAD_MAX 65536
+/* Checks --csv before the run: a FILE that exists has our header. */
+int tpcq_report_csv_check(const struct tpcq_params *p);
+
+/*
+ * outfile.c: output files. Each function says what is wrong on stderr, the
+ * option named as --opt.
+ */
+/* path can be written: a regular file, or a new one in a writable directory. */
+int tpcq_outfile_check(const char *opt, const char *path);
+/* Both outputs of p, before the run; 0 or -1. */
+int tpcq_outfiles_check(const struct tpcq_params *p);
+/* Opened without blocking (a FIFO), refused unless regular; NULL on error. */
+FILE *tpcq_outfile_open(const char *opt, const char *path, bool append);
+struct tpcq_outfile_head {
+	bool exists;
+	uint64_t size;
+	bool ends_with_newline;   /* or empty */
+};
+/*
+ * The first line of path (its line break dropped) in line, reading at most
+ * cap - 1 bytes: -EINVAL if it is longer. A missing file: 0, h->exists false.
+ */
+int tpcq_outfile_head(const char *opt, const char *path, char *line, size_t cap,
+		      struct tpcq_outfile_head *h);
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);

@@ -18,6 +18,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "cqpoll_mlx5_emu.h"
 #include "mlx5_private.h"
 
 enum cqpoll_mlx5_emu_state {

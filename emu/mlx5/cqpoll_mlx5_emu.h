@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_MLX5_EMU_H
+#define CQPOLL_MLX5_EMU_H
+
+/**
+ * @file
+ * The emulated mlx5 device ("mlx5-emu"), part of libcqpoll_emu (verification
+ * only; never linked into production code).
+ *
+ * It lays out the memory a provider would map (CQ buffer, doorbell record, UAR
+ * page), writes genuine struct mlx5_cqe64 entries and decodes the arm
+ * doorbells; the mlx5 driver of libcqpoll polls and arms it with the code it
+ * runs on hardware. See doc/guides/mlx5-driver.md.
+ */
+
+#include <stdint.h>
+
+#include "cqpoll.h"
+#include "cqpoll_mlx5.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mlx5dv_cq;
+
+
+/** Emulator switches (struct cqpoll_mlx5_emu_conf::emu_flags). */
+/**
+ * A full CQ is an overrun, as on hardware: the CQE is dropped, the CQ goes to
+ * the error state, the consumer is woken, and its polls return -EIO once the
+ * CQEs before the overrun are read. Without it a full CQ makes
+ * cqpoll_mlx5_emu_post() return -ENOSPC (back-pressure for generators).
+ */
+#define CQPOLL_MLX5_EMU_F_OVERRUN_ERROR (1u << 0)
+/** Ignore (not only count) arms whose sequence number did not advance. */
+#define CQPOLL_MLX5_EMU_F_STRICT_SN     (1u << 1)
+/**
+ * No device thread: doorbells are read only by cqpoll_mlx5_emu_post() and
+ * cqpoll_mlx5_emu_service(), which makes single-threaded tests deterministic.
+ */
+#define CQPOLL_MLX5_EMU_F_MANUAL        (1u << 2)
+
+/** Configuration of an emulated mlx5 device with one CQ. */
+struct cqpoll_mlx5_emu_conf {
+	uint32_t size;            /**< Minimum entries (power of 2 rounding); 0: 4096. */
+	/**
+	 * CQPOLL_ARM_LEVEL: arms behave as mlx5 hardware (contract §5.3).
+	 * CQPOLL_ARM_EDGE: "lazy arm": an arm never fires for CQEs written
+	 * before the device saw it (the weaker portable contract); the CQ is
+	 * declared edge so that cqpoll_poll_and_arm() polls after arming.
+	 */
+	enum cqpoll_arm_semantics arm;
+	uint32_t event_ack_batch; /**< 0: the build-time default. */
+	uint32_t flags;           /**< CQPOLL_MLX5_F_* (the driver's side). */
+	uint32_t emu_flags;       /**< CQPOLL_MLX5_EMU_F_* (the device's side). */
+	uint32_t event_delay_us;  /**< Delivery delay of every event; 0: none. */
+	/** Period at which the device thread reads the doorbell; 0: 20 us. */
+	uint32_t doorbell_poll_us;
+	/**
+	 * Counter value of the first CQE (producer and consumer start here), to
+	 * exercise the 24-bit and 32-bit wrap without writing 2^24 entries.
+	 */
+	uint32_t start_index;
+};
+
+/**
+ * Create an emulated mlx5 device and a CQ on it, driven by the mlx5 driver.
+ *
+ * @param conf
+ *   Configuration; NULL for defaults (level arm, 64-byte CQEs).
+ * @return
+ *   The CQ, or NULL with errno set: EINVAL (arm semantics other than level or
+ *   edge, size over 2^24, CQE size flags), ENOMEM, or the errno of eventfd(2),
+ *   timerfd_create(2), epoll_create1(2) or pthread_create(3).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf);
+
+/**
+ * Write one CQE as the device would: a struct mlx5_cqe64 with big-endian
+ * fields, op_own last with release order, then evaluate the arm. A requester
+ * completion (opcode < CQPOLL_OP_RECV) becomes an MLX5_CQE_REQ CQE with the
+ * matching WQE opcode; a receive a responder CQE; a failed one an error CQE
+ * with the syndrome of its status. The low 16 bits of wr_id are written as
+ * wqe_counter; the timestamp is CLOCK_MONOTONIC ns;
+ * CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
+ *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param comp
+ *   The completion to write: opcode, status, wr_id (low 16 bits), byte_len,
+ *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), imm_data
+ *   (the immediate or invalidated key) and, for a failed completion,
+ *   vendor_err (the vendor syndrome, low 8 bits).
+ * @return
+ *   - 0: written (a failure to deliver the event it fires is not reported).
+ *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).
+ *   - -EIO: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ is in error.
+ *   - -EINVAL: NULL argument, not an emulated CQ, or a status or opcode
+ *     mlx5 cannot report.
+ *
+ * Thread safety: one producer thread per CQ, concurrently with the consumer.
+ */
+int cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+
+/**
+ * Let the device read its doorbell now, as its thread does periodically.
+ *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @return
+ *   1 if a doorbell was read (acted on, or counted and ignored as bad or
+ *   stale), 0 if none was pending, -EINVAL if @p cq is NULL or not an
+ *   emulated CQ.
+ *
+ * Thread safety: any thread.
+ */
+int cqpoll_mlx5_emu_service(struct cqpoll_cq *cq);
+
+/** What the emulated device saw and did. */
+struct cqpoll_mlx5_emu_stats {
+	uint64_t cqes;             /**< CQEs written. */
+	uint64_t doorbells;        /**< Arm doorbells read from the UAR page. */
+	uint64_t arms;             /**< Doorbells that armed the CQ. */
+	uint64_t events;           /**< Events fired. */
+	uint64_t stale_sn_arms;    /**< Arms whose sn did not follow the events fired. */
+	uint64_t bad_doorbells;    /**< Wrong CQN, command or reserved bits: ignored. */
+	uint64_t dbrec_mismatches; /**< Arms not first written to the doorbell record. */
+	uint64_t overruns;         /**< Overruns raised. */
+	uint64_t full;             /**< Posts refused with -ENOSPC. */
+};
+
+/**
+ * Read the emulated device's counters.
+ *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param[out] stats
+ *   Filled with a consistent snapshot of the counters.
+ * @return
+ *   0, or -EINVAL if an argument is NULL or @p cq is not an emulated CQ.
+ *
+ * Thread safety: any thread.
+ */
+int cqpoll_mlx5_emu_stats_get(struct cqpoll_cq *cq, struct cqpoll_mlx5_emu_stats *stats);
+
+/**
+ * The struct mlx5dv_cq of an emulated CQ, as mlx5dv_init_obj() would fill it:
+ * lets tests write doorbells the way other software (rdma-core) would.
+ *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create().
+ * @param[out] dv
+ *   Filled with the CQ's buffer, doorbell record, UAR page, CQN, CQE count
+ *   and CQE size.
+ * @return
+ *   0, or -EINVAL if an argument is NULL or @p cq is not an emulated CQ.
+ *
+ * Thread safety: any thread.
+ */
+int cqpoll_mlx5_emu_dv(struct cqpoll_cq *cq, struct mlx5dv_cq *dv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_MLX5_EMU_H */
