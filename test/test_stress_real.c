@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Stress of the io_uring driver's transition into sleep on the running
- * kernel. A device thread submits NOPs in bursts with random gaps, waiting
- * for each burst to be consumed, so that CQEs are posted all around the
- * consumer's transitions; the kernel decides when. The consumer cycles busy
- * poll -> poll-and-arm -> sleep -> event.
+ * Stress of the transition into sleep on real completion queues written by
+ * others: io_uring (the running kernel) and libfabric (a provider over
+ * loopback). A device thread posts in bursts with random gaps, waiting for
+ * each burst to be consumed, so that completions land all around the
+ * consumer's transitions; the kernel or the provider decides when. The
+ * consumer cycles busy poll -> poll-and-arm -> sleep -> event.
  *
- * Who posts the CQE (--producer):
+ * --dev=uring: NOPs. Who posts the CQE (--producer):
  *   submit  the device thread, inside its io_uring_enter() (inline NOP)
  *   iowq    an io-wq worker thread (IOSQE_ASYNC): its own CPU and timing
  *   sqpoll  the ring's SQPOLL kernel thread
  *
+ * --dev=ofi-tcp: a message from endpoint A to endpoint B (ofi_rxm over
+ * tcp), B's receive completing on the cqpoll CQ; the device thread waits
+ * for A's send completion, driving both endpoints' progress, and so does
+ * the consumer's poll.
+ *
  * Checked: every completion exactly once (and in order, but from io-wq,
  * whose workers run NOPs concurrently), and no lost wake-up:
  * a sleep ended by its safety-net timeout must not find a completion that
- * was submitted before the sleep began (for "submit" the CQE is visible
- * when io_uring_submit() returns, so this is exact; for the others it
- * bounds from below when it became visible).
+ * was posted before the sleep began (for uring's "submit" the CQE is
+ * visible when io_uring_submit() returns, so this is exact; for the others
+ * it bounds from below when it became visible).
  *
  * --naive goes to sleep with cqpoll_cq_arm_naive() (clear the flag, sleep,
  * no poll after) and --naive-delay-ns sleeps between its last poll and the
@@ -24,9 +30,10 @@
  * thread preempted there; with --expect-lost the test passes only if
  * lost wake-ups are seen: the negative control.
  *
- * Skips (77) where io_uring is unavailable.
+ * Skips (77) where io_uring or the provider is unavailable.
  *
- * Usage: test_uring_stress [--producer=submit|iowq|sqpoll] [--transitions=N]
+ * Usage: test_stress_real [--dev=uring|ofi-tcp]
+ *        [--producer=submit|iowq|sqpoll] [--transitions=N]
  *        [--naive [--naive-delay-ns=NS]] [--expect-lost] [--timeout-ms=MS]
  */
 
@@ -40,6 +47,9 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_test.h"
 #include "uring_test.h"
+#ifdef CQPOLL_TEST_OFI
+#include "ofi_test.h"
+#endif
 
 #define BURST 32
 #define VISIBLE_SLOTS 1024u  /* > the largest burst: a slot is reused only after use */
@@ -52,6 +62,7 @@ static const char *const producer_names[] = { "submit", "iowq", "sqpoll" };
 
 struct shared {
 	struct io_uring *ring;
+	struct test_ofi *ofi;    /* --dev=ofi-tcp */
 	enum producer producer;
 	uint64_t visible_ns[VISIBLE_SLOTS]; /* by wr_id: when submit returned */
 	uint64_t consumed;  /* consumer to device */
@@ -71,8 +82,14 @@ device_thread(void *arg)
 	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
 		burst = 1 + (unsigned int)(test_rnd(&rng) % 4);
 		for (i = 0; i < burst; i++) {
-			r = test_uring_nop(sh->ring, seq, 8, false,
-					   sh->producer == PRODUCER_IOWQ ? IOSQE_ASYNC : 0);
+#ifdef CQPOLL_TEST_OFI
+			if (sh->ofi != NULL)
+				r = test_ofi_post(sh->ofi, seq, 8);
+			else
+#endif
+				r = test_uring_nop(sh->ring, seq, 8, false,
+						   sh->producer == PRODUCER_IOWQ ?
+						   IOSQE_ASYNC : 0);
 			if (r != 0) {
 				__atomic_store_n(&sh->error, r, __ATOMIC_RELEASE);
 				goto out;
@@ -139,11 +156,27 @@ preempted(uint64_t ns)
 }
 
 static struct cqpoll_cq *
-open_cq(enum producer producer, struct io_uring *user_ring)
+open_cq(enum producer producer, struct io_uring *user_ring, struct test_ofi *ofi)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 10 };
 	int r;
 
+	if (ofi != NULL) {
+#ifdef CQPOLL_TEST_OFI
+		struct cqpoll_cq *cq = cqpoll_ofi_cq_open(ofi->fabric, ofi->domain, NULL);
+		char why[256];
+
+		if (cq != NULL && test_ofi_attach(ofi, cqpoll_ofi_cq_fid(cq), why,
+						  sizeof(why)) != 0) {
+			fprintf(stderr, "%s\n", why);
+			test_ofi_close_eps(ofi);
+			cqpoll_cq_destroy(cq);
+			errno = EIO;
+			return NULL;
+		}
+		return cq;
+#endif
+	}
 	if (producer != PRODUCER_SQPOLL)
 		return cqpoll_uring_cq_create(NULL);
 	r = io_uring_queue_init_params(256, user_ring, &p);
@@ -155,8 +188,8 @@ open_cq(enum producer producer, struct io_uring *user_ring)
 }
 
 static int
-run(enum producer producer, uint64_t transitions, int naive, uint64_t naive_delay_ns,
-    int timeout_ms, struct result *res)
+run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naive,
+    uint64_t naive_delay_ns, int timeout_ms, struct result *res)
 {
 	struct cqpoll_completion c[BURST];
 	struct io_uring user_ring;
@@ -171,9 +204,11 @@ run(enum producer producer, uint64_t transitions, int naive, uint64_t naive_dela
 	res->seen = calloc(SEEN_BITS / 8, 1);
 	sh = calloc(1, sizeof(*sh));
 	TEST_ASSERT(sh != NULL && res->seen != NULL, "calloc");
-	cq = open_cq(producer, &user_ring);
+	cq = open_cq(producer, &user_ring, ofi);
 	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
-	sh->ring = cqpoll_uring_cq_ring(cq);
+	sh->ofi = ofi;
+	if (ofi == NULL)
+		sh->ring = cqpoll_uring_cq_ring(cq);
 	sh->producer = producer;
 	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, sh), 0);
 	while (res->transitions < transitions &&
@@ -226,17 +261,22 @@ run(enum producer producer, uint64_t transitions, int naive, uint64_t naive_dela
 	}
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, BURST), 0);
 	cqpoll_cq_stats_get(cq, &res->st);
-	printf("producer=%s naive=%d naive_delay_ns=%" PRIu64 " transitions=%" PRIu64
+	printf("dev=%s producer=%s naive=%d naive_delay_ns=%" PRIu64 " transitions=%" PRIu64
 	       " posted=%" PRIu64 " consumed=%" PRIu64 " duplicates=%" PRIu64
 	       " order_errors=%" PRIu64
 	       " lost_timeout=%" PRIu64 " timeout_found=%" PRIu64 " waits=%" PRIu64 " wait_timeouts=%" PRIu64
 	       " events=%" PRIu64 " spurious=%" PRIu64 " arms=%" PRIu64 "\n",
-	       producer_names[producer], naive, naive_delay_ns, res->transitions,
+	       ofi != NULL ? "ofi-tcp" : "uring",
+	       ofi != NULL ? "device-thread" : producer_names[producer], naive, naive_delay_ns, res->transitions,
 	       sh->posted, res->consumed, res->duplicates, res->order_errors,
 	       res->timeout_lost, res->timeout_found,
 	       res->st.waits, res->st.wait_timeouts, res->st.events,
 	       res->st.spurious_events, res->st.arms);
 	TEST_ASSERT_EQ(res->consumed, sh->posted);
+#ifdef CQPOLL_TEST_OFI
+	if (ofi != NULL)
+		test_ofi_close_eps(ofi);
+#endif
 	cqpoll_cq_destroy(cq);
 	if (producer == PRODUCER_SQPOLL)
 		io_uring_queue_exit(&user_ring);
@@ -260,6 +300,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, 'D' },
 		{ "producer", required_argument, NULL, 'p' },
 		{ "transitions", required_argument, NULL, 't' },
 		{ "naive", no_argument, NULL, 'n' },
@@ -271,11 +312,21 @@ main(int argc, char **argv)
 	enum producer producer = PRODUCER_SUBMIT;
 	uint64_t transitions = 1000000, delay = 0, tmo = 100;
 	int naive = 0, expect_lost = 0, o, k;
+	struct test_ofi *ofi = NULL;
 	struct result res;
 	char why[256];
+	int ofi_dev = 0, rc;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
+		case 'D':
+			if (strcmp(optarg, "ofi-tcp") == 0) {
+				ofi_dev = 1;
+			} else if (strcmp(optarg, "uring") != 0) {
+				fprintf(stderr, "bad --dev: %s\n", optarg);
+				return TEST_FAIL;
+			}
+			break;
 		case 'p':
 			for (k = 0; k < 3 && strcmp(optarg, producer_names[k]) != 0; k++)
 				;
@@ -313,11 +364,32 @@ main(int argc, char **argv)
 			return TEST_FAIL;
 		}
 	}
-	if (test_uring_probe(why, sizeof(why)) < 0) {
+	if (ofi_dev) {
+#ifdef CQPOLL_TEST_OFI
+		ofi = calloc(1, sizeof(*ofi));
+		TEST_ASSERT(ofi != NULL, "calloc");
+		if (test_ofi_open(ofi, "tcp", why, sizeof(why)) != 0) {
+			printf("skip: %s\n", why);
+			test_ofi_close(ofi);
+			free(ofi);
+			return TEST_SKIP;
+		}
+#else
+		printf("skip: this build has no libfabric driver\n");
+		return TEST_SKIP;
+#endif
+	} else if (test_uring_probe(why, sizeof(why)) < 0) {
 		printf("skip: %s\n", why);
 		return TEST_SKIP;
 	}
-	if (run(producer, transitions, naive, delay, (int)tmo, &res) != TEST_PASS)
+	rc = run(ofi, producer, transitions, naive, delay, (int)tmo, &res);
+#ifdef CQPOLL_TEST_OFI
+	if (ofi != NULL) {
+		test_ofi_close(ofi);
+		free(ofi);
+	}
+#endif
+	if (rc != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(res.order_errors, 0);
 	TEST_ASSERT_EQ(res.duplicates, 0);
