@@ -218,7 +218,7 @@ main(int argc, char **argv)
 		.size = CQ_SIZE, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
 	};
 	uint64_t per[V_COUNT][MAX_ROUNDS], med[V_COUNT];
-	unsigned int rounds = 21, b, k, burst;
+	unsigned int rounds = 21, b, k, burst = 0;
 	uint64_t sink = 0, t0, c0;
 	struct bench_cq q[V_COUNT];
 	double tsc_ghz;

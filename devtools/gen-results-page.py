@@ -4,13 +4,16 @@
 
 usage: gen-results-page.py SWEEP.json --plots=DIR --page-dir=DIR
            [--load-before=L] [--load-after=L] [--sweep-status=N]
-           [--reproduce=COMMAND]
+           [--reproduce=COMMAND] [--busy=FILE]
 
 Called by devtools/gen-results.sh. Every figure on the page is read from the
 sweep's JSON or from this machine (/proc/cpuinfo, /proc/meminfo, uname, git):
-nothing is typed in by hand. The issue's two goals are computed here:
+nothing is typed in by hand. The goals computed here:
   - at the lowest load, adaptive CPU / interrupt CPU <= 1.2
   - at the highest load, adaptive p99 / poll p99 <= 1.2
+  - at the lowest load, interrupt p50 / wake-up floor p50 <= 1.5
+  - at the highest load, poll p99 / hand-off floor p99 <= 10
+--busy names a file with what else ran during the sweep (ps output).
 """
 import argparse
 import datetime
@@ -135,10 +138,55 @@ def comparison(title, points, dev, load, num_pol, den_pol, metric, label, loadav
     return out, ratio
 
 
+def floor_ratio(p, key):
+    v = p.get(key)
+    return "-" if v is None else "%.1fx %s" % (v, "w" if p["floor"] == "wakeup" else "h")
+
+
+def floor_goals(sweep, points, dev, lo, hi):
+    """Interrupt p50 over the wake-up floor at the lowest load, poll p99
+    over the hand-off floor at the highest: how close to the machine."""
+    out = []
+    for title, pol, load, key, fkey, pct, goal in (
+            ("Interrupt p50 / wake-up floor at the lowest load", "interrupt",
+             lo, "p50_x_floor", "wakeup_ns", "p50", 1.5),
+            ("Poll p99 / hand-off floor at the highest load", "poll", hi,
+             "p99_x_floor", "handoff_ns", "p99", 10.0)):
+        out += ["### %s" % title, ""]
+        p = find(points, dev, load, pol)
+        if p is None or p.get(key) is None or sweep.get("floors") is None:
+            out += ["Not measured: no `%s` point at %d completions/s with a "
+                    "floor." % (pol, load), ""]
+            continue
+        lat = p["run"]["latency_ns"][pct]
+        fl = sweep["floors"][fkey][pct]
+        out += ["At %d completions/s: `%s` %s %.1f us / floor %s %.1f us = "
+                "**%.2fx** (goal <= %.1fx): **%s**." % (
+                    load, pol, pct, us(lat), pct, us(fl), p[key], goal,
+                    "PASS" if p[key] <= goal else "MISS"), ""]
+    return out
+
+
+def busy_summary(path):
+    """The busiest other processes, from ps output taken during the sweep."""
+    if not path or not os.path.exists(path):
+        return "not recorded"
+    with open(path) as f:
+        rows = [l.split(None, 1) for l in f.read().splitlines()[1:] if l.strip()]
+    rows = [(float(r[0]), r[1].strip()) for r in rows
+            if len(r) == 2 and r[0].replace(".", "", 1).isdigit()]
+    others = [(c, n) for c, n in rows if "testpmd-cq" not in n and c >= 5.0]
+    if not others:
+        return "nothing else above 5% of a CPU (ps, during the sweep)"
+    return "during the sweep (ps, % of a CPU): " + ", ".join(
+        "%s %.0f%%" % (n, c) for c, n in others[:8])
+
+
 def table(points, show_dev):
     head = (["dev"] if show_dev else []) + [
         "load/s", "policy", "achieved/s", "p50 us", "p99 us", "p99.9 us",
-        "max us", "CPU %", "wake-ups/s", "lost wake-ups"]
+        "max us", "p50 / floor", "p99 / floor", "CPU %", "harness CPU %",
+        "process CPU %", "wake-ups/s", "lost wake-ups"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for p in points:
         cells = ([p["dev"]] if show_dev else []) + [str(p["load"]), p["policy"]]
@@ -148,7 +196,10 @@ def table(points, show_dev):
             r, lat = p["run"], p["run"]["latency_ns"]
             cells += ["%.0f" % r["achieved_rate"], "%.1f" % us(lat["p50"]),
                       "%.1f" % us(lat["p99"]), "%.1f" % us(lat["p999"]),
-                      "%.1f" % us(lat["max"]), "%.1f" % r["cpu_pct"],
+                      "%.1f" % us(lat["max"]), floor_ratio(p, "p50_x_floor"),
+                      floor_ratio(p, "p99_x_floor"), "%.1f" % r["cpu_pct"],
+                      "%.1f" % r.get("harness_cpu_pct", 0.0),
+                      "%.1f" % r["cpu_pct_process"],
                       "%.0f" % (p["run"]["wakeups_per_s"]), "%d" % p["lost_wakeups"]]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -163,6 +214,7 @@ def main():
     ap.add_argument("--load-after")
     ap.add_argument("--sweep-status", type=int, default=0)
     ap.add_argument("--reproduce", default="./devtools/gen-results.sh")
+    ap.add_argument("--busy")
     args = ap.parse_args()
 
     with open(args.sweep) as f:
@@ -199,6 +251,7 @@ def main():
         "| load average (1, 5, 15 min) | before the sweep %s; after %s |"
         % (args.load_before or "?", args.load_after or "?"),
         "| sweep's nice value | %d |" % os.nice(0),
+        "| what else ran | %s |" % busy_summary(args.busy),
         "| cqpoll | %s, source %s |" % (conf["cqpoll_version"], git_revision()),
         "| DPDK | %s |" % conf["dpdk_version"],
         "| date | %s |" % datetime.datetime.now(datetime.timezone.utc)
@@ -234,8 +287,28 @@ def main():
     out += table(points, len(conf["devs"]) > 1)
     out += ["", "Latency is from the completion's device timestamp to the "
             "poller reading it; CPU is the poller thread's CPU time over the "
-            "run's wall time; wake-ups/s are the poller's sleeps that ended "
-            "(by event, timeout or cross-thread wake).", ""]
+            "run's wall time, harness CPU the generator's (it plays the "
+            "device too: the emulated device has no thread of its own), "
+            "process CPU the whole process's; wake-ups/s are the poller's "
+            "sleeps that ended (by event, timeout or cross-thread wake). "
+            "p50 / floor and p99 / floor: the percentile over the same "
+            "percentile of the matching floor, `w` the wake-up (a poller that "
+            "slept for most completions), `h` the hand-off.", ""]
+    fl = sweep.get("floors")
+    if fl:
+        out += ["### Floors", "",
+                "Measured by the sweep before its points, on the CPUs the "
+                "points use (poller CPU %d, device CPU %d%s): what this "
+                "machine costs, which no CQ library could beat there and "
+                "then." % (fl["cpu_poller"], fl["cpu_device"],
+                           "" if fl["pinned"] else ", NOT pinned"), "",
+                "| floor | p50 us | p99 us | samples |", "|---|---|---|---|",
+                "| cross-core cache-line hand-off (one way) | %.2f | %.2f | %d |"
+                % (us(fl["handoff_ns"]["p50"]), us(fl["handoff_ns"]["p99"]),
+                   fl["handoff_ns"]["samples"]),
+                "| eventfd write -> epoll_wait return | %.1f | %.1f | %d |"
+                % (us(fl["wakeup_ns"]["p50"]), us(fl["wakeup_ns"]["p99"]),
+                   fl["wakeup_ns"]["samples"]), ""]
     polls = [p["run"]["cpu_pct"] for p in points
              if p["policy"] == "poll" and p["ok"] and p["run"] is not None]
     if polls:
@@ -275,6 +348,11 @@ def main():
             "adaptive", "poll", lambda p: us(p["run"]["latency_ns"]["p99"]),
             "p99 us", loadavg, ncpu)
         out += part
+    out += ["## Against the floors", ""]
+    for dev in conf["devs"]:
+        if len(conf["devs"]) > 1:
+            out += ["Device `%s`:" % dev, ""]
+        out += floor_goals(sweep, points, dev, lo, hi)
     print("\n".join(out).rstrip())
     return 0
 

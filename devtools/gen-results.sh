@@ -31,7 +31,14 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cmd=("$app" --dev=mlx5-emu --sweep --json="$json" --plot="$dir")
 echo "+ ${cmd[*]}"
 status=0
-"${cmd[@]}" || status=$?
+"${cmd[@]}" &
+sweep_pid=$!
+# What else runs, a few seconds in: the page says what the machine was doing.
+busy=$(mktemp)
+trap 'rm -f -- "$busy"' EXIT
+sleep 5
+ps -eo pcpu,args --sort=-pcpu | head -12 | cut -c1-60 >"$busy" || true
+wait "$sweep_pid" || status=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 if [ ! -s "$json" ]; then
     echo "gen-results: the sweep wrote no JSON ($json)" >&2
@@ -41,7 +48,7 @@ fi
 python3 devtools/gen-results-page.py "$json" \
     --plots="$dir" --page-dir="$(dirname "$page")" \
     --load-before="$load_before" --load-after="$load_after" \
-    --sweep-status="$status" \
+    --sweep-status="$status" --busy="$busy" \
     --reproduce="./devtools/gen-results.sh${1:+ $1}" >"$page.tmp"
 mv -- "$page.tmp" "$page"
 echo "gen-results: wrote $page and $dir/"

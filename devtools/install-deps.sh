@@ -17,7 +17,7 @@ packages=(
     meson
     ninja-build
     python3
-    dpdk-dev            # DPDK tools (dpdk-devbind, ...)
+    dpdk-dev            # DPDK tools (dpdk-devbind, dpdk-telemetry.py, ...)
     libdpdk-dev         # DPDK libraries and libdpdk.pc for app/testpmd-cq
     libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
     libnuma-dev         # needed by libdpdk.pc
@@ -29,6 +29,7 @@ packages=(
     spin                # model checking of the arm protocol
     doxygen             # API reference (ninja -C build doc)
     python3-matplotlib  # testpmd-cq's sweep plots (tpcq-plot.py)
+    babeltrace2         # reads testpmd-cq's CTF traces (--trace='cqpoll.*')
 )
 
 missing=()

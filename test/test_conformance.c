@@ -15,6 +15,7 @@
 #ifdef CQPOLL_TEST_MLX5
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
+#include "test_mixed_channel.h"
 #endif
 #include "cqpoll_test.h"
 #include "cqpoll_verbs.h"
@@ -32,15 +33,15 @@ struct conf_device {
 	struct cqpoll_cq *(*create)(uint32_t size);
 	/* Post as the device; 0, or -ENOSPC when full. */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
+	/* Destroy what create made; NULL: cqpoll_cq_destroy(). TEST_PASS or not. */
+	int (*destroy)(struct cqpoll_cq *cq);
 	/*
 	 * Its entries carry only wr_id, status and (where it can) byte_len: no
-	 * opcode or QP, as an io_uring CQE.
+	 * opcode or QP, as an io_uring CQE or a libfabric receive.
 	 */
 	bool wr_id_only;
 	/* A full CQ keeps the excess and delivers it later (io_uring's NODROP). */
 	bool keeps_overflow;
-	/* Release the CQ and what posts to it; NULL: cqpoll_cq_destroy(). */
-	void (*destroy)(struct cqpoll_cq *cq);
 };
 
 static struct cqpoll_cq *
@@ -136,6 +137,74 @@ mlx5_emu_ci_wrap(uint32_t size)
 }
 #endif
 
+#ifdef CQPOLL_TEST_MLX5
+/*
+ * The CQ under test shares ONE completion channel with a CQ of the other
+ * driver, armed, whose event waits on the channel from the start: whatever
+ * the case does, the CQ under test reads the other's event first and must
+ * hand it over (the demux), and its own events must reach it the same way.
+ */
+static struct mix shared;
+
+static struct cqpoll_cq *
+shared_create(uint32_t size, int first_mlx5)
+{
+	struct cqpoll_completion c[2], p = { .wr_id = 0, .byte_len = 8 };
+	int r = mix_create(&shared, 2, size, first_mlx5, 0, NULL, 0, 0);
+
+	if (r == 0 && cqpoll_poll_and_arm(shared.cq[1], c, 2) != 0)
+		r = -EIO;
+	if (r == 0)
+		r = mix_post(&shared, 1, &p);
+	if (r != 0) {
+		mix_destroy(&shared);
+		errno = -r;
+		return NULL;
+	}
+	return shared.cq[0];
+}
+
+static struct cqpoll_cq *
+shared_mlx5(uint32_t size)
+{
+	return shared_create(size, 1);
+}
+
+static struct cqpoll_cq *
+shared_verbs(uint32_t size)
+{
+	return shared_create(size, 0);
+}
+
+static int
+shared_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	(void)cq;
+	return mix_post(&shared, 0, c);
+}
+
+static int
+shared_destroy(struct cqpoll_cq *cq)
+{
+	struct cqpoll_completion c[2];
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	int r;
+
+	(void)cq;
+	/* The other CQ's event reached it, whoever read it off the channel. */
+	r = cqpoll_cq_event_get(shared.cq[1]);
+	if (r == 0) {
+		/* Not read by anyone yet: the fd says it is there. */
+		r = cqpoll_cq_wait(shared.cq[1], 1000);
+	}
+	TEST_ASSERT_EQ(r, 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(shared.cq[1], c, 2), 1);
+	TEST_ASSERT_EQ(mix_destroy(&shared), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+	return TEST_PASS;
+}
+#endif
+
 #ifdef CQPOLL_TEST_URING
 /* 1 if NOPs carry byte_len here, else 0; < 0: io_uring unavailable. */
 static int uring_inject = -1;
@@ -220,34 +289,37 @@ ofi_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
 	return test_ofi_post(&ofi, c->wr_id, c->byte_len);
 }
 
-static void
+static int
 ofi_destroy(struct cqpoll_cq *cq)
 {
 	test_ofi_close_eps(&ofi);
 	cqpoll_cq_destroy(cq);
 	test_ofi_close(&ofi);
+	return TEST_PASS;
 }
 #endif
 
 static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post, false, false, NULL },
-	{ "sw-edge", sw_edge, cqpoll_sw_post, false, false, NULL },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, false, false, NULL },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, false, false, NULL },
-	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, false, false, NULL },
-	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, false, false, NULL },
+	{ "sw-level", sw_level, cqpoll_sw_post, NULL, false, false },
+	{ "sw-edge", sw_edge, cqpoll_sw_post, NULL, false, false },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, NULL, false, false },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, NULL, false, false },
+	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, NULL, false, false },
+	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, NULL, false, false },
 #ifdef CQPOLL_TEST_MLX5
-	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, false, false, NULL },
-	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, false, false, NULL },
-	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, false, false, NULL },
-	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, false, false, NULL },
+	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-channel-shared", shared_mlx5, shared_post, shared_destroy, false, false },
+	{ "verbs-emu-channel-shared", shared_verbs, shared_post, shared_destroy, false, false },
 #endif
 #ifdef CQPOLL_TEST_OFI
-	{ "ofi-tcp", ofi_tcp_create, ofi_post, true, true, ofi_destroy },
-	{ "ofi-shm", ofi_shm_create, ofi_post, true, true, ofi_destroy },
+	{ "ofi-tcp", ofi_tcp_create, ofi_post, ofi_destroy, true, true },
+	{ "ofi-shm", ofi_shm_create, ofi_post, ofi_destroy, true, true },
 #endif
 #ifdef CQPOLL_TEST_URING
-	{ "uring", uring_create, uring_post, true, true, NULL },
+	{ "uring", uring_create, uring_post, NULL, true, true },
 #endif
 };
 
@@ -265,16 +337,29 @@ make_comp(uint64_t id)
 	return c;
 }
 
+/*
+ * Which request a completion names, read as any program must: wr_id where
+ * the driver knows it (F_WR_ID), else the WQE index (F_WQE_COUNTER, mlx5).
+ */
+static int
+names(const struct cqpoll_completion *c, uint64_t id)
+{
+	if (c->flags & CQPOLL_COMPLETION_F_WR_ID)
+		return c->wr_id == id;
+	return (c->flags & CQPOLL_COMPLETION_F_WQE_COUNTER) && c->wr_id == 0 &&
+		c->wqe_counter == (uint16_t)id;
+}
+
 static int
 check_comp(const struct conf_device *d, const struct cqpoll_completion *c,
 	   uint64_t id)
 {
 	struct cqpoll_completion e = make_comp(id);
 
-	TEST_ASSERT_EQ(c->wr_id, e.wr_id);
-	TEST_ASSERT_EQ(c->status, e.status);
 	if (d->wr_id_only) {
+		TEST_ASSERT_EQ(c->wr_id, e.wr_id);
 		TEST_ASSERT(c->flags & CQPOLL_COMPLETION_F_WR_ID, "wr_id flagged");
+		TEST_ASSERT_EQ(c->status, e.status);
 #ifdef CQPOLL_TEST_URING
 		/* NOPs carry a length only where they can inject results. */
 		if (d->create == uring_create && uring_inject != 1)
@@ -283,6 +368,9 @@ check_comp(const struct conf_device *d, const struct cqpoll_completion *c,
 		TEST_ASSERT_EQ(c->byte_len, e.byte_len);
 		return TEST_PASS;
 	}
+	TEST_ASSERT(names(c, id), "completion of %" PRIu64 ": flags %x wr_id %" PRIu64
+		    " wqe_counter %u", id, c->flags, c->wr_id, c->wqe_counter);
+	TEST_ASSERT_EQ(c->status, e.status);
 	TEST_ASSERT_EQ(c->opcode, e.opcode);
 	TEST_ASSERT_EQ(c->qp_num, e.qp_num);
 	if (e.opcode == CQPOLL_OP_RECV)
@@ -396,7 +484,7 @@ case_event(const struct conf_device *d, struct cqpoll_cq *cq)
 		TEST_ASSERT(!cqpoll_cq_is_armed(cq), "the event disarms");
 		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 10), -EAGAIN);
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
-		TEST_ASSERT_EQ(c[0].wr_id, (uint64_t)round);
+		TEST_ASSERT(names(&c[0], (uint64_t)round), "round %d", round);
 	}
 	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
 	TEST_ASSERT_EQ(st.events, 50);
@@ -485,10 +573,10 @@ main(void)
 				continue;
 			}
 			r = conf_cases[ci].fn(d, cq);
-			if (d->destroy != NULL)
-				d->destroy(cq);
-			else
+			if (d->destroy == NULL)
 				cqpoll_cq_destroy(cq);
+			else if (d->destroy(cq) != TEST_PASS)
+				r = TEST_FAIL;
 			printf("%-30s %-28s %s\n", d->name, conf_cases[ci].name,
 			       r == TEST_PASS ? "ok" : "FAIL");
 			failed += r != TEST_PASS;

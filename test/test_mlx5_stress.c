@@ -87,7 +87,7 @@ take(struct result *res, struct shared *sh, const struct cqpoll_completion *c, i
 	int i;
 
 	for (i = 0; i < n; i++) {
-		if (c[i].wr_id != (res->expected & 0xffff))
+		if (c[i].wqe_counter != (res->expected & 0xffff))
 			res->order_errors++;
 		res->expected++;
 	}
@@ -145,7 +145,8 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
 		if (w == 0) {
 			r = cqpoll_poll_burst(sh.cq, c, BURST);
 			TEST_ASSERT(r >= 0, "poll: %d", r);
-			if (r > 0 && c[0].timestamp < sleep_start)
+			/* Device ticks, converted by the emulator's own clock info. */
+			if (r > 0 && cqpoll_mlx5_emu_ticks_to_ns(c[0].timestamp) < sleep_start)
 				res->timeout_lost++;
 			take(res, &sh, c, r);
 		}

@@ -20,9 +20,15 @@
  * every CQ, re-poll only the first), and with --expect-lost the test passes
  * only if the oracle catches it: the negative control.
  *
+ * With --dev=mixed the CQs are mlx5-emu and verbs-emu CQs, alternately, all
+ * on ONE emulated completion channel (test_mixed_channel.h), with faults on
+ * the verbs-emu device; --old-routing gives the mlx5 CQs the event routing
+ * they had before the channel demux (every event read is the reader's), the
+ * negative control, caught with --expect-lost.
+ *
  * Usage: test_stress_group [--cqs=N] [--transitions=N | --cq-transitions=N]
- *                          [--arm=SEM] [--churn]
- *                          [--naive --expect-lost]
+ *                          [--arm=SEM] [--churn] [--dev=sw|mixed]
+ *                          [--naive --expect-lost] [--old-routing --expect-lost]
  */
 
 #include <getopt.h>
@@ -31,6 +37,9 @@
 
 #include "cqpoll_test.h"
 #include "test_group_common.h"
+#ifdef CQPOLL_TEST_MLX5
+#include "test_mixed_channel.h"
+#endif
 
 /* Each run stays well inside meson's timeout on 2 cores. */
 #define DEADLINE_NS (75ull * 1000000000ull)
@@ -43,6 +52,7 @@ static uint64_t transitions = 200000;
 static uint64_t cq_transitions;
 static int naive, expect_lost, churn;
 static int arm = -1; /* -1: mixed */
+static int mixed, old_routing;
 
 struct mode_changer {
 	struct cqpoll_group *g;
@@ -153,6 +163,16 @@ check_delivery(struct tg_prod *prod, struct tg_rx *rx)
 	return TEST_PASS;
 }
 
+#ifdef CQPOLL_TEST_MLX5
+static struct mix mix;
+
+static int
+mix_post_cb(void *arg, unsigned int q, const struct cqpoll_completion *c)
+{
+	return mix_post(arg, q, c);
+}
+#endif
+
 static int
 test_stress_group(void)
 {
@@ -175,7 +195,24 @@ test_stress_group(void)
 	conf.policy = cqpoll_policy_find("adaptive:max_spin_us=100", &conf.policy_args);
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
-	for (i = 0; i < ncqs; i++) {
+	for (i = 0; i < ncqs && mixed; i++) {
+#ifdef CQPOLL_TEST_MLX5
+		if (i == 0) {
+			struct cqpoll_verbs_emu_faults f = {
+				.visibility_delay_ns = 1000, .visibility_delay_pct = 20,
+				.arm_delay_ns = 5000, .arm_delay_pct = 50,
+				.spurious_event_pct = 1, .duplicate_event_pct = 1,
+				.seed = 0x1234567ull,
+			};
+
+			TEST_ASSERT_EQ(mix_create(&mix, ncqs, 256, 1, old_routing, &f, 0, 0), 0);
+		}
+		cq[i] = mix.cq[i];
+		rx[i] = (struct tg_rx){ .consumed = &consumed };
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
+#endif
+	}
+	for (i = 0; i < ncqs && !mixed; i++) {
 		struct cqpoll_sw_conf sw = {
 			.size = 256,
 			/* The negative control needs windows to fall in: edge, wide. */
@@ -200,6 +237,12 @@ test_stress_group(void)
 	}
 	prod = (struct tg_prod){ .cqs = cq, .ncqs = ncqs, .consumed = &consumed,
 		.seed = 0x9e3779b97f4a7c15ull, .max_gap_ns = 30000, .wait_drain = 1 };
+#ifdef CQPOLL_TEST_MLX5
+	if (mixed) {
+		prod.post = mix_post_cb;
+		prod.post_arg = &mix;
+	}
+#endif
 	mc.g = g;
 	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
 	t0 = test_now_ns();
@@ -219,6 +262,9 @@ test_stress_group(void)
 		do {
 			usleep(10000);
 			cqpoll_group_stats_get(g, &st);
+			/* A negative control may stop once it is caught for sure. */
+			if (expect_lost && st.lost_wakeups + st.timeout_recoveries >= NAIVE_ENOUGH)
+				break;
 		} while (!enough(&st, cq) && test_now_ns() - t0 < DEADLINE_NS);
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(mt, NULL);
@@ -242,23 +288,28 @@ test_stress_group(void)
 		st.sleeps = sleeps;
 		st.lost_wakeups = lost;
 	}
+	printf("dev=%s%s ", mixed ? "mixed" : "sw", old_routing ? " old-routing" : "");
 	printf("cqs=%u naive=%d posted=%" PRIu64 " consumed=%" PRIu64
 	       " sleeps=%" PRIu64 " transitions=%" PRIu64 " lost_oracle=%" PRIu64
 	       " wake_event=%" PRIu64 " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64
 	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
-	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 " cq_arms=%" PRIu64 "\n",
+	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 " cq_arms=%" PRIu64
+	       " timeout_recoveries=%" PRIu64 " drain_stalls=%" PRIu64 "\n",
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
 	       st.asleep_ns / 1000000, (test_now_ns() - t0) / 1000000, ch.removals,
-	       cq_arms(cq));
+	       cq_arms(cq), st.timeout_recoveries, prod.stalls);
 	if (check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(consumed, prod.posted_total);
 	if (expect_lost) {
-		TEST_ASSERT(st.lost_wakeups > 0, "the naive transition was not caught");
+		TEST_ASSERT(st.lost_wakeups + st.timeout_recoveries > 0,
+			    "the %s was not caught",
+			    old_routing ? "old routing" : "naive transition");
 	} else {
 		TEST_ASSERT_EQ(st.lost_wakeups, 0);
+		TEST_ASSERT_EQ(st.timeout_recoveries, 0);
 		/* On a loaded machine the deadline may come first: still enough. */
 		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000,
 			    "only %" PRIu64 " sleeps", st.sleeps);
@@ -268,6 +319,16 @@ test_stress_group(void)
 				    ch.removals);
 	}
 	cqpoll_group_destroy(g);
+#ifdef CQPOLL_TEST_MLX5
+	if (mixed) {
+		uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+
+		/* Every destroy returns: acks balanced on the shared channel. */
+		TEST_ASSERT_EQ(mix_destroy(&mix), 0);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+		return TEST_PASS;
+	}
+#endif
 	for (i = 0; i < ncqs; i++)
 		cqpoll_cq_destroy(cq[i]);
 	return TEST_PASS;
@@ -288,6 +349,8 @@ main(int argc, char **argv)
 		{ "arm", required_argument, NULL, 'a' },
 		{ "churn", no_argument, NULL, 'r' },
 		{ "cq-transitions", required_argument, NULL, 'q' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "old-routing", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -322,6 +385,17 @@ main(int argc, char **argv)
 		case 'q':
 			cq_transitions = strtoull(optarg, NULL, 0);
 			break;
+		case 'd':
+			if (strcmp(optarg, "mixed") == 0) {
+				mixed = 1;
+			} else if (strcmp(optarg, "sw") != 0) {
+				fprintf(stderr, "bad --dev=%s\n", optarg);
+				return TEST_FAIL;
+			}
+			break;
+		case 'o':
+			old_routing = 1;
+			break;
 		default:
 			return TEST_FAIL;
 		}
@@ -330,5 +404,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "bad --cqs or --transitions\n");
 		return TEST_FAIL;
 	}
+	if ((old_routing && !mixed) || (mixed && (naive || churn))) {
+		fprintf(stderr, "--old-routing needs --dev=mixed, which has no --naive or --churn\n");
+		return TEST_FAIL;
+	}
+#ifndef CQPOLL_TEST_MLX5
+	if (mixed) {
+		printf("no mlx5 driver in this build: skipped\n");
+		return TEST_SKIP;
+	}
+#endif
 	return test_run("stress-group", cases, 1);
 }

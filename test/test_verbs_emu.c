@@ -8,8 +8,10 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
@@ -341,7 +343,8 @@ test_select(void)
 		/* The real inline, through the emulated verbs_context. */
 		ex = ibv_create_cq_ex(ctx, &attr);
 		TEST_ASSERT(ex != NULL, "ibv_create_cq_ex: %s", strerror(errno));
-		conf.flags = pass == 1 ? CQPOLL_IBV_F_FORCE_VERBS :
+		/* WQE counters accepted, but an emulated verbs device has none. */
+		conf.flags = pass == 1 ? CQPOLL_IBV_F_WQE_COUNTER :
 			     pass == 2 ? CQPOLL_IBV_F_CQ_EX : 0;
 		conf.wc_flags = attr.wc_flags;
 		cq = cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf);
@@ -352,10 +355,160 @@ test_select(void)
 		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
 		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 2), 1);
 		TEST_ASSERT_EQ(c[0].wr_id, 5);
+		TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_WR_ID, "wr_id valid");
 		cqpoll_cq_destroy(cq);
 		TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 	}
 	TEST_ASSERT(cqpoll_cq_from_ibv(NULL, ch, NULL) == NULL && errno == EINVAL, "NULL cq");
+	/* Unknown flags (bit 0 was a "force verbs" now the default): refused. */
+	ex = ibv_create_cq_ex(ctx, &attr);
+	TEST_ASSERT(ex != NULL, "ibv_create_cq_ex");
+	conf.flags = 1u << 0;
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf) == NULL &&
+		    errno == EINVAL, "unknown flag");
+	conf.flags = 1u << 31;
+	TEST_ASSERT(cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, &conf) == NULL &&
+		    errno == EINVAL, "unknown flag");
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
+/* Host clock of a test, read directly (not through the library). */
+static uint64_t
+host_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The device's raw clock now, through rdma-core's API for it. */
+static uint64_t
+raw_clock(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	if (ibv_query_rt_values_ex(ctx, &v) != 0 ||
+	    !(v.comp_mask & IBV_VALUES_MASK_RAW_CLOCK))
+		return 0;
+	/* mlx5_query_rt_values(): cycles in tv_nsec, tv_sec 0. */
+	return (uint64_t)v.raw_clock.tv_sec * 1000000000ull + (uint64_t)v.raw_clock.tv_nsec;
+}
+
+/*
+ * Bound of the wall-clock conversion here: the offset is sampled once per
+ * burst between two monotonic reads, and the post is bracketed by two more;
+ * 1 ms leaves room for a loaded machine and none for a wrong clock (a raw
+ * tick count, or wall time taken as monotonic, is off by far more).
+ */
+#define TS_SLACK_NS 1000000ull
+
+/*
+ * Timestamps say their clock (rdma-core ibv_create_cq_ex(3)):
+ * ibv_wc_read_completion_ts() is "in HCA clock units", the device's raw
+ * clock, so it becomes F_TIMESTAMP_RAW and must lie within two readings of
+ * that clock (ibv_query_rt_values_ex()); ibv_wc_read_completion_wallclock_ns()
+ * is wall-clock ns, converted to host CLOCK_MONOTONIC: F_TIMESTAMP, within
+ * the monotonic readings around the post. A device with neither gives none.
+ */
+static int
+test_timestamps(void)
+{
+	static const uint32_t kinds[] = {
+		0, CQPOLL_VERBS_EMU_F_NO_WALLCLOCK, CQPOLL_VERBS_EMU_F_NO_TIMESTAMP,
+	};
+	struct cqpoll_verbs_conf vconf = { .size = 64 };
+	struct cqpoll_completion c[2], p = { .wr_id = 1, .byte_len = 8 };
+	uint64_t m0, m1, r0, r1;
+	struct ibv_context *ctx;
+	struct cqpoll_cq *cq;
+	unsigned int k;
+
+	for (k = 0; k < 3; k++) {
+		ctx = cqpoll_verbs_emu_open(NULL, kinds[k]);
+		TEST_ASSERT(ctx != NULL, "open");
+		cq = cqpoll_verbs_cq_create(ctx, &vconf);
+		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+		m0 = host_ns(CLOCK_MONOTONIC);
+		r0 = raw_clock(ctx);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+		r1 = raw_clock(ctx);
+		m1 = host_ns(CLOCK_MONOTONIC);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 2), 1);
+		TEST_ASSERT(!((c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
+			      (c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP_RAW)), "one clock");
+		if (kinds[k] == 0) {
+			TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP, "host ns");
+			TEST_ASSERT(c[0].timestamp + TS_SLACK_NS >= m0 &&
+				    c[0].timestamp <= m1 + TS_SLACK_NS,
+				    "wall clock to monotonic: %" PRIu64 " not in [%" PRIu64
+				    ", %" PRIu64 "]", c[0].timestamp, m0, m1);
+		} else if (kinds[k] == CQPOLL_VERBS_EMU_F_NO_WALLCLOCK) {
+			TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP_RAW, "raw");
+			TEST_ASSERT(r0 != 0 && c[0].timestamp >= r0 && c[0].timestamp <= r1,
+				    "device clock: %" PRIu64 " not in [%" PRIu64 ", %" PRIu64 "]",
+				    c[0].timestamp, r0, r1);
+		} else {
+			TEST_ASSERT_EQ(c[0].flags & (CQPOLL_COMPLETION_F_TIMESTAMP |
+						     CQPOLL_COMPLETION_F_TIMESTAMP_RAW), 0);
+			TEST_ASSERT_EQ(c[0].timestamp, 0);
+		}
+		cqpoll_cq_destroy(cq);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	}
+	return TEST_PASS;
+}
+
+/*
+ * A CQ the caller made with wall-clock timestamps: attached with its
+ * wc_flags, it reports host monotonic ns; with the raw flag only, the device
+ * clock.
+ */
+static int
+test_timestamps_attach(void)
+{
+	struct ibv_cq_init_attr_ex attr = { .cqe = 32 };
+	struct cqpoll_verbs_conf vconf = { 0 };
+	struct cqpoll_completion c[2], p = { .wr_id = 3 };
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_cq_ex *ex;
+	struct cqpoll_cq *cq;
+	uint64_t m0, m1;
+	int pass;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	TEST_ASSERT(ch != NULL, "channel");
+	attr.channel = ch;
+	for (pass = 0; pass < 2; pass++) {
+		attr.wc_flags = IBV_WC_STANDARD_FLAGS |
+			(pass == 0 ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK :
+				     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP);
+		ex = ibv_create_cq_ex(ctx, &attr);
+		TEST_ASSERT(ex != NULL, "ibv_create_cq_ex: %s", strerror(errno));
+		vconf.wc_flags = attr.wc_flags;
+		cq = cqpoll_verbs_cq_attach_ex(ex, ch, &vconf);
+		TEST_ASSERT(cq != NULL, "attach: %s", strerror(errno));
+		m0 = host_ns(CLOCK_MONOTONIC);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_cq_post(cq, &p), 0);
+		m1 = host_ns(CLOCK_MONOTONIC);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 2), 1);
+		if (pass == 0) {
+			TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP, "host ns");
+			TEST_ASSERT(c[0].timestamp + TS_SLACK_NS >= m0 &&
+				    c[0].timestamp <= m1 + TS_SLACK_NS, "converted");
+		} else {
+			TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP_RAW, "raw");
+			TEST_ASSERT(!(c[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP), "not host");
+		}
+		cqpoll_cq_destroy(cq);
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
+	}
 	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
 	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
 	return TEST_PASS;
@@ -372,6 +525,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_solicited_only),
 	TEST_CASE(test_attach_args),
 	TEST_CASE(test_select),
+	TEST_CASE(test_timestamps),
+	TEST_CASE(test_timestamps_attach),
 };
 
 TEST_MAIN("verbs-emu", cases)

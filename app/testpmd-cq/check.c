@@ -10,8 +10,9 @@
 
 /*
  * The sequence number of a completion. Some devices return only its low bits
- * (mlx5: the 16-bit WQE counter), so it is the number nearest to the expected
- * one with those low bits: the difference is sign-extended from the width.
+ * (mlx5: the 16-bit WQE counter, F_WQE_COUNTER), so it is the number nearest
+ * to the expected one with those low bits: the difference is sign-extended
+ * from the width.
  */
 static inline uint64_t
 seq_of(const struct tpcq_check *ck, uint64_t wr_id)
@@ -43,7 +44,9 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 	now = tpcq_now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < n; i++) {
 		c = &comps[i];
-		seq = seq_of(ck, c->wr_id);
+		/* The request's id as the flags say the driver knows it. */
+		seq = seq_of(ck, (c->flags & CQPOLL_COMPLETION_F_WR_ID) ? c->wr_id :
+			     c->wqe_counter);
 		/* Resynchronise, so one lost entry counts once, not forever. */
 		if (seq != ck->expected)
 			res->order_errors++;

@@ -22,6 +22,7 @@
 /* The completion every post writes; only wr_id changes. One per device. */
 struct emu {
 	struct cqpoll_completion comp;
+	uint64_t events;          /* mlx5-emu: events the device had fired */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 };
 
@@ -115,16 +116,53 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	conf.arm = p->arm;
 	conf.event_delay_us = p->faults.event_delay_us;
 	/*
+	 * No device thread: the generator reads the doorbells from its own
+	 * loop (tpcq_gen_service()) instead of a thread waking every 20 us
+	 * beside the poller.
+	 */
+	conf.emu_flags = CQPOLL_MLX5_EMU_F_MANUAL;
+	/*
 	 * No overrun switch: a full CQ then refuses the post (-ENOSPC), which the
 	 * generator counts as an overrun and retries, as on the other devices.
 	 */
 	errno = 0;
 	r = emu_open(dc, cqpoll_mlx5_emu_cq_create(&conf), "mlx5-emu",
 		     cqpoll_mlx5_emu_post);
-	/* The CQE carries the 16-bit WQE counter, not the whole wr_id. */
-	if (r == 0)
+	/*
+	 * The CQE carries the 16-bit WQE counter, not the whole wr_id, and
+	 * its timestamp is on the device clock: latency from the post time.
+	 */
+	if (r == 0) {
 		dc->wr_id_mask = UINT16_MAX;
+		dc->monotonic_ts = false;
+	}
 	return r;
+}
+
+/*
+ * A post that fired an event woke a sleeping poller, which reads every CQE
+ * before it arms again; one that fired none may race with an arm the device
+ * has yet to read (tpcq_devctx::watch).
+ */
+static int
+mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
+{
+	struct cqpoll_mlx5_emu_stats st;
+	struct emu *e = dc->priv;
+	int r;
+
+	r = emu_post(dc, seq);
+	if (r == 0 && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0) {
+		dc->watch = st.events == e->events;
+		e->events = st.events;
+	}
+	return r;
+}
+
+static void
+mlx5_emu_service(struct tpcq_devctx *dc)
+{
+	cqpoll_mlx5_emu_service(dc->cq);
 }
 
 const struct tpcq_dev tpcq_dev_mlx5_emu = {
@@ -136,7 +174,8 @@ const struct tpcq_dev tpcq_dev_mlx5_emu = {
 		"the weaker portable contract",
 	.faults = TPCQ_FAULT_EVENT_DELAY,
 	.open = mlx5_emu_open,
-	.post = emu_post,
+	.post = mlx5_emu_post,
+	.service = mlx5_emu_service,
 	.close = emu_close,
 };
 #endif /* TPCQ_HAVE_MLX5 */

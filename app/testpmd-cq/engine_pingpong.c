@@ -29,6 +29,8 @@ wait_consumed(struct tpcq_run *run, uint64_t seq, uint64_t give_up)
 		/* A lost completion is the poller's drain to report, not a hang. */
 		if (tpcq_gen_must_stop(run) || rte_rdtsc() > give_up)
 			return false;
+		/* A sleeping poller's arm may be what the device must read. */
+		tpcq_gen_service(run);
 		rte_pause();
 	}
 	return true;

@@ -3,8 +3,10 @@
  * The rate engine: open loop. Completion seq is posted when the arrival
  * schedule (arrival.c, --rate and --pattern) says, whatever the poller does,
  * so a slow or sleeping poller shows up as latency instead of slowing the
- * load. It spins on the TSC rather than sleeping: a sleep's wake-up jitter
- * would bunch the posts and hide the sleep/wake races this tool looks for.
+ * load. It sleeps through long gaps and wakes a margin early to spin to the
+ * due time (tpcq_gen_wait()): a late wake-up would bunch the posts and hide
+ * the sleep/wake races this tool looks for, a spin through every gap would
+ * take the poller's CPU.
  */
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -28,11 +30,8 @@ rate_run(struct tpcq_run *run, uint64_t start)
 	for (seq = 0; seq < run->total; seq++) {
 		/* From the start, not the last post: late posts do not shift the rest. */
 		due = start + (uint64_t)tpcq_arrival_at(&arrival, seq);
-		while (rte_rdtsc() < due) {
-			if (tpcq_gen_must_stop(run))
-				return 0;
-			rte_pause();
-		}
+		if (tpcq_gen_wait(run, due) != 0)
+			return 0;
 		/* A full device delays this completion: an overrun of the rate. */
 		r = tpcq_gen_post(run, seq, true);
 		if (r != 0)

@@ -4,9 +4,15 @@
  * engine (--engine, engine_*.c) that decides when each completion is posted,
  * then tells the poller it is done. The engines share one way to post, so
  * that every engine keeps the same delivery check and post-time record.
+ *
+ * It is the whole harness: emulated devices that need a device thread
+ * (mlx5-emu reads its doorbells) are serviced from this loop instead, so the
+ * poller shares its machine with one harness thread, and that thread sleeps
+ * through the gaps between completions (tpcq_gen_wait()) rather than spinning.
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <rte_common.h>
@@ -94,6 +100,7 @@ tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 	for (;;) {
 		if (run->post_ns != NULL)
 			record_post_time(run, seq);
+		tpcq_gen_service(run);
 		/* Round robin: each CQ sees its own dense sequence. */
 		r = dev->post(&run->dcs[seq % ncqs], seq / ncqs);
 		if (r != -ENOSPC)
@@ -105,15 +112,107 @@ tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 		full = true;
 		if (tpcq_gen_must_stop(run))
 			return 1;
+		/* Room comes from the poller, which may need an arm read to wake. */
+		tpcq_gen_service(run);
 		rte_pause();
 	}
 	if (r < 0) {
 		run->gen_error = r;
 		return r;
 	}
+	run->gen_watch |= run->dcs[seq % ncqs].watch;
 	/* Release: the poller that reads this count may expect the entry. */
 	__atomic_store_n(&run->posted, seq + 1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void
+tpcq_gen_service(struct tpcq_run *run)
+{
+	const struct tpcq_dev *dev = run->params->dev;
+	unsigned int k;
+
+	if (dev->service == NULL)
+		return;
+	for (k = 0; k < run->ncqs; k++)
+		dev->service(&run->dcs[k]);
+}
+
+/*
+ * A doorbell matters to the device only while a CQE is unread: an arm that
+ * finds the CQ empty fires at the next post, which reads the doorbell itself.
+ * And a post that fired an event woke the consumer, which reads every CQE
+ * before it arms again. So the harness watches doorbells from a post that
+ * fired nothing until the poller consumed it, and may sleep otherwise.
+ */
+static bool
+unread(struct tpcq_run *run)
+{
+	if (!run->gen_watch)
+		return false;
+	if (__atomic_load_n(&run->consumed, __ATOMIC_ACQUIRE) <
+	    __atomic_load_n(&run->posted, __ATOMIC_RELAXED))
+		return true;
+	run->gen_watch = false;
+	return false;
+}
+
+/* Sleep until CLOCK_MONOTONIC ns t; the TSC and this clock run together. */
+static void
+sleep_until(uint64_t t)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(t / TPCQ_NS_PER_S),
+		.tv_nsec = (long)(t % TPCQ_NS_PER_S),
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int
+tpcq_gen_wait(struct tpcq_run *run, uint64_t due)
+{
+	struct tpcq_gen_clock *c = &run->gen_clock;
+	uint64_t now, left_ns, target, woke, late;
+
+	for (;;) {
+		if (tpcq_gen_must_stop(run))
+			return 1;
+		now = rte_rdtsc();
+		if (now >= due)
+			return 0;
+		if (unread(run)) {
+			tpcq_gen_service(run);
+			rte_pause();
+			continue;
+		}
+		left_ns = (uint64_t)((double)(due - now) * c->ns_per_tsc);
+		/* A sleep costs a wake-up: only worth it beyond the margin. */
+		if (left_ns <= c->margin_ns + TPCQ_GEN_SLEEP_MIN_NS) {
+			rte_pause();
+			continue;
+		}
+		target = tpcq_now_ns(CLOCK_MONOTONIC) + left_ns - c->margin_ns;
+		/* In slices, so that a stop is seen within one. */
+		if (target - tpcq_now_ns(CLOCK_MONOTONIC) > TPCQ_GEN_SLEEP_MAX_NS)
+			target = tpcq_now_ns(CLOCK_MONOTONIC) + TPCQ_GEN_SLEEP_MAX_NS;
+		sleep_until(target);
+		woke = tpcq_now_ns(CLOCK_MONOTONIC);
+		c->sleeps++;
+		/*
+		 * The margin follows the wake-up's lateness: up at once, down
+		 * slowly, so that one quiet wake-up does not make the next post
+		 * late.
+		 */
+		late = woke > target ? woke - target : 0;
+		if (late + TPCQ_GEN_MARGIN_MIN_NS > c->margin_ns)
+			c->margin_ns = late + TPCQ_GEN_MARGIN_MIN_NS;
+		else
+			c->margin_ns -= (c->margin_ns - late) / 16;
+		if (c->margin_ns > TPCQ_GEN_MARGIN_MAX_NS)
+			c->margin_ns = TPCQ_GEN_MARGIN_MAX_NS;
+	}
 }
 
 uint64_t
@@ -130,18 +229,30 @@ tpcq_gen_main(void *arg)
 {
 	struct tpcq_run *run = arg;
 	struct cqpoll_group *g;
-	uint64_t start;
+	uint64_t start, cpu0;
 	unsigned int k;
 
+	/* Sleeps end when asked, not up to 50 us later (the default slack). */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	run->gen_clock.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
+	run->gen_clock.margin_ns = TPCQ_GEN_MARGIN_START_NS;
+	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
 		if (tpcq_gen_must_stop(run))
 			goto out;
+		tpcq_gen_service(run);
 		rte_pause();
 	}
 	start = rte_rdtsc();
 	run->params->engine->run(run, start);
 	run->gen_tsc = rte_rdtsc() - start;
 out:
+	/* The poller drains what is left: its arms still need reading. */
+	while (unread(run) && !tpcq_gen_must_stop(run)) {
+		tpcq_gen_service(run);
+		rte_pause();
+	}
+	run->gen_cpu_ns = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	/*
 	 * Release publishes gen_error, gen_tsc and the final counts. Sequentially
 	 * consistent with the poller's group store and gen_done load: either the

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +24,54 @@
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
-#define EAL_DEFAULT_ARGS 8
+#define EAL_DEFAULT_ARGS 10
+
+/*
+ * EAL options that add to testpmd-cq's defaults instead of replacing them,
+ * accepted on either side of "--": what to log and what to trace.
+ */
+static bool
+eal_passthrough(const char *arg)
+{
+	static const char *const opts[] = { "--log-level", "--trace" };
+	size_t i, len;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		len = strlen(opts[i]);
+		if (strncmp(arg, opts[i], len) == 0 &&
+		    (arg[len] == '=' || arg[len] == '-'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The EAL's runtime directory when testpmd-cq named it (its own prefix per
+ * run): removed at exit, after the telemetry socket in it, so that runs
+ * leave no directory each behind.
+ */
+static char runtime_dir[PATH_MAX];
+
+static void
+runtime_dir_remove(void)
+{
+	if (runtime_dir[0] != '\0')
+		rmdir(runtime_dir);
+}
+
+/* Where dpdk-telemetry.py finds this process: the runtime dir's name. */
+static void
+telemetry_announce(const struct tpcq_params *p)
+{
+	const char *dir = rte_eal_get_runtime_dir();
+	const char *prefix = strrchr(dir, '/');
+
+	if (!p->telemetry)
+		return;
+	prefix = prefix != NULL ? prefix + 1 : dir;
+	fprintf(stderr, TPCQ_PROG ": telemetry on, file prefix %s "
+		"(dpdk-telemetry.py -f %s)\n", prefix, prefix);
+}
 
 static bool interrupted;
 
@@ -230,6 +278,9 @@ void
 tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
 {
 	res->gen_s = (double)tr->gen_tsc / (double)rte_get_tsc_hz();
+	if (res->wall_s > 0.0)
+		res->harness_cpu_pct = 100.0 * (double)tr->gen_cpu_ns /
+			(res->wall_s * 1e9);
 	/* The group sums its CQs' counters and adds its own. */
 	if (!res->grouped)
 		cqpoll_cq_stats_get(tr->cq, &res->stats);
@@ -336,10 +387,12 @@ int
 main(int argc, char **argv)
 {
 	struct tpcq_params params;
+	struct tpcq_floors floors;
 	struct tpcq_devctx *dcs;
 	char **eal_argv, **app_argv;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
 	char lcores[64], prefix[64];
+	bool eal_own = false;
 
 	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
 	app_argv = calloc((size_t)argc + 1, sizeof(*app_argv));
@@ -356,8 +409,12 @@ main(int argc, char **argv)
 			break;
 	app_argv[app_argc++] = argv[0];
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
-		app_argv[app_argc++] = argv[i];
+		if (!eal_passthrough(argv[i]))
+			app_argv[app_argc++] = argv[i];
 	app_argv[app_argc] = NULL;
+	for (i = 1; sep < argc && i < sep; i++)
+		if (!eal_passthrough(argv[i]))
+			eal_own = true;
 
 	/* Option values point into argv's strings, not into app_argv. */
 	r = tpcq_params_parse(app_argc, app_argv, &params);
@@ -377,6 +434,15 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
 	}
+	/* Before the EAL and the devices, whose threads would disturb them. */
+	if (params.floors && !params.sweep.on && !params.sweep.point) {
+		if (tpcq_floors_measure(&params, &floors) != 0)
+			fprintf(stderr, TPCQ_PROG ": --floors: cannot measure "
+				"the floors: %s\n", strerror(errno));
+		else
+			params.floors_measured = &floors;
+		tpcq_floors_print(&floors);
+	}
 	/* A sweep's parent runs its points as children: no EAL, no device. */
 	if (params.sweep.on) {
 		free(eal_argv);
@@ -395,7 +461,7 @@ main(int argc, char **argv)
 	}
 
 	eal_argv[eal_argc++] = argv[0];
-	if (sep < argc && sep > 1) {
+	if (eal_own) {
 		for (i = 1; i < sep; i++)
 			eal_argv[eal_argc++] = argv[i];
 	} else {
@@ -409,16 +475,12 @@ main(int argc, char **argv)
 		eal_argv[eal_argc++] = "-l";
 		eal_argv[eal_argc++] = lcores;
 		eal_argv[eal_argc++] = "--no-pci";
-		if (params.telemetry) {
-			/* A prefix of its own: the telemetry socket's directory. */
-			snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",
-				 (long)getpid());
-			eal_argv[eal_argc++] = prefix;
-			fprintf(stderr, TPCQ_PROG ": telemetry on, file prefix "
-				"%s\n", prefix + strlen("--file-prefix="));
-		} else {
+		/* A prefix of its own: the telemetry socket's directory. */
+		snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",
+			 (long)getpid());
+		eal_argv[eal_argc++] = prefix;
+		if (!params.telemetry)
 			eal_argv[eal_argc++] = "--no-telemetry";
-		}
 		eal_argv[eal_argc++] = "--log-level=lib.eal:error";
 		/* --no-huge implies legacy memory, which --in-memory refuses. */
 		if (free_hugepages() == 0) {
@@ -430,14 +492,27 @@ main(int argc, char **argv)
 			eal_argv[eal_argc++] = "--in-memory";
 		}
 	}
+	/* Given on either side of "--": after the defaults, so they win. */
+	for (i = 1; i < argc; i++)
+		if (eal_passthrough(argv[i]) && (!eal_own || i > sep))
+			eal_argv[eal_argc++] = argv[i];
 	eal_argv[eal_argc] = NULL;
 
+	/*
+	 * Before the EAL's own exit handlers: run after them, once telemetry
+	 * unlinked its socket.
+	 */
+	atexit(runtime_dir_remove);
 	/* The EAL keeps pointers into eal_argv: free it only at exit. */
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, TPCQ_PROG ": cannot initialise the EAL: %s\n",
 			rte_strerror(rte_errno));
 		ret = TPCQ_EXIT_FAIL;
 	} else {
+		telemetry_announce(&params);
+		if (!eal_own)
+			snprintf(runtime_dir, sizeof(runtime_dir), "%s",
+				 rte_eal_get_runtime_dir());
 		ret = run(&params, dcs);
 		rte_eal_cleanup();
 	}

@@ -45,10 +45,12 @@ enum {
 	OPT_ACTIVE_CQS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
+	OPT_NO_TELEMETRY,
 	OPT_CSV,
 	OPT_PATTERN,
 	OPT_ENGINE,
 	OPT_POLLERS,
+	OPT_FLOORS,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -78,6 +80,8 @@ static const struct option long_opts[] = {
 	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
+	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
+	{ "floors", no_argument, NULL, OPT_FLOORS },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -132,10 +136,14 @@ usage(FILE *f, const char *prog)
 "completion events, and reports latency, CPU use and lost wake-ups.\n"
 "\n"
 "Without EAL options, the EAL runs on the first two CPUs this process may\n"
-"use with --no-pci --no-telemetry (--telemetry: --file-prefix=tpcq<pid>)\n"
+"use with --no-pci --file-prefix=tpcq<pid> (--no-telemetry: --no-telemetry)\n"
 "--log-level=lib.eal:error, and either\n"
 "--in-memory or, when no hugepage is free, --no-huge --no-shconf.\n"
 "Two lcores are needed: the main one polls, a worker generates.\n"
+"The EAL options --log-level and --trace* (--trace, --trace-dir,\n"
+"--trace-bufsz, --trace-mode) may also be given among the options and\n"
+"do not replace these defaults, e.g. --log-level=lib.cqpoll:debug or\n"
+"--trace='cqpoll.*'.\n"
 "\n"
 "Options:\n"
 "  --dev-numa-node=N          the device's NUMA node, 0..%d, instead of\n"
@@ -235,10 +243,16 @@ usage(FILE *f, const char *prog)
 "                             with another first line is refused (exit %d).\n"
 "                             Both FILEs are checked before the run: regular\n"
 "                             files only (not /dev/zero, a FIFO, a directory)\n"
-"  --telemetry                keep DPDK telemetry on and expose the group\n"
-"                             (\"testpmd-cq\") and each CQ (\"cqN\") under\n"
-"                             /cqpoll/; without EAL options the file prefix\n"
-"                             is tpcq<pid>, e.g. dpdk-telemetry.py -f tpcq<pid>\n"
+"  --floors                   first measure the floors on the run's two CPUs:\n"
+"                             the cross-core cache-line hand-off and the\n"
+"                             eventfd -> epoll_wait wake-up; the report gives\n"
+"                             p50 and p99 as multiples of the matching one\n"
+"                             (a sweep always measures them)\n"
+"  --no-telemetry             turn DPDK telemetry off; by default it is on and\n"
+"                             exposes the group (\"testpmd-cq\") and each CQ\n"
+"                             (\"cqN\") under /cqpoll/group/ and /cqpoll/cq/;\n"
+"                             the file prefix to give dpdk-telemetry.py -f is\n"
+"                             printed (tpcq<pid> without EAL options)\n"
 "  -i, --interactive          a prompt instead of one run: start, stop, show\n"
 "                             stats, set mode|policy|rate, help (runs last\n"
 "                             from start to stop: no --duration)\n"
@@ -484,6 +498,8 @@ defaults(struct tpcq_params *p)
 	p->cqs = 1;
 	p->pollers = 1;
 	p->numa_node = -1;
+	/* As DPDK applications do: telemetry on unless asked otherwise. */
+	p->telemetry = true;
 }
 
 /*
@@ -614,6 +630,12 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		}
 		case OPT_TELEMETRY:
 			p->telemetry = true;
+			break;
+		case OPT_NO_TELEMETRY:
+			p->telemetry = false;
+			break;
+		case OPT_FLOORS:
+			p->floors = true;
 			break;
 		case OPT_INTERACTIVE:
 			p->interactive = true;

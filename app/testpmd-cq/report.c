@@ -139,6 +139,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
 	ROW("cpu_pct", "%.1f", res->cpu_pct);
 	ROW("cpu_pct_process", "%.1f", res->cpu_pct_process);
+	ROW("harness_cpu_pct", "%.1f", res->harness_cpu_pct);
 	ROW("wakeups_per_s", "%.0f", tpcq_wakeups_per_s(res));
 	ROW("latency_p50_ns", "%" PRIu64, l.p50);
 	ROW("latency_p90_ns", "%" PRIu64, l.p90);

@@ -204,6 +204,37 @@ group_fields(struct builder *b, const struct tpcq_result *res)
 	b->null = false;
 }
 
+/*
+ * The floors the run was measured against (--floors), and its p50 and p99 as
+ * multiples of the one that matches how the poller spent the run.
+ */
+static void
+floor_fields(struct builder *b, const struct tpcq_params *p,
+	     const struct tpcq_run *run, const struct tpcq_result *res)
+{
+	const struct tpcq_floors *f = p->floors_measured;
+	const struct tpcq_floor *m;
+	struct tpcq_latency l;
+	bool wakeup;
+
+	b->obj = "floors";
+	b->null = f == NULL || !f->valid;
+	wakeup = !b->null && tpcq_floor_is_wakeup(p->mode == TPCQ_MODE_ADAPTIVE ?
+		p->policy : tpcq_mode_name(p->mode), tpcq_wakeups_per_s(res),
+		tpcq_achieved_rate(run, res));
+	m = b->null ? NULL : wakeup ? &f->wakeup : &f->handoff;
+	tpcq_latency_get(res, &l);
+	U64(b, "handoff_p50_ns", b->null ? 0 : f->handoff.p50_ns);
+	U64(b, "handoff_p99_ns", b->null ? 0 : f->handoff.p99_ns);
+	U64(b, "wakeup_p50_ns", b->null ? 0 : f->wakeup.p50_ns);
+	U64(b, "wakeup_p99_ns", b->null ? 0 : f->wakeup.p99_ns);
+	STR(b, "matching", wakeup ? "wakeup" : "handoff");
+	DBL(b, "p50_x", 2, m != NULL && m->p50_ns ? (double)l.p50 / (double)m->p50_ns : 0.0);
+	DBL(b, "p99_x", 2, m != NULL && m->p99_ns ? (double)l.p99 / (double)m->p99_ns : 0.0);
+	b->obj = NULL;
+	b->null = false;
+}
+
 void
 tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 		const struct tpcq_result *res, struct tpcq_fields *fs)
@@ -248,6 +279,8 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "lost_wakeups", s->lost_wakeups);
 	DBL(&b, "cpu_pct", 3, res->cpu_pct);
 	DBL(&b, "cpu_pct_process", 3, res->cpu_pct_process);
+	DBL(&b, "harness_cpu_pct", 3, res->harness_cpu_pct);
+	U64(&b, "harness_sleeps", run->gen_clock.sleeps);
 	DBL(&b, "wakeups_per_s", 1, tpcq_wakeups_per_s(res));
 	latency_fields(&b, res);
 	U64(&b, "arms", s->arms);
@@ -260,6 +293,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "polls", s->polls);
 	U64(&b, "empty_polls", s->empty_polls);
 	group_fields(&b, res);
+	floor_fields(&b, p, run, res);
 	DBL(&b, "achieved_rate", 1, tpcq_achieved_rate(run, res));
 	DBL(&b, "completions_per_s", 1, tpcq_completions_per_s(res));
 	b.null = p->engine != &tpcq_engine_pingpong;

@@ -509,6 +509,8 @@ report_read(const char *path, struct tpcq_sweep_point *pt)
 	} keys[] = {
 		{ "achieved_rate", offsetof(struct tpcq_sweep_point, achieved_rate) },
 		{ "cpu_pct", offsetof(struct tpcq_sweep_point, cpu_pct) },
+		{ "cpu_pct_process", offsetof(struct tpcq_sweep_point, cpu_pct_process) },
+		{ "harness_cpu_pct", offsetof(struct tpcq_sweep_point, harness_cpu_pct) },
 		{ "wakeups_per_s", offsetof(struct tpcq_sweep_point, wakeups_per_s) },
 		{ "lost_wakeups", offsetof(struct tpcq_sweep_point, lost_wakeups) },
 		{ "latency_ns.p50", offsetof(struct tpcq_sweep_point, p50_ns) },
@@ -655,6 +657,7 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 {
 	struct tpcq_sweep_plan plan;
 	struct tpcq_sweep_point *pts;
+	struct tpcq_floors floors;
 	unsigned int d, l, k, n, i;
 	int ret = TPCQ_EXIT_OK;
 	char why[512];
@@ -690,12 +693,17 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 		       plan.nloads, plan.nloads > 1 ? "s" : "", plan.npolicies,
 		       plan.npolicies > 1 ? "ies" : "y", plan.duration_s);
 		t0 = now_s();
+		/* On the CPUs the points use, before them: the yardsticks. */
+		if (tpcq_floors_measure(p, &floors) != 0)
+			fprintf(stderr, TPCQ_PROG ": --sweep: cannot measure the "
+				"floors: %s\n", strerror(errno));
+		tpcq_floors_print(&floors);
 		if (points_run(argc, argv, pts, n, &plan,
 			       p->sweep.devs != NULL) != 0)
 			ret = TPCQ_EXIT_FAIL;
-		tpcq_sweep_table(pts, n, plan.ndevs > 1);
+		tpcq_sweep_table(pts, n, plan.ndevs > 1, &floors);
 		if (tpcq_sweep_json(p->json_path, argc, argv, &plan, pts, n,
-				    now_s() - t0) != 0)
+				    now_s() - t0, &floors) != 0)
 			ret = TPCQ_EXIT_FAIL;
 		else if (tpcq_sweep_plot(p->json_path, p->sweep.plot_dir) != 0)
 			ret = TPCQ_EXIT_FAIL;

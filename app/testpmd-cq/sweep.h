@@ -67,9 +67,11 @@ struct tpcq_sweep_point {
 	/* From the report; valid when report != NULL. */
 	double achieved_rate, cpu_pct, wakeups_per_s, lost_wakeups;
 	double p50_ns, p99_ns, p999_ns, max_ns;
+	double harness_cpu_pct, cpu_pct_process;
 };
 
 struct tpcq_params;
+struct tpcq_floors;
 
 /* sweep.c */
 void tpcq_sweep_option(const char *name, const char *arg,
@@ -82,12 +84,13 @@ int tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p);
 int tpcq_sweep_self(char *buf, size_t len);
 
 /* sweep_out.c */
+/* floors: NULL or not valid, no columns against them. */
 void tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
-		      bool show_dev);
+		      bool show_dev, const struct tpcq_floors *floors);
 int tpcq_sweep_json(const char *path, int argc, char **argv,
 		    const struct tpcq_sweep_plan *plan,
 		    const struct tpcq_sweep_point *pts, unsigned int n,
-		    double wall_s);
+		    double wall_s, const struct tpcq_floors *floors);
 int tpcq_sweep_plot(const char *json_path, const char *plot_dir);
 
 #endif /* TPCQ_SWEEP_H */

@@ -21,35 +21,71 @@
 /* The plot script, installed and built beside the binary. */
 #define PLOT_SCRIPT "tpcq-plot.py"
 
+/* A point's p50 and p99 over the matching floor's; false: no floors. */
+static bool
+point_x(const struct tpcq_sweep_point *pt, const struct tpcq_floors *f,
+	bool *wakeup, double *p50_x, double *p99_x)
+{
+	const struct tpcq_floor *m;
+
+	if (f == NULL || !f->valid || pt->report == NULL)
+		return false;
+	*wakeup = tpcq_floor_is_wakeup(pt->policy, pt->wakeups_per_s,
+				       pt->achieved_rate);
+	m = *wakeup ? &f->wakeup : &f->handoff;
+	if (m->p50_ns == 0 || m->p99_ns == 0)
+		return false;
+	*p50_x = pt->p50_ns / (double)m->p50_ns;
+	*p99_x = pt->p99_ns / (double)m->p99_ns;
+	return true;
+}
+
 void
 tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
-		 bool show_dev)
+		 bool show_dev, const struct tpcq_floors *floors)
 {
 	const struct tpcq_sweep_point *pt;
+	double p50_x, p99_x;
 	unsigned int i;
+	bool wakeup;
 
 	printf(RULE "\n");
 	if (show_dev)
 		printf(" %-10s", "dev");
-	printf(" %9s  %-12s %10s %9s %9s %9s %9s %6s %9s %5s\n", "load/s",
-	       "policy", "achieved/s", "p50_us", "p99_us", "p99.9_us",
-	       "max_us", "cpu_%", "wakeups/s", "lost");
+	printf(" %7s %-10s %9s %8s %8s %9s %8s %8s %5s %5s %5s %8s %4s\n",
+	       "load/s", "policy", "achieved", "p50_us", "p99_us", "max_us",
+	       "p50/fl", "p99/fl", "cpu%", "hrn%", "prc%", "wakeup/s", "lost");
 	for (i = 0; i < n; i++) {
 		pt = &pts[i];
 		if (show_dev)
 			printf(" %-10s", pt->dev);
-		printf(" %9" PRIu64 "  %-12s", pt->load, pt->policy);
+		printf(" %7" PRIu64 " %-10s", pt->load, pt->policy);
 		if (pt->report == NULL) {
 			printf(" FAILED: %s\n", pt->why);
 			continue;
 		}
-		printf(" %10.0f %9.1f %9.1f %9.1f %9.1f %6.1f %9.0f %5.0f%s\n",
-		       pt->achieved_rate, pt->p50_ns / 1e3, pt->p99_ns / 1e3,
-		       pt->p999_ns / 1e3, pt->max_ns / 1e3, pt->cpu_pct,
+		printf(" %9.0f %8.1f %8.1f %9.1f", pt->achieved_rate,
+		       pt->p50_ns / 1e3, pt->p99_ns / 1e3, pt->max_ns / 1e3);
+		if (point_x(pt, floors, &wakeup, &p50_x, &p99_x))
+			printf(" %6.1f%c%c %6.1f%c%c", p50_x, 'x',
+			       wakeup ? 'w' : 'h', p99_x, 'x', wakeup ? 'w' : 'h');
+		else
+			printf(" %8s %8s", "-", "-");
+		printf(" %5.1f %5.1f %5.1f %8.0f %4.0f%s\n", pt->cpu_pct,
+		       pt->harness_cpu_pct, pt->cpu_pct_process,
 		       pt->wakeups_per_s, pt->lost_wakeups,
 		       pt->why != NULL ? "  FAILED" : "");
 	}
 	printf(RULE "\n");
+	if (floors != NULL && floors->valid)
+		printf(" p50/fl, p99/fl: the percentile over the same percentile of "
+		       "the floor, w: wake-up\n (%.1f / %.1f us), h: hand-off "
+		       "(%.2f / %.2f us). cpu%%: the poller's, hrn%%: the\n harness's "
+		       "(generator and device), prc%%: the process's.\n",
+		       (double)floors->wakeup.p50_ns / 1e3,
+		       (double)floors->wakeup.p99_ns / 1e3,
+		       (double)floors->handoff.p50_ns / 1e3,
+		       (double)floors->handoff.p99_ns / 1e3);
 	fflush(stdout);
 }
 
@@ -101,8 +137,11 @@ json_plan(FILE *out, int argc, char **argv, const struct tpcq_sweep_plan *plan)
 }
 
 static void
-json_point(FILE *out, const struct tpcq_sweep_point *pt)
+json_point(FILE *out, const struct tpcq_sweep_point *pt,
+	   const struct tpcq_floors *floors)
 {
+	double p50_x, p99_x;
+	bool wakeup;
 	size_t len;
 
 	fprintf(out, "    {\"dev\": ");
@@ -119,8 +158,15 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt)
 		fprintf(out, ", \"lost_wakeups\": null, \"run\": null}");
 		return;
 	}
-	fprintf(out, ", \"lost_wakeups\": %.0f,\n     \"run\": ",
-		pt->lost_wakeups);
+	fprintf(out, ", \"lost_wakeups\": %.0f", pt->lost_wakeups);
+	if (point_x(pt, floors, &wakeup, &p50_x, &p99_x))
+		fprintf(out, ", \"floor\": \"%s\", \"p50_x_floor\": %.3f, "
+			"\"p99_x_floor\": %.3f", wakeup ? "wakeup" : "handoff",
+			p50_x, p99_x);
+	else
+		fprintf(out, ", \"floor\": null, \"p50_x_floor\": null, "
+			"\"p99_x_floor\": null");
+	fprintf(out, ",\n     \"run\": ");
 	len = strlen(pt->report);
 	while (len > 0 && (pt->report[len - 1] == '\n' ||
 			   pt->report[len - 1] == ' '))
@@ -133,7 +179,7 @@ int
 tpcq_sweep_json(const char *path, int argc, char **argv,
 		const struct tpcq_sweep_plan *plan,
 		const struct tpcq_sweep_point *pts, unsigned int n,
-		double wall_s)
+		double wall_s, const struct tpcq_floors *floors)
 {
 	unsigned int i, failed = 0, lossy = 0;
 	double lost = 0;
@@ -145,9 +191,13 @@ tpcq_sweep_json(const char *path, int argc, char **argv,
 		return -EIO;
 	fprintf(out, "{\n");
 	json_plan(out, argc, argv, plan);
-	fprintf(out, "  \"points\": [\n");
+	if (floors != NULL && floors->valid)
+		tpcq_floors_json(out, floors, "  ");
+	else
+		fputs("  \"floors\": null", out);
+	fprintf(out, ",\n  \"points\": [\n");
 	for (i = 0; i < n; i++) {
-		json_point(out, &pts[i]);
+		json_point(out, &pts[i], floors);
 		fprintf(out, "%s\n", i + 1 < n ? "," : "");
 		failed += pts[i].why != NULL;
 		if (pts[i].report != NULL && pts[i].lost_wakeups > 0) {

@@ -118,6 +118,19 @@ enum tpcq_transition {
 struct tpcq_dev;
 struct tpcq_engine;
 
+/* floors.c: what the machine costs, on the run's two CPUs. */
+struct tpcq_floor {
+	uint64_t p50_ns, p99_ns, samples;
+};
+
+struct tpcq_floors {
+	bool valid;
+	bool pinned;              /* both threads ran on the CPUs named */
+	int cpu_poller, cpu_device;
+	struct tpcq_floor handoff; /* cross-core cache-line hand-off, one way */
+	struct tpcq_floor wakeup;  /* eventfd write -> epoll_wait return */
+};
+
 struct tpcq_params {
 	const struct tpcq_dev *dev;
 	char dev_name[TPCQ_DEV_NAME_MAX]; /* as run, e.g. "mlx5:mlx5_0" */
@@ -148,6 +161,8 @@ struct tpcq_params {
 	bool telemetry;           /* expose the counters through DPDK telemetry */
 	int numa_node;            /* --dev-numa-node; -1: from sysfs, if any */
 	bool interactive;         /* -i: runs start and stop at the prompt */
+	bool floors;              /* --floors: measure them before the run */
+	const struct tpcq_floors *floors_measured; /* NULL: not measured */
 	struct tpcq_sweep_opts sweep;
 };
 
@@ -170,6 +185,12 @@ struct tpcq_devctx {
 	/* Posts the device can hold unread; 0: no bound but the CQ's back-pressure. */
 	uint32_t max_outstanding;
 	struct tpcq_expect expect;
+	/*
+	 * Set by a post of a device with tpcq_dev::service: the post woke no
+	 * consumer, so the consumer's next arm may find this CQE and needs the
+	 * device to read its doorbell.
+	 */
+	bool watch;
 	/* The poller's completion count, for devices that must bound what they post. */
 	const uint64_t *consumed;
 };
@@ -189,7 +210,30 @@ struct tpcq_dev {
 	uint32_t faults;          /* TPCQ_FAULT_* it can inject */
 	int (*open)(struct tpcq_devctx *dc, const struct tpcq_params *p);
 	int (*post)(struct tpcq_devctx *dc, uint64_t seq);
+	/*
+	 * Emulated devices without a device thread: read the doorbells now.
+	 * NULL: the device needs no help (the generator may sleep any time).
+	 */
+	void (*service)(struct tpcq_devctx *dc);
 	void (*close)(struct tpcq_devctx *dc);
+};
+
+/*
+ * How the generator sleeps (gen.c): until a margin before a post is due,
+ * then spins; the margin follows how late its wake-ups are.
+ */
+#define TPCQ_GEN_MARGIN_START_NS 50000U
+#define TPCQ_GEN_MARGIN_MIN_NS   5000U
+#define TPCQ_GEN_MARGIN_MAX_NS   100000U
+/* A shorter sleep costs more than the spin it saves. */
+#define TPCQ_GEN_SLEEP_MIN_NS    20000U
+/* Longest single sleep: a stop is seen within it. */
+#define TPCQ_GEN_SLEEP_MAX_NS    10000000U
+
+struct tpcq_gen_clock {
+	double ns_per_tsc;
+	uint64_t margin_ns;       /* wake this long before a post is due */
+	uint64_t sleeps;
 };
 
 /* Everything both lcores see during a run. */
@@ -241,6 +285,9 @@ struct tpcq_run {
 	uint64_t posted;
 	uint64_t overruns;        /* completions that found the CQ full */
 	uint64_t gen_tsc;         /* generator run time, TSC cycles */
+	uint64_t gen_cpu_ns;      /* the generator thread's CPU time: the harness */
+	bool gen_watch;           /* a post since all were read set watch */
+	struct tpcq_gen_clock gen_clock; /* the generator's own */
 	int gen_error;            /* -errno of a failed post, or 0 */
 	bool gen_done;
 	bool gen_left;            /* done with group too: it may be destroyed */
@@ -262,6 +309,7 @@ struct tpcq_result {
 	double wall_s;            /* poller, from start to the end of its drain */
 	double cpu_pct;           /* poller thread CPU time / wall_s */
 	double cpu_pct_process;   /* process CPU time / wall_s: may exceed 100 */
+	double harness_cpu_pct;   /* generator (and device) CPU time / wall_s */
 	double gen_s;
 	int error;                /* -errno of a failed library call, or 0 */
 	const char *error_call;   /* the call that failed */
@@ -369,6 +417,14 @@ bool tpcq_gen_must_stop(const struct tpcq_run *run);
  * Returns 0, 1 if told to stop while the device was full, or -errno.
  */
 int tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full);
+/* Let the emulated devices read their doorbells (tpcq_dev::service). */
+void tpcq_gen_service(struct tpcq_run *run);
+/*
+ * Until TSC time due: asleep through long gaps, spinning through short ones
+ * and while a posted completion is unread on a device that needs service.
+ * Returns 0 at due, 1 if told to stop.
+ */
+int tpcq_gen_wait(struct tpcq_run *run, uint64_t due);
 /* TSC time a closed-loop engine stops posting: --duration, or never (-i). */
 uint64_t tpcq_gen_end(const struct tpcq_run *run, uint64_t start);
 
@@ -469,6 +525,16 @@ struct tpcq_outfile_head {
  */
 int tpcq_outfile_head(const char *opt, const char *path, char *line, size_t cap,
 		      struct tpcq_outfile_head *h);
+
+/* floors.c */
+struct tpcq_params;
+int tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f);
+void tpcq_floors_print(const struct tpcq_floors *f);
+/* "floors": {...}, without a line break after it. */
+void tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent);
+/* Whether a point's latency is held against the wake-up (else the hand-off). */
+bool tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
+			  double achieved_rate);
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);

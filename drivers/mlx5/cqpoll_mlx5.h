@@ -19,11 +19,22 @@
  * arm doorbells; the poll and arm code is the same on both. See
  * doc/guides/mlx5-driver.md.
  *
- * Completions: cqpoll_completion::wr_id carries the CQE's 16-bit wqe_counter
- * (the QP owner maps it to its request, as rdma-core does with its wrid
- * array); timestamp is the CQE's raw value (HCA clock units on hardware,
- * CLOCK_MONOTONIC ns on the emulator); for failed completions vendor_err holds
- * the vendor syndrome.
+ * Completions: the CQE does not carry the caller's wr_id, so wr_id is 0 and
+ * CQPOLL_COMPLETION_F_WR_ID clear; wqe_counter holds the CQE's 16-bit WQE
+ * index with CQPOLL_COMPLETION_F_WQE_COUNTER (the QP owner maps it to its
+ * request, as rdma-core does with its wrid array). timestamp is the CQE's
+ * raw value in HCA clock ticks, CQPOLL_COMPLETION_F_TIMESTAMP_RAW: it is not
+ * converted, because mlx5dv_ts_to_ns() gives the device's wall-clock time
+ * (the kernel starts the clock-info page from CLOCK_REALTIME and PTP steers
+ * it), not CLOCK_MONOTONIC. The emulated device's clock is not host time
+ * either. Failed completions: vendor_err holds the vendor syndrome. Payloads
+ * the device scattered into the CQE (small receives, RDMA read and atomic
+ * responses) come with CQPOLL_COMPLETION_F_INLINE, valid until the next poll
+ * of the CQ. Compressed sessions (CQPOLL_MLX5_F_CQE_COMPRESS) are expanded,
+ * one completion per compressed CQE. A CQE the driver cannot decode becomes
+ * a completion with status CQPOLL_STATUS_GENERAL_ERR and vendor_err
+ * CQPOLL_MLX5_VENDOR_ERR_BAD_CQE | its op_own byte; the CQ goes on past it.
+ * UMR completions (bind-MW, local invalidate) are CQPOLL_OP_UMR.
  */
 
 #include <stdint.h>
@@ -49,7 +60,21 @@ struct mlx5dv_cq;
 #define CQPOLL_MLX5_F_SOLICITED_ONLY (1u << 0)
 /** 128-byte CQEs (hardware: through mlx5dv_create_cq()). */
 #define CQPOLL_MLX5_F_CQE128         (1u << 1)
+/**
+ * The device may compress CQEs into sessions of mini CQEs (basic layout);
+ * the driver expands them. Hardware: mlx5dv_create_cq() with
+ * MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE and the hash mini format. For
+ * cqpoll_mlx5_cq_attach(): the CQ was created so.
+ */
+#define CQPOLL_MLX5_F_CQE_COMPRESS   (1u << 2)
 /**@}*/
+
+/**
+ * vendor_err of a completion made from a CQE the driver cannot decode
+ * (resize, tag matching, signature error, unknown opcode or format), or'ed
+ * with the CQE's op_own byte. Real vendor syndromes are 8 bits: no clash.
+ */
+#define CQPOLL_MLX5_VENDOR_ERR_BAD_CQE (1u << 8)
 
 /** Configuration of a CQ on a real mlx5 device. */
 struct cqpoll_mlx5_conf {
@@ -57,11 +82,17 @@ struct cqpoll_mlx5_conf {
 	int comp_vector;          /**< Completion vector of the event. */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
 	uint32_t flags;           /**< CQPOLL_MLX5_F_* */
+	/**
+	 * The completion channel to create the CQ on, shared with other CQs of
+	 * either driver (mlx5, verbs) and destroyed by the caller after them;
+	 * NULL: a channel of its own, destroyed with the CQ.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
- * Create a CQ with its own completion channel on an mlx5 device and take it
- * over for direct polling.
+ * Create a CQ on an mlx5 device, on its own completion channel or a shared
+ * one, and take it over for direct polling.
  *
  * @param ctx
  *   An open device context; it must outlive the CQ.
@@ -84,27 +115,32 @@ struct cqpoll_mlx5_attach_conf {
 	uint32_t ci;              /**< Next CQE index to poll (0 for a fresh CQ). */
 	uint32_t sn;              /**< Events consumed so far on the CQ (mod 4 is used). */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
-	uint32_t flags;           /**< CQPOLL_MLX5_F_SOLICITED_ONLY only. */
+	/** CQPOLL_MLX5_F_SOLICITED_ONLY, CQPOLL_MLX5_F_CQE_COMPRESS. */
+	uint32_t flags;
 };
 
 /**
  * Take over an existing mlx5 verbs CQ for direct polling. The caller keeps
  * ownership of @p cq and @p channel and destroys them after
- * cqpoll_cq_destroy(). The channel must serve this CQ only, and must not be
- * read by anyone else; its fd is set non-blocking.
+ * cqpoll_cq_destroy(). The channel may serve other CQs, of this driver or
+ * of the verbs driver: every event read from it goes to the CQ it names. No
+ * one but cqpoll may read it; its fd is set non-blocking. Attach every CQ of
+ * a shared channel (events for CQs that are not attached are acknowledged
+ * and dropped).
  *
  * @param cq
  *   The mlx5 verbs CQ, created on @p channel; nobody else may poll or arm it
  *   from now on.
  * @param channel
- *   Its completion channel, serving this CQ only.
+ *   Its completion channel.
  * @param conf
  *   Where the CQ's consumer stands; NULL for a fresh CQ (index 0, sequence
  *   number 0, default ack batch, no flags).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (NULL @p cq or @p channel, CQ not
  *   bound to @p channel, or a CQ layout the driver cannot poll), EOPNOTSUPP
- *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj() or fcntl(2).
+ *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj(), fcntl(2),
+ *   eventfd(2) or epoll_create1(2).
  *
  * Thread safety: safe from any thread; no one may poll or arm @p cq any more.
  */
@@ -123,7 +159,6 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
  * Thread safety: safe from any thread while the CQ exists.
  */
 struct ibv_cq *cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq);
-
 
 #ifdef __cplusplus
 }

@@ -6,13 +6,14 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "cqpoll_log_private.h"
 #include "mlx5_autoconf.h"
 #include "mlx5_prm.h"
 #include "mlx5_private.h"
@@ -20,25 +21,20 @@
 #define MLX5_CQ_SIZE_DEFAULT 4096
 
 int
-cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
-		     uint32_t ci, uint32_t sn, uint32_t flags)
+cqpoll_mlx5_channel_event_get(struct cqpoll_mlx5_cq *q)
 {
-	if (dv->buf == NULL || dv->dbrec == NULL || dv->cq_uar == NULL ||
-	    dv->cqe_cnt < 2 || dv->cqe_cnt > CQPOLL_MLX5_CQE_CNT_MAX ||
-	    (dv->cqe_cnt & (dv->cqe_cnt - 1)) != 0 ||
-	    cqpoll_mlx5_poll_select(dv->cqe_size) == NULL)
-		return -EINVAL;
-	q->buf = dv->buf;
-	q->dbrec = (volatile uint32_t *)dv->dbrec;
-	q->cqe_cnt = dv->cqe_cnt;
-	q->cqe_size = dv->cqe_size;
-	q->uar_db = (volatile uint64_t *)(void *)((uint8_t *)dv->cq_uar + MLX5_CQ_DOORBELL);
-	q->cqn = dv->cqn;
-	q->ci = ci;
-	q->sn = sn;
-	q->arm_cmd = (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ?
-		MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
-	return 0;
+	/*
+	 * Only events that name this CQ, whoever read them off the channel:
+	 * the sequence number follows this CQ's arms and nothing else
+	 * (rdma-core mlx5_cq_event is called for the CQ ibv_get_cq_event()
+	 * returned). Another member's event counted here would leave its sn
+	 * behind and ours ahead, and its CQ without a wake-up.
+	 */
+	int n = cqpoll_ibv_channel_get(&q->ev);
+
+	if (n > 0)
+		cqpoll_mlx5_events_consumed(q, (unsigned int)n);
+	return n;
 }
 
 static int
@@ -46,24 +42,13 @@ hw_event_fd(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
-	return q->chan->fd;
+	return cqpoll_ibv_channel_fd(&q->ev);
 }
 
 static int
 hw_event_get(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	int n = 0;
-
-	/* The channel fd is non-blocking: EAGAIN ends the batch. */
-	while (ibv_get_cq_event(q->chan, &ev_cq, &ev_ctx) == 0)
-		n++;
-	if (errno != EAGAIN && n == 0)
-		return -errno;
-	cqpoll_mlx5_events_consumed(q, (unsigned int)n);
-	return n;
+	return cqpoll_mlx5_channel_event_get(priv);
 }
 
 static int
@@ -71,7 +56,7 @@ hw_event_ack(void *priv, unsigned int n)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
-	ibv_ack_cq_events(q->ibcq, n);
+	cqpoll_ibv_channel_ack(&q->ev, n);
 	return 0;
 }
 
@@ -79,11 +64,14 @@ static void
 hw_destroy(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
+	struct ibv_comp_channel *ch;
 
-	if (q->own_verbs) {
+	/* Leave first: events read for this CQ from now on are acked by the reader. */
+	ch = cqpoll_ibv_channel_leave(&q->ev);
+	if (q->own_verbs)
 		ibv_destroy_cq(q->ibcq);
-		ibv_destroy_comp_channel(q->chan);
-	}
+	if (ch != NULL)
+		ibv_destroy_comp_channel(ch);
 	free(q);
 }
 
@@ -96,22 +84,13 @@ const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
 	.destroy = hw_destroy,
 };
 
-static int
-set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 /* Take over @p q->ibcq: read its mlx5dv description and wrap it in a handle. */
 static struct cqpoll_cq *
-hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
-	uint32_t ack_batch)
+hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
+	uint32_t ci, uint32_t sn, uint32_t flags, uint32_t ack_batch)
 {
-	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_cq *cq;
+	struct cqpoll_cq_params params = { .arm = cqpoll_mlx5_arm_semantics(flags) };
 	struct mlx5dv_obj obj;
 	struct mlx5dv_cq dv;
 	int r;
@@ -126,17 +105,25 @@ hw_wrap(struct cqpoll_mlx5_cq *q, uint32_t ci, uint32_t sn, uint32_t flags,
 		errno = r > 0 ? r : -r;
 		return NULL;
 	}
-	r = set_nonblock(q->chan->fd);
+	r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
 	if (r == 0)
-		r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
+		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, &cqpoll_ibv_events_verbs,
+					    own_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
 	}
 	params.size = dv.cqe_cnt;
 	params.event_ack_batch = ack_batch;
-	return cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
-			       q, &params);
+	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
+			     q, &params);
+	if (cq == NULL) {
+		r = errno;
+		/* The caller destroys what it created, CQ first. */
+		(void)cqpoll_ibv_channel_leave(&q->ev);
+		errno = r;
+	}
+	return cq;
 }
 
 static struct ibv_cq *
@@ -146,32 +133,39 @@ hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t fla
 	/* The provider rounds cqe + 1 up to a power of two (§1.2). */
 	int cqe = (int)n - 1;
 
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = (uint32_t)cqe,
+		.channel = chan,
+		.comp_vector = (uint32_t)vector,
+	};
+	struct mlx5dv_cq_init_attr dv_attr = { .comp_mask = 0 };
+	struct ibv_cq_ex *cqx;
+
+	if (!(flags & (CQPOLL_MLX5_F_CQE128 | CQPOLL_MLX5_F_CQE_COMPRESS)))
+		return ibv_create_cq(ctx, cqe, NULL, chan, vector);
 	if (flags & CQPOLL_MLX5_F_CQE128) {
 #if CQPOLL_MLX5_HAVE_CQE_SIZE_ATTR
-		struct ibv_cq_init_attr_ex attr = {
-			.cqe = (uint32_t)cqe,
-			.channel = chan,
-			.comp_vector = (uint32_t)vector,
-		};
-		struct mlx5dv_cq_init_attr dv_attr = {
-			.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
-			.cqe_size = 128,
-		};
-		struct ibv_cq_ex *cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
-
-		return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
+		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+		dv_attr.cqe_size = 128;
 #else
 		errno = EOPNOTSUPP;
 		return NULL;
 #endif
 	}
-	return ibv_create_cq(ctx, cqe, NULL, chan, vector);
+	if (flags & CQPOLL_MLX5_F_CQE_COMPRESS) {
+		/* The mini CQE's first word is unused by RDMA consumers: any format. */
+		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
+		dv_attr.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH;
+	}
+	cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
+	return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
 }
 
 struct cqpoll_cq *
 cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *conf)
 {
 	static const struct cqpoll_mlx5_conf defaults = { .size = 0 };
+	struct ibv_comp_channel *ch;
 	struct cqpoll_mlx5_cq *q;
 	struct cqpoll_cq *cq;
 	uint32_t n = 2;
@@ -180,6 +174,8 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 	if (conf == NULL)
 		conf = &defaults;
 	if (ctx == NULL || conf->size > CQPOLL_MLX5_CQE_CNT_MAX) {
+		CQPOLL_LOG(ERR, "mlx5", "cq create: %s", ctx == NULL ?
+			   "NULL device context" : "size over the device's CQE limit");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -197,21 +193,24 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		return NULL;
 	}
 	q->own_verbs = 1;
-	q->chan = ibv_create_comp_channel(ctx);
-	if (q->chan == NULL)
+	ch = conf->channel != NULL ? conf->channel : ibv_create_comp_channel(ctx);
+	if (ch == NULL)
 		goto fail;
-	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, q->chan);
+	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, ch);
 	if (q->ibcq == NULL)
 		goto fail;
-	cq = hw_wrap(q, 0, 0, conf->flags, conf->event_ack_batch);
+	cq = hw_wrap(q, ch, conf->channel == NULL, 0, 0, conf->flags, conf->event_ack_batch);
 	if (cq != NULL)
 		return cq;
 fail:
 	e = errno != 0 ? errno : EIO;
+	CQPOLL_LOG(ERR, "mlx5", "cq create: %s: %s", ch == NULL ?
+		   "ibv_create_comp_channel" : q->ibcq == NULL ?
+		   "creating the verbs CQ" : "direct access setup", strerror(e));
 	if (q->ibcq != NULL)
 		ibv_destroy_cq(q->ibcq);
-	if (q->chan != NULL)
-		ibv_destroy_comp_channel(q->chan);
+	if (ch != NULL && conf->channel == NULL)
+		ibv_destroy_comp_channel(ch);
 	free(q);
 	errno = e;
 	return NULL;
@@ -229,6 +228,9 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 	if (conf == NULL)
 		conf = &defaults;
 	if (ibcq == NULL || channel == NULL || ibcq->channel != channel) {
+		CQPOLL_LOG(ERR, "mlx5", "cq attach: %s", ibcq == NULL ? "NULL CQ" :
+			   channel == NULL ? "NULL channel" :
+			   "the CQ was not created on that channel");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -244,8 +246,8 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 		return NULL;
 	}
 	q->ibcq = ibcq;
-	q->chan = channel;
-	cq = hw_wrap(q, conf->ci, conf->sn, conf->flags & CQPOLL_MLX5_F_SOLICITED_ONLY,
+	cq = hw_wrap(q, channel, false, conf->ci, conf->sn, conf->flags &
+		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS),
 		     conf->event_ack_batch);
 	if (cq == NULL) {
 		e = errno;

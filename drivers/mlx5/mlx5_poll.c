@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The poll variants, the decode tables and the rare CQE kinds. */
+/* The poll variants, the decode tables and the poll state's setup. */
 
 #include <errno.h>
 
 #include "mlx5_poll.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* The tail is copied over status, opcode and flags with one 4-byte move. */
 _Static_assert(offsetof(struct cqpoll_completion, opcode) ==
@@ -14,21 +15,26 @@ _Static_assert(offsetof(struct cqpoll_completion, opcode) ==
 	       offsetof(struct cqpoll_completion, status) + 2 &&
 	       sizeof(struct cqpoll_mlx5_op_tail) == 4, "completion tail layout");
 
-/* A success entry; every one says the timestamp is valid. */
+/*
+ * A success entry. Every one says which fields are valid: the WQE index (the
+ * caller's wr_id is not in the CQE) and the timestamp, in HCA clock ticks.
+ */
 #define OP(o, f, l8, se) { \
 	.imm_mask = ((f) & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV)) != 0 ? \
 		0xffffffffu : 0, \
 	.len_mask = (l8) ? 0 : 0xffffffffu, \
 	.len_fixed = (l8) ? 8 : 0, \
 	.tail = { .status = CQPOLL_STATUS_SUCCESS, .opcode = (o), \
-		.flags = (f) | CQPOLL_COMPLETION_F_TIMESTAMP | \
+		.flags = (f) | CQPOLL_COMPLETION_F_TIMESTAMP_RAW | \
+			CQPOLL_COMPLETION_F_WQE_COUNTER | \
 			((se) ? CQPOLL_COMPLETION_F_SOLICITED : 0) } }
 
 /*
  * Requester opcode of a WQE opcode, following rdma-core handle_good_req; WQE
- * opcodes it does not name keep the CQPOLL_OP_SEND default. UMR covers bind
- * and local invalidate in rdma-core (it reads which from its QP); without the
- * QP we report BIND_MW.
+ * opcodes it does not name keep the CQPOLL_OP_SEND default. rdma-core posts
+ * bind-MW, local invalidate and its driver UMRs all as UMR and reads which
+ * from its per-WQE record (wr_data); without the QP we cannot tell, and say
+ * so: CQPOLL_OP_UMR.
  *
  * rdma-core flags requester *_IMM completions WITH_IMM but fills no
  * immediate: the CQE carries none. Our flag promises the data, so it is left
@@ -42,7 +48,7 @@ _Static_assert(offsetof(struct cqpoll_completion, opcode) ==
 		CQPOLL_OP_COMP_SWAP : \
 	 (w) == MLX5_OPCODE_ATOMIC_FA || (w) == MLX5_OPCODE_ATOMIC_MASKED_FA ? \
 		CQPOLL_OP_FETCH_ADD : \
-	 (w) == MLX5_OPCODE_UMR ? CQPOLL_OP_BIND_MW : \
+	 (w) == MLX5_OPCODE_UMR ? CQPOLL_OP_UMR : \
 	 (w) == MLX5_OPCODE_LOCAL_INVAL ? CQPOLL_OP_LOCAL_INV : \
 	 (w) == MLX5_OPCODE_TSO ? CQPOLL_OP_TSO : CQPOLL_OP_SEND)
 /* Atomics report 8 bytes, as rdma-core does. */
@@ -50,7 +56,7 @@ _Static_assert(offsetof(struct cqpoll_completion, opcode) ==
 	(REQ_OPCODE(w) == CQPOLL_OP_COMP_SWAP || REQ_OPCODE(w) == CQPOLL_OP_FETCH_ADD)
 /*
  * Every requester entry is spelled out (also the defaults, which must carry
- * F_TIMESTAMP and, for SE, F_SOLICITED): 2 x 256 entries, generated.
+ * the validity flags and, for SE, F_SOLICITED): 2 x 256 entries, generated.
  */
 #define REQ(w, se) [CQPOLL_MLX5_OP_REQ(w, se)] = OP(REQ_OPCODE(w), 0, REQ_LEN8(w), se)
 #define REQ1(w) REQ(w, 0), REQ(w, 1)
@@ -71,38 +77,39 @@ const struct cqpoll_mlx5_op cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_CNT] = {
 };
 
 int
-cqpoll_mlx5_decode_slow(const struct mlx5_cqe64 *cqe, uint8_t op_own,
-			struct cqpoll_completion *c)
+cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
+		     uint32_t ci, uint32_t sn, uint32_t flags)
 {
-	const struct mlx5_err_cqe *err = (const struct mlx5_err_cqe *)(const void *)cqe;
-	unsigned int opcode = op_own >> 4;
-	uint32_t sop;
-
-	/*
-	 * Inline-scattered data lives in the CQE and would have to be copied
-	 * to the QP's buffer, which only the QP owner knows: refuse, loudly.
-	 * Compressed sessions are never enabled by this driver.
-	 */
-	if ((op_own & CQPOLL_MLX5_OP_OWN_FORMAT) != 0)
-		return -EPROTO;
-	if (opcode != MLX5_CQE_REQ_ERR && opcode != MLX5_CQE_RESP_ERR)
-		return -EPROTO; /* resize, tag matching, signature: unsupported */
-	sop = be32toh(err->s_wqe_opcode_qpn);
-	c->wr_id = be16toh(err->wqe_counter);
-	c->timestamp = 0;
-	c->inline_data = NULL;
-	c->byte_len = 0;
-	c->qp_num = sop & CQPOLL_MLX5_CI_MASK;
-	c->imm_data = 0;
-	c->vendor_err = err->vendor_err_synd;
-	c->wqe_counter = be16toh(err->wqe_counter);
-	c->reserved = 0;
-	c->status = (uint8_t)cqpoll_mlx5_syndrome_status(err->syndrome);
-	c->opcode = opcode == MLX5_CQE_REQ_ERR ?
-		cqpoll_mlx5_op_table[CQPOLL_MLX5_OP_REQ(sop >> 24, 0)].tail.opcode :
-		CQPOLL_OP_RECV;
-	c->flags = 0;
+	if (dv->buf == NULL || dv->dbrec == NULL || dv->cq_uar == NULL ||
+	    dv->cqe_cnt < 2 || dv->cqe_cnt > CQPOLL_MLX5_CQE_CNT_MAX ||
+	    (dv->cqe_cnt & (dv->cqe_cnt - 1)) != 0 ||
+	    cqpoll_mlx5_poll_select(dv->cqe_size) == NULL)
+		return -EINVAL;
+	q->buf = dv->buf;
+	q->dbrec = (volatile uint32_t *)dv->dbrec;
+	q->cqe_cnt = dv->cqe_cnt;
+	q->cqe_size = dv->cqe_size;
+	q->uar_db = (volatile uint64_t *)(void *)((uint8_t *)dv->cq_uar + MLX5_CQ_DOORBELL);
+	q->cqn = dv->cqn;
+	q->ci = ci;
+	q->sn = sn;
+	q->arm_cmd = (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ?
+		MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
+	memset(&q->slow, 0, sizeof(q->slow));
+	q->slow.compressed = (flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
 	return 0;
+}
+
+enum cqpoll_arm_semantics
+cqpoll_mlx5_arm_semantics(uint32_t flags)
+{
+	/*
+	 * Whether a solicited-only arm fires for a solicited CQE written
+	 * before it is not documented (contract §5.3, [UNCONFIRMED]): until
+	 * hardware shows it does, treat it as edge, so that poll-and-arm polls
+	 * once more after arming.
+	 */
+	return (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ? CQPOLL_ARM_EDGE : CQPOLL_ARM_LEVEL;
 }
 
 /* Continuations: every CQE kind, entered only at a CQE the fast path refused. */

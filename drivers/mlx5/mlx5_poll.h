@@ -21,14 +21,15 @@
 /*
  * op_own, with the owner bit of the current lap xor-ed out, of a CQE the fast
  * path decodes: owned by software, format 0 (no inline scatter, no
- * compression) and a success opcode, REQ or RESP_*. SE is left as it is.
- * Anything else, the INVALID mark included, fails this one test.
+ * compression) and a success opcode, REQ or RESP_* but RESP_SEND_INV (its
+ * rkey is byte-swapped, a step only the slow path pays). SE is left as it
+ * is. Anything else, the INVALID mark included, fails this one test.
  */
 static CQPOLL_MLX5_ALWAYS_INLINE int
 cqpoll_mlx5_cqe_fast(unsigned int own)
 {
 	return (own & (MLX5_CQE_OWNER_MASK | CQPOLL_MLX5_OP_OWN_FORMAT)) == 0 &&
-	       own <= (MLX5_CQE_RESP_SEND_INV << 4 | CQPOLL_MLX5_OP_OWN_SE);
+	       own < (MLX5_CQE_RESP_SEND_INV << 4);
 }
 
 /* A CQE that passed cqpoll_mlx5_cqe_fast(), @p own as given to it. */
@@ -56,7 +57,8 @@ cqpoll_mlx5_decode(const struct mlx5_cqe64 *cqe, unsigned int own,
 	 */
 	e = (const struct cqpoll_mlx5_op *)(const void *)
 		((const uint8_t *)base + own * (sizeof(*e) / 2));
-	c->wr_id = be16toh(cqe->wqe_counter);
+	/* The caller's wr_id is the QP owner's to look up (F_WR_ID clear). */
+	c->wr_id = 0;
 	c->timestamp = be64toh(cqe->timestamp);
 	c->inline_data = NULL;
 	c->vendor_err = 0;
@@ -97,13 +99,22 @@ cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 	struct cqpoll_completion *const last = comps + n;
 	/* The burst stops at the end of the buffer, then goes on from its start. */
 	struct cqpoll_completion *end = n - done <= cnt - slot ? last : c + (cnt - slot);
-	int bad = 0;
 
 	for (;;) {
 		for (; c != end; c++) {
 			/* Acquire costs nothing on x86/arm64 loads and orders CPU-side writers too. */
-			unsigned int own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
+			unsigned int own;
 
+			/*
+			 * Inside a compressed session the slots are not CQEs:
+			 * the session's copy says what each index holds. Only
+			 * the continuation gets here with one (zip_mark).
+			 */
+			if (cont == NULL && q->slow.zip.next != q->slow.zip.cnt) {
+				cqpoll_mlx5_zip_next(q, q->ci + (uint32_t)(c - comps), c);
+				goto next;
+			}
+			own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
 			if (__builtin_expect(!cqpoll_mlx5_cqe_fast(own), 0)) {
 				/* Owner from the last lap, or the INVALID mark of a fresh buffer (§3.1). */
 				if ((own & MLX5_CQE_OWNER_MASK) != 0 ||
@@ -112,15 +123,16 @@ cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 				if (cont != NULL)
 					return cont(q, comps, n, (unsigned int)(c - comps));
 				cqpoll_mlx5_rmb_cqe_after_owner();
-				if (cqpoll_mlx5_decode_slow(cqe, (uint8_t)(own ^ owner), c) != 0) {
-					/* Stop before it: the CQ stays stuck on it, never skips it. */
-					bad = 1;
+				/* 0: no room for its payload in this burst; the next takes it. */
+				if (cqpoll_mlx5_decode_slow(q, cqe, (uint8_t)(own ^ owner),
+							    q->ci + (uint32_t)(c - comps), c,
+							    (unsigned int)(c - comps)) == 0)
 					goto out;
-				}
 			} else {
 				cqpoll_mlx5_rmb_cqe_after_owner();
 				cqpoll_mlx5_decode(cqe, own, c);
 			}
+next:
 			cqe = (const struct mlx5_cqe64 *)(const void *)
 				((const uint8_t *)cqe + cqe_size);
 		}
@@ -138,14 +150,14 @@ out:
 		const uint32_t ci_new = q->ci + polled;
 
 		q->ci = ci_new;
+		if (cont == NULL && q->slow.zip.next != q->slow.zip.cnt)
+			cqpoll_mlx5_zip_mark(q, ci_new);
 		/* One record write per burst, after the slots were read (§4.1). */
 		cqpoll_mlx5_wmb_slots_before_ci();
 		__atomic_store_n(&q->dbrec[CQPOLL_MLX5_DBREC_SET_CI],
 				 htobe32(ci_new & CQPOLL_MLX5_CI_MASK), __ATOMIC_RELEASE);
 		return (int)polled;
 	}
-	if (bad)
-		return -EPROTO;
 	return __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED);
 }
 

@@ -12,11 +12,38 @@
 
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
+#include "ibv_channel.h"
+#include "mlx5_prm.h"
 
 struct ibv_cq;
 struct ibv_comp_channel;
 struct mlx5dv_cq;
 struct cqpoll_mlx5_emu_dev;
+
+
+/* Inline payloads one burst can return; a burst with more stops early. */
+#define CQPOLL_MLX5_SCRATCH_CNT 64
+
+/*
+ * A compressed session being delivered (§6). The title and the current mini
+ * array are copies: the slots go back to the device as the consumer index
+ * passes them, and a burst may end in the middle of a session.
+ */
+struct cqpoll_mlx5_zip {
+	struct mlx5_cqe64 title;
+	struct cqpoll_mlx5_mini_cqe mini[CQPOLL_MLX5_MINI_PER_ARRAY];
+	uint32_t title_idx;   /* counter of the title: the session's first index */
+	uint32_t cnt;         /* completions in the session */
+	uint32_t next;        /* the next one to deliver; == cnt: no session */
+};
+
+/* What only CQEs the fast path refuses need; never touched by it. */
+struct cqpoll_mlx5_slow {
+	struct cqpoll_mlx5_zip zip;
+	/* Inline payloads of the last burst, by position in it (§2.3). */
+	uint8_t scratch[CQPOLL_MLX5_SCRATCH_CNT][CQPOLL_MLX5_INLINE64_MAX];
+	uint32_t compressed;  /* the CQ was created with CQE compression */
+};
 
 struct cqpoll_mlx5_cq {
 	/* Consumer fast path. */
@@ -37,10 +64,11 @@ struct cqpoll_mlx5_cq {
 	volatile uint64_t *uar_db; /* mlx5dv_cq::cq_uar + MLX5_CQ_DOORBELL */
 	uint32_t cqn;
 	/* Where the fields above and the events come from. */
-	struct ibv_cq *ibcq;      /* hardware */
-	struct ibv_comp_channel *chan;
+	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
+	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
 	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
+	struct cqpoll_mlx5_slow slow;
 };
 
 extern const struct cqpoll_driver_ops cqpoll_mlx5_ops;
@@ -49,6 +77,8 @@ extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
 /* Fill @p q from an mlx5dv_cq; -EINVAL if it describes no usable CQ. */
 int cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
 			 uint32_t ci, uint32_t sn, uint32_t flags);
+/* How the CQ's arm must be treated, from its CQPOLL_MLX5_F_* flags. */
+enum cqpoll_arm_semantics cqpoll_mlx5_arm_semantics(uint32_t flags);
 /* The burst poll for a CQE size, or NULL if unsupported. */
 cqpoll_poll_burst_t cqpoll_mlx5_poll_select(uint32_t cqe_size);
 int cqpoll_mlx5_poll_64(void *priv, struct cqpoll_completion *comps, unsigned int n);
@@ -56,8 +86,24 @@ int cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned i
 int cqpoll_mlx5_arm(void *priv);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
-/* Decode a CQE that is not a plain success; -EPROTO if unsupported. */
-int cqpoll_mlx5_decode_slow(const struct mlx5_cqe64 *cqe, uint8_t op_own,
-			    struct cqpoll_completion *c);
+/*
+ * Take this CQ's events from its channel through the demux, advancing the
+ * arm sequence number by each: count, or -errno.
+ */
+int cqpoll_mlx5_channel_event_get(struct cqpoll_mlx5_cq *q);
+/*
+ * Decode a CQE the fast path refused, owned by software, at counter @p idx,
+ * into @p c, the @p pos-th completion of the burst. 1: decoded (an undecodable
+ * CQE becomes a failed completion); 0: stop the burst before it (no room for
+ * its inline payload in this burst).
+ */
+int cqpoll_mlx5_decode_slow(struct cqpoll_mlx5_cq *q, const struct mlx5_cqe64 *cqe,
+			    uint8_t op_own, uint32_t idx, struct cqpoll_completion *c,
+			    unsigned int pos);
+/* The next completion of the compressed session in progress, at counter @p idx. */
+void cqpoll_mlx5_zip_next(struct cqpoll_mlx5_cq *q, uint32_t idx,
+			  struct cqpoll_completion *c);
+/* A burst ends at @p ci inside a session: divert the fast path there. */
+void cqpoll_mlx5_zip_mark(struct cqpoll_mlx5_cq *q, uint32_t ci);
 
 #endif /* CQPOLL_MLX5_PRIVATE_H */

@@ -23,8 +23,38 @@
 /* op_own: owner bit 0, SE bit 1, format bits 3:2, opcode bits 7:4 (§2.3). */
 #define CQPOLL_MLX5_OP_OWN_SE 0x02
 #define CQPOLL_MLX5_OP_OWN_FORMAT 0x0c
+#define CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT 2
+/* Format values (kernel MLX5_INLINE_DATA32_SEG, _DATA64_SEG, MLX5_COMPRESSED). */
+#define CQPOLL_MLX5_FORMAT_INLINE32 1
+#define CQPOLL_MLX5_FORMAT_INLINE64 2
+#define CQPOLL_MLX5_FORMAT_COMPRESSED 3
+/* Bytes of inline-scattered data each format carries (§2.3). */
+#define CQPOLL_MLX5_INLINE32_MAX 32
+#define CQPOLL_MLX5_INLINE64_MAX 64
+/* Mini CQEs in one array of a basic-layout session (§6). */
+#define CQPOLL_MLX5_MINI_PER_ARRAY 8
 /* Largest CQ the device supports (§1.2). */
 #define CQPOLL_MLX5_CQE_CNT_MAX (1u << 24)
+
+/*
+ * A mini CQE (the kernel's struct mlx5_mini_cqe8, §6). Requester sessions
+ * carry the WQE counter and opcode (byte 2, as the kernel and UCX read it);
+ * responder sessions a hash or checksum there, which RDMA consumers do not
+ * use, and take the WQE counter from the title, one more per completion.
+ */
+struct cqpoll_mlx5_mini_cqe {
+	uint16_t wqe_counter; /* big-endian */
+	uint8_t s_wqe_opcode;
+	uint8_t reserved;
+	uint32_t byte_cnt;    /* big-endian */
+};
+
+/* Slot of mini array @p k of the basic session whose title is at @p h (§6). */
+static inline uint32_t
+cqpoll_mlx5_mini_array_idx(uint32_t h, uint32_t k)
+{
+	return h + (k == 0 ? 1 : k * CQPOLL_MLX5_MINI_PER_ARRAY);
+}
 
 /* The 64-byte descriptor of a slot: the second half of a 128-byte slot (§2.1). */
 static inline struct mlx5_cqe64 *

@@ -22,6 +22,8 @@
  * CQPOLL_STATUS_WR_FLUSH_ERR (FI_ECANCELED), CQPOLL_STATUS_LOC_LEN_ERR
  * (FI_ETRUNC) or CQPOLL_STATUS_GENERAL_ERR, vendor_err = the provider's
  * error number, and the provider's message from cqpoll_ofi_cq_strerror().
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  */
 
 #include <stdint.h>

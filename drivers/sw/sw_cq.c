@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cqpoll_config.h"
+#include "cqpoll_log_private.h"
 #include "sw_private.h"
 
 /* Largest ring: indices compare by 32-bit difference, and mlx5 caps at 2^24. */
@@ -88,11 +89,17 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	size = conf->size != 0 ? conf->size : CQPOLL_SW_CQ_SIZE_DEFAULT;
 	if ((unsigned int)conf->arm > CQPOLL_ARM_REPORT_MISSED ||
 	    size > SW_CQ_SIZE_MAX || !faults_valid(&conf->faults)) {
+		CQPOLL_LOG(ERR, "sw", "cq create: %s",
+			   (unsigned int)conf->arm > CQPOLL_ARM_REPORT_MISSED ?
+			   "bad arm semantics" : size > SW_CQ_SIZE_MAX ?
+			   "size over 2^24 entries" :
+			   "a fault percentage over 100");
 		errno = EINVAL;
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
 	if (q == NULL) {
+		CQPOLL_LOG(ERR, "sw", "cq create: out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -117,6 +124,7 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		q->ring[i].owner = 1;
 	r = sw_event_fds(q);
 	if (r < 0) {
+		CQPOLL_LOG(ERR, "sw", "cq create: event fds: %s", strerror(-r));
 		sw_cq_free(q);
 		errno = -r;
 		return NULL;

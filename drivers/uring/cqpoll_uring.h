@@ -26,6 +26,8 @@
  * Overflowed completions (IORING_SQ_CQ_OVERFLOW) are flushed into the ring
  * with io_uring_enter(IORING_ENTER_GETEVENTS) when the ring is drained, so
  * none is lost (the kernel keeps them, IORING_FEAT_NODROP).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  */
 
 #include <stdint.h>

@@ -4,17 +4,25 @@
 
 /**
  * @file
- * Driver selection for an existing verbs CQ: the mlx5 device-direct driver
- * where the device and the CQ allow it, else the generic verbs driver.
+ * Driver selection for an existing verbs CQ: the generic verbs driver, or,
+ * when the caller accepts WQE counters instead of wr_ids, the mlx5
+ * device-direct driver where the device and the CQ allow it.
+ *
+ * What a completion identifies is the caller's choice, never a side effect
+ * of the hardware (doc/guides/contract.md, "What a completion means"): the
+ * verbs driver sets CQPOLL_COMPLETION_F_WR_ID and the caller's wr_id; the
+ * direct mlx5 path reads CQEs, which carry no wr_id, and sets
+ * CQPOLL_COMPLETION_F_WQE_COUNTER and wqe_counter instead.
  *
  * Rules, in order (doc/guides/verbs-driver.md):
- *  1. CQPOLL_IBV_F_FORCE_VERBS: verbs.
- *  2. A verbs-emu CQ: verbs.
- *  3. The mlx5 driver is built, mlx5dv_is_supported() holds for the CQ's
- *     device, the CQ is not extended (CQPOLL_IBV_F_CQ_EX), and no verbs
- *     handle already reads @p ch (mlx5 needs the channel to itself): mlx5,
- *     unless its attach refuses the CQ with EOPNOTSUPP.
- *  4. Otherwise: verbs.
+ *  1. Without CQPOLL_IBV_F_WQE_COUNTER: verbs.
+ *  2. With it: mlx5 if the mlx5 driver is in this build, the CQ is not on an
+ *     emulated (verbs-emu) context, mlx5dv_is_supported() holds for its
+ *     device and it is not extended (CQPOLL_IBV_F_CQ_EX), unless the mlx5
+ *     attach refuses the CQ with EOPNOTSUPP. Otherwise verbs.
+ *
+ * CQs of both drivers may share one completion channel: every event goes to
+ * the CQ it names (drivers/common/ibv).
  */
 
 #include <stdint.h>
@@ -29,12 +37,16 @@ extern "C" {
 
 /** @name Flags of struct cqpoll_ibv_conf */
 /**@{*/
-/** Always the verbs driver, e.g. to compare it with the direct one. */
-#define CQPOLL_IBV_F_FORCE_VERBS   (1u << 0)
 /** The CQ was made by ibv_create_cq_ex() with wc_flags: poll it so (verbs). */
 #define CQPOLL_IBV_F_CQ_EX         (1u << 1)
 /** Arm for solicited and failed completions only. */
 #define CQPOLL_IBV_F_SOLICITED_ONLY (1u << 2)
+/**
+ * The caller accepts completions that identify the work by its WQE index
+ * (CQPOLL_COMPLETION_F_WQE_COUNTER, wqe_counter) instead of its wr_id: the
+ * direct mlx5 path may be taken. Without it the verbs driver always is.
+ */
+#define CQPOLL_IBV_F_WQE_COUNTER   (1u << 3)
 /**@}*/
 
 /** Configuration of cqpoll_cq_from_ibv(). Zero means defaults. */
@@ -58,7 +70,7 @@ struct cqpoll_ibv_conf {
  *   Configuration; NULL for defaults.
  * @return
  *   The handle, or NULL with errno set as by the chosen driver's attach
- *   (EINVAL for NULL arguments or a CQ not on @p ch).
+ *   (EINVAL for NULL arguments, a CQ not on @p ch, or unknown flags).
  *
  * Thread safety: safe from any thread.
  */

@@ -13,8 +13,7 @@ const struct cqpoll_verbs_backend cqpoll_verbs_backend_ibv = {
 	.destroy_channel = ibv_destroy_comp_channel,
 	.create_cq = ibv_create_cq,
 	.destroy_cq = ibv_destroy_cq,
-	.get_cq_event = ibv_get_cq_event,
-	.ack_cq_events = ibv_ack_cq_events,
+	.events = &cqpoll_ibv_events_verbs,
 	.stranded = NULL,
 };
 

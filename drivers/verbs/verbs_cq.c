@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "cqpoll_log_private.h"
 #include "verbs_private.h"
 
 #define VERBS_CQ_SIZE_DEFAULT 4096
@@ -16,11 +18,11 @@ static void
 verbs_destroy(void *priv)
 {
 	struct cqpoll_verbs_cq *q = priv;
-	const struct cqpoll_verbs_backend *be = q->chan->be;
+	const struct cqpoll_verbs_backend *be = q->be;
 	struct ibv_comp_channel *ch;
 
 	/* Leave first: events read for this CQ from now on are acked by the reader. */
-	ch = cqpoll_verbs_channel_leave(q);
+	ch = cqpoll_ibv_channel_leave(&q->ev);
 	if (q->owns_cq)
 		be->destroy_cq(q->cq);
 	if (ch != NULL)
@@ -48,10 +50,9 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	struct cqpoll_cq *cq;
 	int r;
 
-	q->efd = q->epfd = -1;
 	q->solicited_only = (conf->flags & CQPOLL_VERBS_F_SOLICITED_ONLY) != 0;
-	r = cqpoll_verbs_channel_join(q, ch, cqpoll_verbs_backend_of(q->cq->context),
-				      owns_channel);
+	q->be = cqpoll_verbs_backend_of(q->cq->context);
+	r = cqpoll_ibv_channel_join(&q->ev, q->cq, ch, q->be->events, owns_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
@@ -59,6 +60,8 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	/* Chosen once: the burst never tests which API the CQ speaks. */
 	if (q->cq_ex == NULL)
 		poll = cqpoll_verbs_poll_wc;
+	else if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		poll = cqpoll_verbs_poll_ex_wallclock;
 	else if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 		poll = cqpoll_verbs_poll_ex_ts;
 	else
@@ -70,7 +73,7 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 	if (cq == NULL) {
 		r = errno;
 		/* The caller destroys what it created, CQ first. */
-		(void)cqpoll_verbs_channel_leave(q);
+		(void)cqpoll_ibv_channel_leave(&q->ev);
 		errno = r;
 	}
 	return cq;
@@ -88,6 +91,9 @@ attach(struct ibv_cq *cq, struct ibv_cq_ex *cq_ex, struct ibv_comp_channel *ch,
 	if (conf == NULL)
 		conf = &defaults;
 	if (cq == NULL || ch == NULL || cq->channel != ch) {
+		CQPOLL_LOG(ERR, "verbs", "cq attach: %s", cq == NULL ? "NULL CQ" :
+			   ch == NULL ? "NULL channel" :
+			   "the CQ was not created on that channel");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -120,17 +126,28 @@ cqpoll_verbs_cq_attach_ex(struct ibv_cq_ex *cq, struct ibv_comp_channel *ch,
 {
 	if (cq == NULL || conf == NULL ||
 	    (conf->wc_flags & VERBS_WC_FLAGS_NEEDED) != VERBS_WC_FLAGS_NEEDED) {
+		CQPOLL_LOG(ERR, "verbs", "cq attach_ex: %s", cq == NULL ? "NULL CQ" :
+			   conf == NULL ? "NULL conf (wc_flags are required)" :
+			   "wc_flags lack the fields the poll reads");
 		errno = EINVAL;
 		return NULL;
 	}
 	return attach(ibv_cq_ex_to_cq(cq), cq, ch, conf->wc_flags, conf);
 }
 
-/* The extended CQ, with timestamps when the device has a clock; NULL if refused. */
+/*
+ * The extended CQ, with timestamps when the device has a clock: wall-clock
+ * ones first (converted to host monotonic time), else the device's raw
+ * clock; NULL if refused.
+ */
 static struct ibv_cq_ex *
 create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	     const struct cqpoll_verbs_conf *conf, uint64_t *wc_flags)
 {
+	static const uint64_t ts_kinds[] = {
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+		IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
 	struct ibv_cq_init_attr_ex attr = {
 		.cqe = (uint32_t)cqe,
 		.channel = ch,
@@ -142,15 +159,19 @@ create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	};
 	struct ibv_device_attr_ex dev;
 	struct ibv_cq_ex *cq;
+	unsigned int k;
 
 	if (!(conf->flags & CQPOLL_VERBS_F_NO_TIMESTAMP) &&
 	    ibv_query_device_ex(ctx, NULL, &dev) == 0 &&
 	    dev.completion_timestamp_mask != 0) {
-		attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-		cq = ibv_create_cq_ex(ctx, &attr);
-		if (cq != NULL) {
-			*wc_flags = attr.wc_flags;
-			return cq;
+		/* Providers refuse what they cannot report (mlx5: no clock page). */
+		for (k = 0; k < sizeof(ts_kinds) / sizeof(ts_kinds[0]); k++) {
+			attr.wc_flags = IBV_WC_STANDARD_FLAGS | ts_kinds[k];
+			cq = ibv_create_cq_ex(ctx, &attr);
+			if (cq != NULL) {
+				*wc_flags = attr.wc_flags;
+				return cq;
+			}
 		}
 	}
 	/* Providers differ in what they accept: retry with the least we need. */
@@ -175,6 +196,7 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 	int cqe, r;
 
 	if (ctx == NULL) {
+		CQPOLL_LOG(ERR, "verbs", "cq create: NULL device context");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -204,6 +226,9 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 		return h;
 fail:
 	r = errno != 0 ? errno : EIO;
+	CQPOLL_LOG(ERR, "verbs", "cq create: %s: %s", ch == NULL ?
+		   "creating the completion channel" : q->cq == NULL ?
+		   "creating the CQ" : "wrapping the CQ", strerror(r));
 	if (q->cq != NULL)
 		be->destroy_cq(q->cq);
 	if (ch != NULL && conf->channel == NULL)

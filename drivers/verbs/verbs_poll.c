@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <time.h>
 
 #include "verbs_private.h"
 
@@ -128,10 +129,45 @@ cqpoll_verbs_poll_wc(void *priv, struct cqpoll_completion *comps, unsigned int n
 	return (int)done;
 }
 
+/* Which timestamp a variant reads: a constant per variant. */
+enum verbs_ts {
+	VERBS_TS_NONE = 0,
+	VERBS_TS_RAW,        /* ibv_wc_read_completion_ts(): HCA clock units */
+	VERBS_TS_WALLCLOCK,  /* ibv_wc_read_completion_wallclock_ns(): wall-clock ns */
+};
+
+static inline uint64_t
+clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_MONOTONIC now, read between two monotonic reads so
+ * that the pair is as close as the reads are (tens of ns through the vDSO).
+ * Once per burst: a step of the wall clock (settimeofday, an NTP step) moves
+ * the offset, and the next burst follows it.
+ */
+static inline int64_t
+wall_to_mono_offset(void)
+{
+	uint64_t m1 = clock_ns(CLOCK_MONOTONIC);
+	uint64_t r = clock_ns(CLOCK_REALTIME);
+	uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+
+	return (int64_t)(r - (m1 + (m2 - m1) / 2));
+}
+
 /* The entry the extended CQ points at; ts is a constant per variant. */
 static inline __attribute__((always_inline)) void
-from_ex(struct cqpoll_completion *c, struct ibv_cq_ex *cq, const int ts)
+from_ex(struct cqpoll_completion *c, struct ibv_cq_ex *cq, const enum verbs_ts ts,
+	int64_t wall_off)
 {
+	uint64_t w;
+
 	unsigned int f;
 
 	c->wr_id = cq->wr_id;
@@ -156,9 +192,20 @@ from_ex(struct cqpoll_completion *c, struct ibv_cq_ex *cq, const int ts)
 	c->flags = map_wc_flags(f) | CQPOLL_COMPLETION_F_WR_ID;
 	c->imm_data = (f & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV)) ?
 		ibv_wc_read_imm_data(cq) : 0;
-	if (ts) {
+	if (ts == VERBS_TS_RAW) {
+		/* The device's clock: it orders this device's completions only. */
 		c->timestamp = ibv_wc_read_completion_ts(cq);
-		c->flags |= CQPOLL_COMPLETION_F_TIMESTAMP;
+		c->flags |= CQPOLL_COMPLETION_F_TIMESTAMP_RAW;
+	} else if (ts == VERBS_TS_WALLCLOCK) {
+		w = ibv_wc_read_completion_wallclock_ns(cq);
+		if ((int64_t)(w - (uint64_t)wall_off) > 0) {
+			c->timestamp = w - (uint64_t)wall_off;
+			c->flags |= CQPOLL_COMPLETION_F_TIMESTAMP;
+		} else {
+			/* Before boot on the host's clock: not host time, say so. */
+			c->timestamp = w;
+			c->flags |= CQPOLL_COMPLETION_F_TIMESTAMP_RAW;
+		}
 	} else {
 		c->timestamp = 0;
 	}
@@ -166,10 +213,11 @@ from_ex(struct cqpoll_completion *c, struct ibv_cq_ex *cq, const int ts)
 
 static inline __attribute__((always_inline)) int
 poll_ex(struct cqpoll_verbs_cq *q, struct cqpoll_completion *comps, unsigned int n,
-	const int ts)
+	const enum verbs_ts ts)
 {
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
 	struct ibv_cq_ex *cq = q->cq_ex;
+	int64_t wall_off = 0;
 	unsigned int i = 0;
 	int r;
 
@@ -179,8 +227,10 @@ poll_ex(struct cqpoll_verbs_cq *q, struct cqpoll_completion *comps, unsigned int
 	/* No session was opened: ibv_end_poll() must not be called. */
 	if (r != 0)
 		return -r;
+	if (ts == VERBS_TS_WALLCLOCK)
+		wall_off = wall_to_mono_offset();
 	for (;;) {
-		from_ex(&comps[i++], cq, ts);
+		from_ex(&comps[i++], cq, ts, wall_off);
 		if (i == n)
 			break;
 		r = ibv_next_poll(cq);
@@ -196,11 +246,17 @@ poll_ex(struct cqpoll_verbs_cq *q, struct cqpoll_completion *comps, unsigned int
 int
 cqpoll_verbs_poll_ex(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
-	return poll_ex(priv, comps, n, 0);
+	return poll_ex(priv, comps, n, VERBS_TS_NONE);
 }
 
 int
 cqpoll_verbs_poll_ex_ts(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
-	return poll_ex(priv, comps, n, 1);
+	return poll_ex(priv, comps, n, VERBS_TS_RAW);
+}
+
+int
+cqpoll_verbs_poll_ex_wallclock(void *priv, struct cqpoll_completion *comps, unsigned int n)
+{
+	return poll_ex(priv, comps, n, VERBS_TS_WALLCLOCK);
 }

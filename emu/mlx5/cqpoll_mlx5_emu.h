@@ -62,6 +62,15 @@ struct cqpoll_mlx5_emu_conf {
 	 * exercise the 24-bit and 32-bit wrap without writing 2^24 entries.
 	 */
 	uint32_t start_index;
+	/**
+	 * An emulated completion channel (cqpoll_verbs_emu_ibv_create_comp_channel())
+	 * to raise events on, as a ConnectX raises them on the channel of its
+	 * ibv_cq: one fd, each event naming its CQ, shared with verbs-emu CQs
+	 * and other mlx5-emu CQs. The device makes an emulated ibv_cq on it that
+	 * names this CQ's events; the channel must
+	 * outlive the CQ. NULL: an event fd of the CQ's own.
+	 */
+	struct ibv_comp_channel *channel;
 };
 
 /**
@@ -71,8 +80,9 @@ struct cqpoll_mlx5_emu_conf {
  *   Configuration; NULL for defaults (level arm, 64-byte CQEs).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (arm semantics other than level or
- *   edge, size over 2^24, CQE size flags), ENOMEM, or the errno of eventfd(2),
- *   timerfd_create(2), epoll_create1(2) or pthread_create(3).
+ *   edge, size over 2^24, CQE size flags, a channel that is not emulated),
+ *   ENOMEM, or the errno of eventfd(2), timerfd_create(2), epoll_create1(2)
+ *   or pthread_create(3).
  *
  * Thread safety: safe from any thread.
  */
@@ -82,28 +92,53 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  * Write one CQE as the device would: a struct mlx5_cqe64 with big-endian
  * fields, op_own last with release order, then evaluate the arm. A requester
  * completion (opcode < CQPOLL_OP_RECV) becomes an MLX5_CQE_REQ CQE with the
- * matching WQE opcode; a receive a responder CQE; a failed one an error CQE
- * with the syndrome of its status. The low 16 bits of wr_id are written as
- * wqe_counter; the timestamp is CLOCK_MONOTONIC ns;
- * CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
+ * matching WQE opcode (bind-MW and local invalidate as UMR, as rdma-core
+ * posts them); a receive a responder CQE; a failed one an error CQE with the
+ * syndrome of its status. The WQE index written is wqe_counter with
+ * CQPOLL_COMPLETION_F_WQE_COUNTER, else the low 16 bits of wr_id. The
+ * timestamp is the device clock: ticks at 156.25 MHz from an origin far from
+ * host time. CQPOLL_COMPLETION_F_SOLICITED sets the SE bit.
+ * CQPOLL_COMPLETION_F_INLINE scatters the payload into the CQE: format 1 up
+ * to 32 bytes, format 2 up to 64 bytes in 128-byte CQEs; receives, RDMA
+ * reads and atomics (8 bytes) only. On a CQ with CQPOLL_MLX5_F_CQE_COMPRESS,
+ * successes without payload or immediate are held and written as compressed
+ * sessions (basic layout) when a different one comes, when 32 are held, or
+ * when the device next looks at its doorbell (its thread's period, or
+ * cqpoll_mlx5_emu_service()).
  *
  * @param cq
  *   A CQ of cqpoll_mlx5_emu_cq_create().
  * @param comp
- *   The completion to write: opcode, status, wr_id (low 16 bits), byte_len,
- *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED), imm_data
- *   (the immediate or invalidated key) and, for a failed completion,
- *   vendor_err (the vendor syndrome, low 8 bits).
+ *   The completion to write: opcode, status, wr_id or wqe_counter, byte_len,
+ *   qp_num, flags (CQPOLL_COMPLETION_F_IMM, _INV, _SOLICITED, _INLINE,
+ *   _WQE_COUNTER), imm_data (the immediate in network order, or the
+ *   invalidated rkey in host order), inline_data and, for a failed
+ *   completion, vendor_err (the vendor syndrome, low 8 bits).
  * @return
  *   - 0: written (a failure to deliver the event it fires is not reported).
  *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).
  *   - -EIO: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ is in error.
- *   - -EINVAL: NULL argument, not an emulated CQ, or a status or opcode
- *     mlx5 cannot report.
+ *   - -EINVAL: NULL argument, not an emulated CQ, a status or opcode mlx5
+ *     cannot report, or a payload the CQE cannot carry.
  *
  * Thread safety: one producer thread per CQ, concurrently with the consumer.
  */
 int cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+
+/**
+ * The latest host CLOCK_MONOTONIC time (ns) an emulated CQE timestamp can
+ * stand for: the emulator's own clock-info conversion, for tests that must
+ * tell whether a completion predates a host instant. Hardware ticks have no
+ * such exact conversion (see cqpoll_mlx5.h).
+ *
+ * @param ticks
+ *   A timestamp of a completion from an emulated CQ.
+ * @return
+ *   Host nanoseconds, rounded up to the clock's granularity.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_mlx5_emu_ticks_to_ns(uint64_t ticks);
 
 /**
  * Let the device read its doorbell now, as its thread does periodically.
@@ -130,6 +165,7 @@ struct cqpoll_mlx5_emu_stats {
 	uint64_t dbrec_mismatches; /**< Arms not first written to the doorbell record. */
 	uint64_t overruns;         /**< Overruns raised. */
 	uint64_t full;             /**< Posts refused with -ENOSPC. */
+	uint64_t sessions;         /**< Compressed sessions written. */
 };
 
 /**

@@ -13,8 +13,10 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cqpoll_verbs_emu.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
+#include "verbs_emu_private.h"
 
 #define EMU_CQ_SIZE_DEFAULT 4096
 #define EMU_PAGE 4096
@@ -25,7 +27,11 @@ static uint32_t emu_next_cqn = 0x400;
 static void
 emu_free(struct cqpoll_mlx5_emu_dev *dev)
 {
+	/* The device thread first: it may raise events on ev_cq. */
 	cqpoll_mlx5_emu_dev_stop(dev);
+	/* -EBUSY (counted by verbs-emu) would be a hang on hardware: leave it be. */
+	if (dev->ev_cq != NULL && cqpoll_verbs_emu_ibv_destroy_cq(dev->ev_cq) != 0)
+		dev->ev_cq = NULL;
 	if (dev->epfd >= 0)
 		close(dev->epfd);
 	if (dev->tfd >= 0)
@@ -46,6 +52,8 @@ emu_event_fd(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
+	if (q->emu->ev_cq != NULL)
+		return cqpoll_ibv_channel_fd(&q->ev);
 	return q->emu->epfd;
 }
 
@@ -72,6 +80,11 @@ emu_event_get(void *priv)
 	uint32_t due = 1;
 	int r;
 
+	if (dev->ev_cq != NULL) {
+		/* As on hardware: the demux hands us the events that name our CQ. */
+		r = drain(dev->errfd, &errors);
+		return r < 0 ? r : cqpoll_mlx5_channel_event_get(q);
+	}
 	r = drain(dev->efd, &events);
 	if (r == 0 && dev->tfd >= 0 && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE)) {
 		r = drain(dev->tfd, &delayed);
@@ -93,11 +106,29 @@ emu_event_get(void *priv)
 }
 
 static int
-emu_stranded(void *priv)
+emu_event_ack(void *priv, unsigned int n)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
-	return cqpoll_mlx5_emu_dev_stranded(q->emu);
+	if (q->emu->ev_cq != NULL)
+		cqpoll_ibv_channel_ack(&q->ev, n);
+	return 0;
+}
+
+static int
+emu_stranded(void *priv)
+{
+	struct cqpoll_mlx5_cq *q = priv;
+	int r = cqpoll_mlx5_emu_dev_stranded(q->emu);
+
+	/*
+	 * An event another member read for us is pending just the same. Read
+	 * after the device's answer: an event routed in between was queued
+	 * when the device looked, so one of the two reads sees it.
+	 */
+	if (r == 1 && q->emu->ev_cq != NULL && cqpoll_ibv_channel_routed(&q->ev) != 0)
+		r = 0;
+	return r;
 }
 
 static void
@@ -105,6 +136,9 @@ emu_destroy(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
 
+	cqpoll_mlx5_emu_dev_stop(q->emu);
+	/* Acks what other members read for us: the ibv_cq can go. */
+	(void)cqpoll_ibv_channel_leave(&q->ev);
 	emu_free(q->emu);
 	free(q);
 }
@@ -114,17 +148,25 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.arm = cqpoll_mlx5_arm,
 	.event_fd = emu_event_fd,
 	.event_get = emu_event_get,
+	.event_ack = emu_event_ack,
 	.stranded = emu_stranded,
 	.destroy = emu_destroy,
 };
 
 static int
-emu_fds(struct cqpoll_mlx5_emu_dev *dev)
+emu_fds(struct cqpoll_mlx5_emu_dev *dev, struct ibv_comp_channel *ch)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
-	dev->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->errfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->errfd < 0)
+		return -errno;
+	if (ch != NULL) {
+		/* Events go to the channel; the demux gives the CQ its fd. */
+		dev->ev_cq = cqpoll_verbs_emu_ibv_create_cq(ch->context, 1, NULL, ch, 0);
+		return dev->ev_cq != NULL ? 0 : -errno;
+	}
+	dev->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dev->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dev->efd < 0 || dev->errfd < 0 || dev->epfd < 0)
 		return -errno;
@@ -186,7 +228,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	cqe_size = (conf->flags & CQPOLL_MLX5_F_CQE128) ? 128 : 64;
 	if ((conf->arm != CQPOLL_ARM_LEVEL && conf->arm != CQPOLL_ARM_EDGE) ||
 	    want > CQPOLL_MLX5_CQE_CNT_MAX ||
-	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128)) != 0) {
+	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128 |
+			     CQPOLL_MLX5_F_CQE_COMPRESS)) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -200,6 +243,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->efd = dev->tfd = dev->errfd = dev->epfd = -1;
 	dev->lazy = conf->arm == CQPOLL_ARM_EDGE;
+	dev->compress = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
 	dev->strict_sn = (conf->emu_flags & CQPOLL_MLX5_EMU_F_STRICT_SN) != 0;
 	dev->overrun_error = (conf->emu_flags & CQPOLL_MLX5_EMU_F_OVERRUN_ERROR) != 0;
 	dev->event_delay_us = conf->event_delay_us;
@@ -207,7 +251,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			EMU_DOORBELL_POLL_US_DEFAULT) * 1000u;
 	r = emu_memory(dev, n, cqe_size, conf->start_index);
 	if (r == 0)
-		r = emu_fds(dev);
+		r = emu_fds(dev, conf->channel);
 	if (r == 0) {
 		q = calloc(1, sizeof(*q));
 		r = q == NULL ? -ENOMEM : 0;
@@ -215,6 +259,11 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	/* The seam: the driver gets the mlx5dv_cq fields, hardware or not. */
 	if (r == 0)
 		r = cqpoll_mlx5_cq_setup(q, &dev->dv, conf->start_index, 0, conf->flags);
+	if (r == 0 && dev->ev_cq != NULL) {
+		q->ibcq = dev->ev_cq;
+		r = cqpoll_ibv_channel_join(&q->ev, dev->ev_cq, conf->channel,
+					    &cqpoll_verbs_emu_events, false, dev->errfd);
+	}
 	if (r == 0) {
 		q->emu = dev;
 		dev->drv_err = &q->dev_err;
@@ -222,7 +271,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			r = cqpoll_mlx5_emu_dev_start(dev);
 	}
 	if (r == 0) {
-		params.arm = conf->arm;
+		params.arm = conf->arm == CQPOLL_ARM_EDGE ? CQPOLL_ARM_EDGE :
+			cqpoll_mlx5_arm_semantics(conf->flags);
 		params.size = n;
 		params.event_ack_batch = conf->event_ack_batch;
 		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_select(cqe_size),
@@ -231,6 +281,9 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			r = -errno;
 	}
 	if (r < 0) {
+		cqpoll_mlx5_emu_dev_stop(dev);
+		if (q != NULL)
+			(void)cqpoll_ibv_channel_leave(&q->ev);
 		emu_free(dev);
 		free(q);
 		errno = -r;

@@ -37,8 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cqpoll_emu.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
+#include "verbs_emu_private.h"
 
 static uint64_t *
 uar_doorbell(struct cqpoll_mlx5_emu_dev *dev)
@@ -68,10 +70,26 @@ would_fire(const struct cqpoll_mlx5_emu_dev *dev, enum cqpoll_mlx5_emu_state sta
 		if (past == 0)
 			return 0;
 	}
-	/* Solicited-only: a solicited or error CQE in range ([UNCONFIRMED] §12). */
-	if (state == EMU_ARMED_SOL)
+	/*
+	 * Solicited-only: a solicited or error CQE in range. Whether one
+	 * written before the arm fires it is [UNCONFIRMED] (§5.3, §12): the
+	 * device assumes not, the weaker choice, which the driver's edge
+	 * treatment of such arms must cover.
+	 */
+	if (state == EMU_ARMED_SOL) {
+		lazy_past = dev->pi - from;
+		if (lazy_past < past)
+			past = lazy_past;
 		return dev->have_sol && dev->pi - dev->last_sol <= past;
+	}
 	return 1;
+}
+
+/* Queue one event on the shared channel: the channel fd turns readable. */
+static void
+channel_raise(struct cqpoll_mlx5_emu_dev *dev)
+{
+	cqpoll_verbs_emu_deliver(emu_cq(dev->ev_cq), 1);
 }
 
 static int
@@ -80,7 +98,16 @@ deliver(struct cqpoll_mlx5_emu_dev *dev)
 	struct itimerspec its = { 0 };
 	uint64_t one = 1;
 
-	if (dev->tfd >= 0) {
+	if (dev->ev_cq != NULL) {
+		/* A delay on a channel: the device's check queues it when due. */
+		if (dev->event_delay_us == 0) {
+			channel_raise(dev);
+		} else {
+			if (__atomic_exchange_n(&dev->timer_due, 1, __ATOMIC_ACQ_REL) != 0)
+				return 0;
+			dev->due_ns = cqpoll_now_ns() + (uint64_t)dev->event_delay_us * 1000u;
+		}
+	} else if (dev->tfd >= 0) {
 		/*
 		 * One due already: the consumer polls after taking it, so one
 		 * event covers both. The flag, not timerfd_gettime(), says "due":
@@ -136,6 +163,14 @@ cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev)
 	uint64_t word;
 	int bad, stale;
 
+	if (dev->ev_cq != NULL && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE) &&
+	    cqpoll_now_ns() >= dev->due_ns) {
+		/* Queued before "due" clears: the oracle sees one or the other. */
+		channel_raise(dev);
+		__atomic_store_n(&dev->timer_due, 0, __ATOMIC_RELEASE);
+	}
+	/* Held compressed completions wait at most until the device looks again. */
+	cqpoll_mlx5_emu_zip_flush(dev);
 	/* Our last CQE's op_own store before the doorbell load: see above. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	word = __atomic_exchange_n(uar_doorbell(dev), 0, __ATOMIC_SEQ_CST);
@@ -172,8 +207,12 @@ event_pending(struct cqpoll_mlx5_emu_dev *dev)
 	struct pollfd pfd = { .fd = dev->epfd, .events = POLLIN };
 
 	/* Only the consumer takes events: both stay true until it does. */
-	if (dev->tfd >= 0 && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE))
+	if ((dev->tfd >= 0 || dev->ev_cq != NULL) &&
+	    __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE))
 		return 1;
+	/* On a channel the driver's demux may hold it: see emu_stranded(). */
+	if (dev->ev_cq != NULL)
+		return cqpoll_verbs_emu_queued(dev->ev_cq) != 0;
 	return poll(&pfd, 1, 0) > 0;
 }
 

@@ -24,8 +24,10 @@ wqe_opcode(const struct cqpoll_completion *c)
 	case CQPOLL_OP_RDMA_READ: return MLX5_OPCODE_RDMA_READ;
 	case CQPOLL_OP_COMP_SWAP: return MLX5_OPCODE_ATOMIC_CS;
 	case CQPOLL_OP_FETCH_ADD: return MLX5_OPCODE_ATOMIC_FA;
+	/* rdma-core posts both as UMR (mlx5_ib_opcode[]): so does the device. */
 	case CQPOLL_OP_BIND_MW: return MLX5_OPCODE_UMR;
-	case CQPOLL_OP_LOCAL_INV: return MLX5_OPCODE_LOCAL_INVAL;
+	case CQPOLL_OP_LOCAL_INV: return MLX5_OPCODE_UMR;
+	case CQPOLL_OP_UMR: return MLX5_OPCODE_UMR;
 	case CQPOLL_OP_TSO: return MLX5_OPCODE_TSO;
 	default: return 0xff;
 	}
@@ -71,15 +73,65 @@ status_syndrome(uint8_t status)
 	return syn[status];
 }
 
-/* Build the 64-byte descriptor; *op is its op_own without the owner bit. */
+/* The WQE index the CQE reports: the caller's, or the low bits of its wr_id. */
+static uint16_t
+wqe_counter_of(const struct cqpoll_completion *c)
+{
+	return (c->flags & CQPOLL_COMPLETION_F_WQE_COUNTER) ? c->wqe_counter : (uint16_t)c->wr_id;
+}
+
+/*
+ * The device clock: HCA ticks at 156.25 MHz (a ConnectX core clock) from an
+ * origin far from any host time, so that a consumer taking ticks for host
+ * nanoseconds is caught at once.
+ */
+uint64_t
+cqpoll_mlx5_emu_clock_ticks(void)
+{
+	return CQPOLL_MLX5_EMU_CLOCK_ORIGIN + cqpoll_now_ns() / 32 * 5;
+}
+
+uint64_t
+cqpoll_mlx5_emu_ticks_to_ns(uint64_t ticks)
+{
+	return (ticks - CQPOLL_MLX5_EMU_CLOCK_ORIGIN) / 5 * 32 + 31;
+}
+
+/* May the device scatter this completion's payload into the CQE? (§2.3) */
 static int
-encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
+inline_format(const struct cqpoll_completion *c, uint32_t cqe_size)
+{
+	int rsp = c->opcode == CQPOLL_OP_RECV || c->opcode == CQPOLL_OP_RECV_RDMA_WITH_IMM;
+	int req = c->opcode == CQPOLL_OP_RDMA_READ || c->opcode == CQPOLL_OP_COMP_SWAP ||
+		c->opcode == CQPOLL_OP_FETCH_ADD;
+	uint32_t len = c->byte_len;
+
+	if ((!rsp && !req) || c->inline_data == NULL || c->status != CQPOLL_STATUS_SUCCESS)
+		return -1;
+	/* rdma-core reports 8 bytes for atomics: the device scatters those. */
+	if (c->opcode == CQPOLL_OP_COMP_SWAP || c->opcode == CQPOLL_OP_FETCH_ADD)
+		len = 8;
+	if (len <= CQPOLL_MLX5_INLINE32_MAX)
+		return CQPOLL_MLX5_FORMAT_INLINE32;
+	if (len <= CQPOLL_MLX5_INLINE64_MAX && cqe_size == 128)
+		return CQPOLL_MLX5_FORMAT_INLINE64;
+	return -1;
+}
+
+/*
+ * Build the 64-byte descriptor (and, for a 64-byte inline payload, the half
+ * before it in @p pre); *op is its op_own without the owner bit.
+ */
+static int
+encode(const struct cqpoll_completion *c, uint32_t cqe_size, struct mlx5_cqe64 *cqe,
+       uint8_t pre[64], uint8_t *op)
 {
 	struct mlx5_err_cqe *err = (struct mlx5_err_cqe *)(void *)cqe;
-	int opc, syn;
+	int opc, syn, fmt = 0;
 	uint8_t wop;
 
 	memset(cqe, 0, sizeof(*cqe));
+	memset(pre, 0, 64);
 	wop = wqe_opcode(c);
 	opc = c->opcode < CQPOLL_OP_RECV ? (wop != 0xff ? MLX5_CQE_REQ : -1) :
 		resp_opcode(c);
@@ -93,19 +145,155 @@ encode(const struct cqpoll_completion *c, struct mlx5_cqe64 *cqe, uint8_t *op)
 		err->vendor_err_synd = (uint8_t)c->vendor_err;
 		err->s_wqe_opcode_qpn = htobe32((opc == MLX5_CQE_REQ ? (uint32_t)wop << 24 : 0) |
 						(c->qp_num & CQPOLL_MLX5_CI_MASK));
-		err->wqe_counter = htobe16((uint16_t)c->wr_id);
+		err->wqe_counter = htobe16(wqe_counter_of(c));
 		*op = (uint8_t)((opc == MLX5_CQE_REQ ? MLX5_CQE_REQ_ERR : MLX5_CQE_RESP_ERR) << 4);
 		return 0;
 	}
-	if (c->flags & (CQPOLL_COMPLETION_F_IMM | CQPOLL_COMPLETION_F_INV))
+	if (c->flags & CQPOLL_COMPLETION_F_INLINE) {
+		fmt = inline_format(c, cqe_size);
+		if (fmt < 0)
+			return -EINVAL;
+		/* Format 1: the descriptor's first 32 bytes; 2: the half before it. */
+		memcpy(fmt == CQPOLL_MLX5_FORMAT_INLINE32 ? (uint8_t *)cqe : pre,
+		       c->inline_data, c->opcode == CQPOLL_OP_COMP_SWAP ||
+		       c->opcode == CQPOLL_OP_FETCH_ADD ? 8 : c->byte_len);
+	}
+	/* Immediate data travels in network order; an rkey is a host value (§2.6). */
+	if (c->flags & CQPOLL_COMPLETION_F_IMM)
 		cqe->imm_inval_pkey = c->imm_data;
+	else if (c->flags & CQPOLL_COMPLETION_F_INV)
+		cqe->imm_inval_pkey = htobe32(c->imm_data);
 	cqe->byte_cnt = htobe32(c->byte_len);
-	cqe->timestamp = htobe64(cqpoll_now_ns());
+	cqe->timestamp = htobe64(cqpoll_mlx5_emu_clock_ticks());
 	cqe->sop_drop_qpn = htobe32((opc == MLX5_CQE_REQ ? (uint32_t)wop << 24 : 0) |
 				    (c->qp_num & CQPOLL_MLX5_CI_MASK));
-	cqe->wqe_counter = htobe16((uint16_t)c->wr_id);
-	*op = (uint8_t)(opc << 4 |
+	cqe->wqe_counter = htobe16(wqe_counter_of(c));
+	*op = (uint8_t)(opc << 4 | fmt << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
 			((c->flags & CQPOLL_COMPLETION_F_SOLICITED) ? CQPOLL_MLX5_OP_OWN_SE : 0));
+	return 0;
+}
+
+/* Room for @p k more CQEs, or the overrun / back-pressure outcome (§4.3). */
+static int
+room(struct cqpoll_mlx5_emu_dev *dev, uint32_t k)
+{
+	uint32_t size = dev->dv.cqe_cnt, ci, used;
+
+	/* The device sees the consumer only through the record (§4.3). */
+	ci = be32toh(__atomic_load_n(&dev->dv.dbrec[CQPOLL_MLX5_DBREC_SET_CI], __ATOMIC_ACQUIRE));
+	used = (dev->pi - ci) & CQPOLL_MLX5_CI_MASK;
+	if (used + k <= size)
+		return 0;
+	if (!dev->overrun_error) {
+		dev->stats.full++;
+		return -ENOSPC;
+	}
+	/* [INFERRED] §4.3: the CQE is lost and the CQ goes to error. */
+	dev->stats.overruns++;
+	cqpoll_mlx5_emu_dev_raise_error(dev, -EIO);
+	return -EIO;
+}
+
+/* Write one CQE at pi: body first, op_own last with release order (§3.2). */
+static void
+write_cqe(struct cqpoll_mlx5_emu_dev *dev, const struct mlx5_cqe64 *tmp,
+	  const uint8_t pre[64], uint8_t op)
+{
+	uint32_t size = dev->dv.cqe_cnt;
+	struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(dev->dv.buf, dev->pi, size, dev->dv.cqe_size);
+
+	/* 128-byte slots: the first half is inline data or zeros. */
+	if (dev->dv.cqe_size == 128)
+		memcpy((uint8_t *)cqe - 64, pre, 64);
+	memcpy(cqe, tmp, offsetof(struct mlx5_cqe64, op_own));
+	__atomic_store_n(&cqe->op_own,
+			 (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size)), __ATOMIC_RELEASE);
+}
+
+/* After CQEs up to pi - 1 were written: solicited bookkeeping, the arm (§5.3). */
+static void
+written(struct cqpoll_mlx5_emu_dev *dev, uint32_t k, int solicited)
+{
+	dev->pi += k;
+	if (solicited) {
+		dev->last_sol = dev->pi - 1;
+		dev->have_sol = 1;
+	}
+	dev->stats.cqes += k;
+	cqpoll_mlx5_emu_dev_check(dev);
+	cqpoll_mlx5_emu_dev_evaluate(dev);
+}
+
+/*
+ * Completions a compressed session can hold together: successes without
+ * payload or immediate, of one QP, kind and SE; a responder's WQE indices
+ * follow each other (the minis do not carry them), §6.
+ */
+static int
+compressible(const struct cqpoll_completion *c)
+{
+	return c->status == CQPOLL_STATUS_SUCCESS &&
+		!(c->flags & (CQPOLL_COMPLETION_F_INLINE | CQPOLL_COMPLETION_F_IMM |
+			      CQPOLL_COMPLETION_F_INV)) &&
+		(c->opcode == CQPOLL_OP_RECV || wqe_opcode(c) != 0xff);
+}
+
+static int
+compatible(const struct cqpoll_mlx5_emu_dev *dev, const struct cqpoll_completion *c)
+{
+	const struct cqpoll_completion *f = &dev->zip[0];
+
+	return c->qp_num == f->qp_num && (c->opcode == CQPOLL_OP_RECV) == (f->opcode == CQPOLL_OP_RECV) &&
+		((c->flags ^ f->flags) & CQPOLL_COMPLETION_F_SOLICITED) == 0 &&
+		(c->opcode != CQPOLL_OP_RECV ||
+		 wqe_counter_of(c) == (uint16_t)(wqe_counter_of(f) + dev->nzip));
+}
+
+/*
+ * Write the held completions: one alone as a plain CQE, more as a session:
+ * the mini arrays at h + 1, h + 8, h + 16, ... first, then the title at h
+ * with the count in byte_cnt and format 3, op_own last. The slots between
+ * are holes the device does not write.
+ */
+int
+cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev)
+{
+	struct cqpoll_mlx5_mini_cqe mini[CQPOLL_MLX5_MINI_PER_ARRAY];
+	uint32_t m = dev->nzip, k, i, size = dev->dv.cqe_cnt;
+	struct mlx5_cqe64 tmp;
+	uint8_t pre[64], op;
+	int se;
+
+	if (m == 0)
+		return 0;
+	dev->nzip = 0;
+	if (encode(&dev->zip[0], dev->dv.cqe_size, &tmp, pre, &op) != 0)
+		return -EINVAL;
+	se = (op & CQPOLL_MLX5_OP_OWN_SE) != 0;
+	if (m > 1) {
+		for (k = 0; k * CQPOLL_MLX5_MINI_PER_ARRAY < m; k++) {
+			memset(mini, 0, sizeof(mini));
+			for (i = 0; i < CQPOLL_MLX5_MINI_PER_ARRAY &&
+			     k * CQPOLL_MLX5_MINI_PER_ARRAY + i < m; i++) {
+				const struct cqpoll_completion *c =
+					&dev->zip[k * CQPOLL_MLX5_MINI_PER_ARRAY + i];
+
+				mini[i].byte_cnt = htobe32(c->byte_len);
+				if (c->opcode != CQPOLL_OP_RECV) {
+					mini[i].wqe_counter = htobe16(wqe_counter_of(c));
+					mini[i].s_wqe_opcode = wqe_opcode(c);
+				}
+			}
+			memcpy(cqpoll_mlx5_cqe(dev->dv.buf,
+					       cqpoll_mlx5_mini_array_idx(dev->pi, k),
+					       size, dev->dv.cqe_size), mini, sizeof(mini));
+		}
+		tmp.byte_cnt = htobe32(m);
+		op |= CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT;
+		dev->stats.sessions++;
+	}
+	write_cqe(dev, &tmp, pre, op);
+	written(dev, m, se);
 	return 0;
 }
 
@@ -114,16 +302,15 @@ cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 {
 	struct cqpoll_mlx5_emu_dev *dev;
 	struct cqpoll_mlx5_cq *q;
-	struct mlx5_cqe64 tmp, *cqe;
-	uint32_t ci, used, size;
-	uint8_t op;
+	struct mlx5_cqe64 tmp;
+	uint8_t pre[64], op;
 	int r;
 
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops)
 		return -EINVAL;
 	q = cqpoll_cq_priv(cq);
 	dev = q->emu;
-	r = encode(comp, &tmp, &op);
+	r = encode(comp, dev->dv.cqe_size, &tmp, pre, &op);
 	if (r < 0)
 		return r;
 	pthread_mutex_lock(&dev->lock);
@@ -131,37 +318,22 @@ cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 		r = -EIO;
 		goto out;
 	}
-	size = dev->dv.cqe_cnt;
-	/* The device sees the consumer only through the record (§4.3). */
-	ci = be32toh(__atomic_load_n(&dev->dv.dbrec[CQPOLL_MLX5_DBREC_SET_CI], __ATOMIC_ACQUIRE));
-	used = (dev->pi - ci) & CQPOLL_MLX5_CI_MASK;
-	if (used >= size) {
-		if (!dev->overrun_error) {
-			dev->stats.full++;
-			r = -ENOSPC;
-			goto out;
-		}
-		/* [INFERRED] §4.3: the CQE is lost and the CQ goes to error. */
-		dev->stats.overruns++;
-		cqpoll_mlx5_emu_dev_raise_error(dev, -EIO);
-		r = -EIO;
+	/* Held completions count as written: their slots are taken. */
+	r = room(dev, dev->nzip + 1);
+	if (r < 0)
+		goto out;
+	if (dev->compress && compressible(comp)) {
+		if (dev->nzip != 0 && !compatible(dev, comp))
+			cqpoll_mlx5_emu_zip_flush(dev);
+		/* Held until the session is full or the device thread's next look. */
+		dev->zip[dev->nzip++] = *comp;
+		if (dev->nzip == CQPOLL_MLX5_EMU_ZIP_MAX)
+			cqpoll_mlx5_emu_zip_flush(dev);
 		goto out;
 	}
-	cqe = cqpoll_mlx5_cqe(dev->dv.buf, dev->pi, size, dev->dv.cqe_size);
-	/* 128-byte slots: no inline data, the first half is cleared first. */
-	if (dev->dv.cqe_size == 128)
-		memset((uint8_t *)cqe - 64, 0, 64);
-	memcpy(cqe, &tmp, offsetof(struct mlx5_cqe64, op_own));
-	__atomic_store_n(&cqe->op_own,
-			 (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size)), __ATOMIC_RELEASE);
-	if ((op & CQPOLL_MLX5_OP_OWN_SE) || comp->status != CQPOLL_STATUS_SUCCESS) {
-		dev->last_sol = dev->pi;
-		dev->have_sol = 1;
-	}
-	dev->pi++;
-	dev->stats.cqes++;
-	cqpoll_mlx5_emu_dev_check(dev);
-	cqpoll_mlx5_emu_dev_evaluate(dev);
+	cqpoll_mlx5_emu_zip_flush(dev);
+	write_cqe(dev, &tmp, pre, op);
+	written(dev, 1, (op & CQPOLL_MLX5_OP_OWN_SE) || comp->status != CQPOLL_STATUS_SUCCESS);
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return r;

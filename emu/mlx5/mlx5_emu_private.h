@@ -27,6 +27,11 @@ enum cqpoll_mlx5_emu_state {
 	EMU_ARMED_SOL,
 };
 
+/* Completions one compressed session holds at most (the device's choice). */
+#define CQPOLL_MLX5_EMU_ZIP_MAX 32
+/* Origin of the device clock: far from any CLOCK_MONOTONIC value. */
+#define CQPOLL_MLX5_EMU_CLOCK_ORIGIN 0x3c00000000000000ull
+
 struct cqpoll_mlx5_emu_dev {
 	pthread_mutex_t lock;
 	/* Memory, set at creation. */
@@ -39,10 +44,16 @@ struct cqpoll_mlx5_emu_dev {
 	int overrun_error;
 	uint32_t event_delay_us;
 	uint32_t poll_ns;    /* device thread period */
-	int efd;             /* eventfd: events */
-	int tfd;             /* timerfd: delayed events, -1 without delay */
+	int efd;             /* eventfd: events; -1 on a channel */
+	int tfd;             /* timerfd: delayed events, -1 without delay or on a channel */
 	int errfd;           /* eventfd: async errors (overrun), not events */
-	int epfd;            /* epoll over the three: the CQ's event fd */
+	int epfd;            /* epoll over the three: the CQ's event fd; -1 on a channel */
+	/*
+	 * On a shared emulated channel: the emulated ibv_cq whose events are
+	 * this CQ's (what the provider's ibv_cq is on hardware), else NULL.
+	 */
+	struct ibv_cq *ev_cq;
+	uint64_t due_ns;     /* on a channel: when the delayed event is queued */
 	int32_t *drv_err;    /* where device errors reach the driver */
 
 	/* CQ context, under lock. */
@@ -55,6 +66,10 @@ struct cqpoll_mlx5_emu_dev {
 	uint32_t arm_ci;
 	uint32_t fired;      /* events delivered: what the driver's sn must follow */
 	int broken;          /* overrun: the CQ is in error */
+	/* Compression: completions held for the next session, in post order. */
+	int compress;
+	uint32_t nzip;
+	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 
 	/* Device thread. */
@@ -69,5 +84,9 @@ int cqpoll_mlx5_emu_dev_stranded(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_start(struct cqpoll_mlx5_emu_dev *dev);
 void cqpoll_mlx5_emu_dev_stop(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_raise_error(struct cqpoll_mlx5_emu_dev *dev, int32_t err);
+/* Write the completions held for a compressed session; under dev->lock. */
+int cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev);
+/* The device clock, in ticks (mlx5_emu_post.c). */
+uint64_t cqpoll_mlx5_emu_clock_ticks(void);
 
 #endif /* CQPOLL_MLX5_EMU_PRIVATE_H */

@@ -48,6 +48,12 @@ struct cqpoll_verbs_emu_faults {
 #define CQPOLL_VERBS_EMU_F_NO_CQ_EX     (1u << 0)
 /** The device reports no completion timestamp support. */
 #define CQPOLL_VERBS_EMU_F_NO_TIMESTAMP (1u << 1)
+/**
+ * The device has raw completion timestamps (ibv_wc_read_completion_ts(),
+ * HCA ticks) but refuses IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK, as
+ * mlx5 does without its clock page. Without this flag it offers both.
+ */
+#define CQPOLL_VERBS_EMU_F_NO_WALLCLOCK (1u << 2)
 /**@}*/
 
 /**
@@ -163,6 +169,40 @@ struct ibv_cq *cqpoll_verbs_emu_ibv_create_cq(struct ibv_context *ctx, int cqe,
 int cqpoll_verbs_emu_ibv_destroy_cq(struct ibv_cq *cq);
 
 /**
+ * ibv_get_cq_event() for an emulated channel: takes the next event, whichever
+ * CQ it names, and counts it as reported for that CQ (the per-CQ count that
+ * ibv_destroy_cq() waits to see acknowledged, comp_events_completed in
+ * libibverbs). Applications never call this on a channel cqpoll reads: a
+ * test reads a channel "from outside" with it.
+ *
+ * @param ch
+ *   An emulated channel.
+ * @param cq
+ *   Set to the CQ the event names.
+ * @param cq_context
+ *   Set to that CQ's cq_context.
+ * @return
+ *   0; -1 with errno EAGAIN when no event is queued (the fd is non-blocking),
+ *   EINVAL for NULL arguments or a channel not on an emulated context.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_verbs_emu_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+				      void **cq_context);
+
+/**
+ * ibv_ack_cq_events() for an emulated CQ: counts @p n events acknowledged.
+ *
+ * @param cq
+ *   An emulated CQ; anything else is ignored.
+ * @param n
+ *   Events to acknowledge.
+ *
+ * Thread safety: safe from any thread.
+ */
+void cqpoll_verbs_emu_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n);
+
+/**
  * Destroys refused since the process started because events were not
  * acknowledged: destroys that would have hung on a real device.
  *
@@ -175,8 +215,11 @@ uint64_t cqpoll_verbs_emu_busy_destroys(void);
 
 /**
  * Post one completion to an emulated CQ, as the device would: the entry is
- * written, made visible (after any injected delay) and stamped with
- * CLOCK_MONOTONIC ns (ibv_wc_read_completion_ts()), and an event is queued on
+ * written, made visible (after any injected delay) and stamped with the
+ * device clock (ibv_wc_read_completion_ts(): ticks of a 100 MHz clock,
+ * hca_core_clock 100000 kHz, ibv_query_rt_values_ex() reads it) and the
+ * wall clock (ibv_wc_read_completion_wallclock_ns(): CLOCK_REALTIME ns), and
+ * an event is queued on
  * the channel if the CQ is armed for it.
  *
  * @param cq

@@ -12,7 +12,8 @@
 #define EMU_CQE_MAX (1 << 22)
 #define EMU_SEED_DEFAULT 0x9e3779b97f4a7c15ull
 /* What the emulated device can report through the extended API. */
-#define EMU_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+#define EMU_WC_FLAGS (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+		      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 static uint64_t busy_destroys;
 
@@ -90,7 +91,11 @@ cqpoll_verbs_emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_e
 	struct cqpoll_verbs_emu_cq *q;
 
 	if (emu->flags & CQPOLL_VERBS_EMU_F_NO_TIMESTAMP)
-		can &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+		can &= ~(uint64_t)(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+				   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	/* As mlx5 without its clock page: raw timestamps only. */
+	if (emu->flags & CQPOLL_VERBS_EMU_F_NO_WALLCLOCK)
+		can &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	/* As providers do: refuse what cannot be reported, rather than lie. */
 	if ((attr->wc_flags & ~can) != 0 ||
 	    (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 ||

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs_emu_private.h"
@@ -21,8 +22,13 @@ static struct ibv_device emu_device = {
 	.dev_name = "verbs-emu",
 };
 
-/* A 1 GHz clock: ibv_wc_read_completion_ts() returns CLOCK_MONOTONIC ns. */
-#define EMU_HCA_CORE_CLOCK_KHZ 1000000
+/*
+ * A 100 MHz device clock (ibv_device_attr_ex::hca_core_clock is in kHz),
+ * counting from an epoch unrelated to any host clock: a raw completion
+ * timestamp mistaken for host nanoseconds is off by orders of magnitude.
+ */
+#define EMU_HCA_CORE_CLOCK_KHZ 100000ull
+#define EMU_HCA_EPOCH 0x3c0ffee00000ull
 #define EMU_MAX_CQE (1 << 22)
 
 static int
@@ -43,6 +49,40 @@ emu_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 		attr->completion_timestamp_mask = UINT64_MAX;
 		attr->hca_core_clock = EMU_HCA_CORE_CLOCK_KHZ;
 	}
+	return 0;
+}
+
+uint64_t
+cqpoll_verbs_emu_hca_clock(void)
+{
+	return EMU_HCA_EPOCH + cqpoll_now_ns() / (1000000ull / EMU_HCA_CORE_CLOCK_KHZ);
+}
+
+uint64_t
+cqpoll_verbs_emu_wall_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* As mlx5_query_rt_values(): the raw clock in tv_nsec, tv_sec 0. */
+static int
+emu_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values)
+{
+	struct cqpoll_verbs_emu_ctx *emu = emu_ctx(ctx);
+	uint32_t mask = 0;
+
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if ((values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) &&
+	    !(emu->flags & CQPOLL_VERBS_EMU_F_NO_TIMESTAMP)) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)cqpoll_verbs_emu_hca_clock();
+		mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	values->comp_mask = mask;
 	return 0;
 }
 
@@ -86,6 +126,7 @@ cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults, uint32_t fla
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	emu->vctx.sz = sizeof(emu->vctx);
 	emu->vctx.query_device_ex = emu_query_device_ex;
+	emu->vctx.query_rt_values = emu_query_rt_values;
 	if (!(flags & CQPOLL_VERBS_EMU_F_NO_CQ_EX))
 		emu->vctx.create_cq_ex = cqpoll_verbs_emu_create_cq_ex;
 	return ctx;
@@ -178,7 +219,6 @@ const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu = {
 	.destroy_channel = cqpoll_verbs_emu_ibv_destroy_comp_channel,
 	.create_cq = cqpoll_verbs_emu_ibv_create_cq,
 	.destroy_cq = cqpoll_verbs_emu_ibv_destroy_cq,
-	.get_cq_event = cqpoll_verbs_emu_get_cq_event,
-	.ack_cq_events = cqpoll_verbs_emu_ack_cq_events,
+	.events = &cqpoll_verbs_emu_events,
 	.stranded = cqpoll_verbs_emu_ibv_stranded,
 };

@@ -49,12 +49,18 @@ take_event(struct cqpoll_verbs_emu_channel *c)
 }
 
 int
-cqpoll_verbs_emu_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+cqpoll_verbs_emu_ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 			      void **cq_context)
 {
 	struct cqpoll_verbs_emu_channel *c = (struct cqpoll_verbs_emu_channel *)(void *)ch;
 	struct cqpoll_verbs_emu_cq *q;
 	uint64_t v;
+
+	if (ch == NULL || cq == NULL || cq_context == NULL ||
+	    !cqpoll_verbs_emu_is_context(ch->context)) {
+		errno = EINVAL;
+		return -1;
+	}
 
 	for (;;) {
 		/* As libibverbs: -1 with errno from read(2), EAGAIN when none. */
@@ -73,15 +79,32 @@ cqpoll_verbs_emu_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 }
 
 void
-cqpoll_verbs_emu_ack_cq_events(struct ibv_cq *cq, unsigned int n)
+cqpoll_verbs_emu_ibv_ack_cq_events(struct ibv_cq *cq, unsigned int n)
 {
-	struct cqpoll_verbs_emu_cq *q = emu_cq(cq);
+	struct cqpoll_verbs_emu_cq *q;
 
+	if (cq == NULL || !cqpoll_verbs_emu_is_context(cq->context))
+		return;
+	q = emu_cq(cq);
 	if (q->chan == NULL)
 		return;
 	pthread_mutex_lock(&q->chan->lock);
 	q->acked += n;
 	pthread_mutex_unlock(&q->chan->lock);
+}
+
+uint32_t
+cqpoll_verbs_emu_queued(struct ibv_cq *cq)
+{
+	struct cqpoll_verbs_emu_cq *q = emu_cq(cq);
+	uint32_t n = 0;
+
+	if (q->chan != NULL) {
+		pthread_mutex_lock(&q->chan->lock);
+		n = q->queued;
+		pthread_mutex_unlock(&q->chan->lock);
+	}
+	return n;
 }
 
 int
@@ -107,3 +130,8 @@ cqpoll_verbs_emu_ibv_stranded(struct ibv_cq *cq)
 	/* A queued event wakes the consumer, which then polls everything. */
 	return queued != 0 ? 0 : 1;
 }
+
+const struct cqpoll_ibv_events cqpoll_verbs_emu_events = {
+	.get_cq_event = cqpoll_verbs_emu_ibv_get_cq_event,
+	.ack_cq_events = cqpoll_verbs_emu_ibv_ack_cq_events,
+};

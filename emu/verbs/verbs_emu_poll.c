@@ -157,6 +157,12 @@ ex_read_completion_ts(struct ibv_cq_ex *cq)
 	return emu_cq_ex(cq)->cur->ts;
 }
 
+static uint64_t
+ex_read_completion_wallclock_ns(struct ibv_cq_ex *cq)
+{
+	return emu_cq_ex(cq)->cur->wall_ns;
+}
+
 void
 cqpoll_verbs_emu_fill_ex(struct cqpoll_verbs_emu_cq *q, uint64_t wc_flags)
 {
@@ -185,4 +191,6 @@ cqpoll_verbs_emu_fill_ex(struct cqpoll_verbs_emu_cq *q, uint64_t wc_flags)
 		ex->read_dlid_path_bits = ex_read_u8_zero;
 	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 		ex->read_completion_ts = ex_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		ex->read_completion_wallclock_ns = ex_read_completion_wallclock_ns;
 }

@@ -71,7 +71,8 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
 		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %
 					 (q->faults.visibility_delay_ns + 1ull));
-	e->ts = cqpoll_now_ns();
+	e->ts = cqpoll_verbs_emu_hca_clock();
+	e->wall_ns = cqpoll_verbs_emu_wall_ns();
 	__atomic_store_n(&e->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
 	q->pi = ++pi;
 	__atomic_store_n(&q->pi_vis, pi, __ATOMIC_RELEASE);

@@ -23,6 +23,7 @@
 
 #include "cqpoll_emu.h"
 #include "cqpoll_verbs_emu.h"
+#include "ibv_channel.h"
 
 /* Arm states: what the next completion must be to fire. */
 #define EMU_ARM_NONE      0u
@@ -50,7 +51,8 @@ struct cqpoll_verbs_emu_channel {
 
 struct cqpoll_verbs_emu_cqe {
 	uint64_t wr_id;
-	uint64_t ts;
+	uint64_t ts;         /* the device clock, HCA ticks */
+	uint64_t wall_ns;    /* CLOCK_REALTIME ns: the wall-clock timestamp */
 	uint32_t byte_len;
 	uint32_t qp_num;
 	uint32_t imm_data;   /* network order */
@@ -131,8 +133,21 @@ void cqpoll_verbs_emu_fill_ex(struct cqpoll_verbs_emu_cq *q, uint64_t wc_flags);
 
 /* Queue k events for q on its channel (device thread or arm). */
 void cqpoll_verbs_emu_deliver(struct cqpoll_verbs_emu_cq *q, uint32_t k);
-int cqpoll_verbs_emu_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
-				  void **cq_context);
-void cqpoll_verbs_emu_ack_cq_events(struct ibv_cq *cq, unsigned int n);
+/*
+ * The device's free-running clock, as ibv_wc_read_completion_ts() and
+ * ibv_query_rt_values_ex() give it: HCA ticks at hca_core_clock kHz from an
+ * epoch of its own, not host time in any unit.
+ */
+uint64_t cqpoll_verbs_emu_hca_clock(void);
+/*
+ * The wall-clock completion time, as a provider's
+ * ibv_wc_read_completion_wallclock_ns() gives it (a device clock kept on
+ * CLOCK_REALTIME: exact here, within the PTP sync error on hardware).
+ */
+uint64_t cqpoll_verbs_emu_wall_ns(void);
+/* Events queued on the channel for cq, not yet read (oracles). */
+uint32_t cqpoll_verbs_emu_queued(struct ibv_cq *cq);
+/* The channel read as the demux reads a real one. */
+extern const struct cqpoll_ibv_events cqpoll_verbs_emu_events;
 
 #endif /* CQPOLL_VERBS_EMU_PRIVATE_H */

@@ -54,6 +54,14 @@ enum cqpoll_opcode {
 	CQPOLL_OP_BIND_MW,              /**< Memory window bind. */
 	CQPOLL_OP_LOCAL_INV,            /**< Local invalidate. */
 	CQPOLL_OP_TSO,                  /**< TCP segmentation offload send. */
+	/**
+	 * Memory-key work whose kind the completion does not say: mlx5
+	 * posts bind-MW, local invalidate and other UMR work requests all as
+	 * one WQE opcode (UMR), and only the poster knows which it was (by
+	 * wqe_counter; rdma-core keeps a per-WQE record for it). No
+	 * ibv_wc_opcode equivalent.
+	 */
+	CQPOLL_OP_UMR = 64,
 	CQPOLL_OP_RECV = 128,           /**< Receive (responder). */
 	CQPOLL_OP_RECV_RDMA_WITH_IMM,   /**< RDMA write with immediate received. */
 };

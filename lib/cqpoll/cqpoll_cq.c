@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cqpoll_config.h"
+#include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
@@ -74,15 +75,30 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 {
 	struct cqpoll_cq *cq;
 
-	if (ops == NULL || poll == NULL || params == NULL || ops->name == NULL ||
-	    ops->arm == NULL || ops->event_fd == NULL ||
-	    ops->event_get == NULL || ops->destroy == NULL ||
-	    (unsigned int)params->arm > CQPOLL_ARM_REPORT_MISSED) {
+	if (ops == NULL || poll == NULL || params == NULL || ops->name == NULL) {
+		CQPOLL_LOG_LIB(ERR, "cq alloc: no %s",
+			       ops == NULL ? "ops table" : poll == NULL ?
+			       "poll function" : params == NULL ? "params" :
+			       "driver name");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ops->arm == NULL || ops->event_fd == NULL ||
+	    ops->event_get == NULL || ops->destroy == NULL) {
+		CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s lacks a mandatory op (arm, event_fd, event_get, destroy)",
+			       ops->name);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((unsigned int)params->arm > CQPOLL_ARM_REPORT_MISSED) {
+		CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s: bad arm semantics %d",
+			       ops->name, (int)params->arm);
 		errno = EINVAL;
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL) {
+		CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s: out of memory", ops->name);
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -14,6 +14,7 @@
 
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
+#include "cqpoll_log_private.h"
 #include "cqpoll_stats_private.h"
 
 #define GROUP_BURST_DEFAULT 32
@@ -47,16 +48,22 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 
 	if (ops == NULL)
 		ops = cqpoll_policy_adaptive();
-	if (ops->init == NULL || ops->decide == NULL)
+	if (ops->init == NULL || ops->decide == NULL) {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %s lacks init or decide",
+			       ops->name != NULL ? ops->name : "(unnamed)");
 		return -EINVAL;
+	}
 	/* calloc alignment suits any type; never ask for 0 bytes. */
 	size = ops->state_size != 0 ? ops->state_size : 1;
 	g->policy_state = calloc(1, size);
 	if (g->policy_state == NULL)
 		return -ENOMEM;
 	r = ops->init(g->policy_state, args);
-	if (r < 0)
+	if (r < 0) {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %s refused parameters '%s'",
+			       ops->name, args != NULL ? args : "");
 		return r;
+	}
 	g->policy = ops;
 	return 0;
 }
@@ -73,12 +80,20 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 		conf = &def;
 	if (!mode_valid((int)conf->mode) || conf->burst > GROUP_BURST_MAX ||
 	    conf->wait_timeout_ms > GROUP_TIMEOUT_MS_MAX) {
+		CQPOLL_LOG_LIB(ERR, "group create: %s",
+			       !mode_valid((int)conf->mode) ? "bad mode" :
+			       conf->burst > GROUP_BURST_MAX ?
+			       "burst out of range 1..1024" :
+			       "wait_timeout_ms out of range 1..3600000");
 		errno = EINVAL;
 		return NULL;
 	}
 	g = calloc(1, sizeof(*g));
-	if (g == NULL)
+	if (g == NULL) {
+		CQPOLL_LOG_LIB(ERR, "group create: out of memory");
+		errno = ENOMEM;
 		return NULL;
+	}
 	g->epfd = -1;
 	g->wake_fd = -1;
 	g->mode = conf->mode;
@@ -111,6 +126,7 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	}
 	return g;
 fail:
+	CQPOLL_LOG_LIB(ERR, "group create: %s", strerror(-r));
 	cqpoll_group_destroy(g);
 	errno = -r;
 	return NULL;
@@ -280,16 +296,28 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	void *p;
 	int fd, r;
 
-	if (g == NULL || cq == NULL || cb == NULL)
+	if (g == NULL || cq == NULL || cb == NULL) {
+		CQPOLL_LOG_LIB(ERR, "group add: NULL %s", g == NULL ? "group" :
+			       cq == NULL ? "cq" : "callback");
 		return -EINVAL;
+	}
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
-	if (g->in_callback || g->sleeping)
+	if (g->in_callback || g->sleeping) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: called from a callback or a prepared sleep",
+			       (void *)g);
 		return -EBUSY;
-	if (member_find(g, cq) >= 0)
+	}
+	if (member_find(g, cq) >= 0) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already a member",
+			       (void *)g, (void *)cq);
 		return -EEXIST;
+	}
 	fd = cqpoll_cq_event_fd(cq);
-	if (fd < 0)
+	if (fd < 0) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p has no event fd: %s",
+			       (void *)g, (void *)cq, strerror(-fd));
 		return fd;
+	}
 	p = grow(g->members, &g->cap, g->n + 1);
 	if (p == NULL)
 		return -ENOMEM;
@@ -365,8 +393,11 @@ kick(struct cqpoll_group *g)
 int
 cqpoll_group_set_mode(struct cqpoll_group *g, enum cqpoll_group_mode mode)
 {
-	if (g == NULL || !mode_valid((int)mode))
+	if (g == NULL || !mode_valid((int)mode)) {
+		CQPOLL_LOG_LIB(ERR, "group set mode: %s", g == NULL ? "NULL group" :
+			       "bad mode");
 		return -EINVAL;
+	}
 	__atomic_store_n(&g->mode_req, (int)mode, __ATOMIC_RELEASE);
 	return kick(g);
 }

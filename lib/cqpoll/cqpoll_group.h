@@ -543,6 +543,31 @@ int cqpoll_group_stats_get(const struct cqpoll_group *g,
  */
 int cqpoll_group_stats_reset(struct cqpoll_group *g);
 
+/** What a group is, for monitoring (telemetry, logs). */
+struct cqpoll_group_info {
+	enum cqpoll_group_mode mode; /**< Mode last set (cqpoll_group_get_mode()). */
+	const char *policy;          /**< Name of the adaptive mode's policy. */
+	uint32_t burst;              /**< Completions read per CQ poll. */
+	uint32_t wait_timeout_ms;    /**< Safety-net timeout of every sleep. */
+};
+
+/**
+ * Describe a group.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @param[out] info
+ *   Filled in; its strings are static or owned by the group's policy.
+ * @return
+ *   0, or -EINVAL if an argument is NULL.
+ *
+ * Thread safety: safe from any thread while the group exists.
+ */
+int cqpoll_group_info_get(const struct cqpoll_group *g,
+			  struct cqpoll_group_info *info);
+
 #ifdef __cplusplus
 }
 #endif

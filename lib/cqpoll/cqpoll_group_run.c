@@ -7,10 +7,13 @@
  */
 
 #include <errno.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include "cqpoll_group_private.h"
+#include "cqpoll_log_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
@@ -80,10 +83,12 @@ static int
 transition(struct cqpoll_group *g)
 {
 	struct cqpoll_group_member *m;
-	unsigned int i = 0;
+	unsigned int i = 0, active = g->nactive;
 	int r, total = 0;
 
 	cqpoll_stat_add(&g->stats.transitions, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
+		       (void *)g, g->nactive, g->n);
 	while (i < g->nactive) {
 		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
@@ -99,6 +104,7 @@ transition(struct cqpoll_group *g)
 		total += r;
 		i++;
 	}
+	CQPOLL_TRACE(transition, g, active, g->n, (uint32_t)total);
 	return total;
 }
 
@@ -187,12 +193,18 @@ drain_wake_fd(struct cqpoll_group *g)
 		return;
 }
 
-/* Every CQ is armed and empty: the group goes to sleep, here or elsewhere. */
+/*
+ * Every CQ is armed and empty: the group goes to sleep, here or elsewhere
+ * (@p timeout_ms -1: in an external event loop).
+ */
 static void
-begin_sleep(struct cqpoll_group *g)
+begin_sleep(struct cqpoll_group *g, int timeout_ms)
 {
 	check_oracle(g);
 	cqpoll_stat_add(&g->stats.sleeps, 1);
+	CQPOLL_TRACE(sleep, g, NULL, timeout_ms);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: every cq empty and armed, sleeping",
+		       (void *)g);
 }
 
 /*
@@ -206,17 +218,30 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
 	bool cq_ready = false, xthread = false, measured = false;
+	uint64_t asleep;
 	unsigned int j;
 	int r, k, i, total = 0;
 
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
-	cqpoll_stat_add(&g->stats.asleep_ns, cqpoll_now_ns() - t_sleep);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
+	asleep = cqpoll_now_ns() - t_sleep;
+	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
+	if (r < 0) {
+		if (errno == EINTR)
+			return 0;
+		r = -errno;
+		CQPOLL_LOG_LIB(ERR, "group %p: epoll_wait: %s", (void *)g,
+			       strerror(-r));
+		return r;
+	}
 	if (r == 0) {
 		/* After an external wait, nothing here: it woke for another fd. */
-		if (timeout_ms != 0)
+		if (timeout_ms != 0) {
 			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+			CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+				       (void *)g, timeout_ms);
+			CQPOLL_TRACE(wake, g, NULL, CQPOLL_TRACE_WAKE_TIMEOUT,
+				     asleep, 0);
+		}
 		return 0;
 	}
 	for (i = 0; i < r; i++) {
@@ -247,6 +272,12 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		cqpoll_stat_add(&g->stats.wakeups_event, 1);
 	else if (xthread)
 		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: woken by %s, %d completions", (void *)g,
+		       cq_ready ? "a cq event" : xthread ? "another thread" :
+		       "nothing", total);
+	if (cq_ready || xthread)
+		CQPOLL_TRACE(wake, g, NULL, cq_ready ? CQPOLL_TRACE_WAKE_EVENT :
+			     CQPOLL_TRACE_WAKE_XTHREAD, asleep, (uint32_t)total);
 	return total;
 }
 
@@ -257,6 +288,10 @@ apply_mode(struct cqpoll_group *g)
 
 	if (req == (int)g->mode)
 		return;
+	CQPOLL_LOG_LIB(DEBUG, "group %p: mode %s -> %s", (void *)g,
+		       cqpoll_group_mode_name(g->mode),
+		       cqpoll_group_mode_name((enum cqpoll_group_mode)req));
+	CQPOLL_TRACE(mode_change, g, g->mode, (enum cqpoll_group_mode)req);
 	g->mode = (enum cqpoll_group_mode)req;
 	cqpoll_stat_add(&g->stats.mode_changes, 1);
 }
@@ -274,8 +309,14 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 {
 	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
 
-	if (g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
+	if (g->mode == CQPOLL_GROUP_MODE_ADAPTIVE) {
 		a = g->policy->decide(g->policy_state, (unsigned int)found, now);
+		/* Once per sleep; every decision is the fast path. */
+		if (a == CQPOLL_POLICY_SLEEP)
+			CQPOLL_TRACE(policy_decision, g, (uint32_t)found, a);
+		else
+			CQPOLL_TRACE_FP(policy_decision, g, (uint32_t)found, a);
+	}
 	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
 	       a == CQPOLL_POLICY_SLEEP;
 }
@@ -327,7 +368,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	r = transition(g);
 	if (r == 0) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		begin_sleep(g);
+		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 	} else {
@@ -381,7 +422,7 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	r = transition(g);
 	if (r != 0)
 		return r;
-	begin_sleep(g);
+	begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();
 	return 0;

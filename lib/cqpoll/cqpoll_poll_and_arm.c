@@ -15,8 +15,11 @@
  */
 
 #include <errno.h>
+#include <string.h>
 
+#include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
+#include "cqpoll_trace_private.h"
 
 /* Ring the device. > 0 means "poll again, the CQ is not armed". */
 static int
@@ -25,9 +28,16 @@ arm_device(struct cqpoll_cq *cq)
 	int r;
 
 	r = cq->ops.arm(cq->fp.priv);
-	if (r < 0)
+	if (r < 0) {
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: arm failed: %s", (void *)cq,
+			   strerror(-r));
 		return r;
+	}
 	cqpoll_stat_add(&cq->fp.stats.arms, 1);
+	CQPOLL_TRACE(arm, cq, r > 0);
+	CQPOLL_LOG_FP(DEBUG, cq->ops.name, "cq %p: armed (%s)%s", (void *)cq,
+		      cqpoll_arm_semantics_name(cq->arm),
+		      r > 0 ? ", misses reported" : "");
 	if (r > 0) {
 		cqpoll_stat_add(&cq->fp.stats.missed_reports, 1);
 		return 1;

@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 #include <rte_epoll.h>
@@ -13,6 +14,7 @@
 #include <rte_malloc.h>
 
 #include "cqpoll_dpdk_epoll.h"
+#include "cqpoll_dpdk_private.h"
 
 struct cqpoll_dpdk_epoll_cq {
 	struct rte_epoll_event ev;
@@ -28,13 +30,15 @@ add_fd(int epfd, int fd, void *data)
 	int err;
 
 	if (fd < 0) {
-		errno = -fd;
+		CQPOLL_DPDK_LOG(ERR, "epoll add: no event fd: %s", strerror(-fd));
+		cqpoll_dpdk_err(-fd);
 		return NULL;
 	}
 	e = rte_zmalloc_socket("cqpoll_dpdk_epoll_cq", sizeof(*e), 0,
 			       (int)rte_socket_id());
 	if (e == NULL) {
-		errno = ENOMEM;
+		CQPOLL_DPDK_LOG(ERR, "epoll add: out of memory");
+		cqpoll_dpdk_err(ENOMEM);
 		return NULL;
 	}
 	e->fd = fd;
@@ -44,7 +48,9 @@ add_fd(int epfd, int fd, void *data)
 	if (rte_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e->ev) < 0) {
 		err = errno != 0 ? errno : EINVAL;
 		rte_free(e);
-		errno = err;
+		CQPOLL_DPDK_LOG(ERR, "epoll add: fd %d: rte_epoll_ctl: %s", fd,
+				strerror(err));
+		cqpoll_dpdk_err(err);
 		return NULL;
 	}
 	/* rte_epoll_ctl() reports the instance it resolved -1 to. */
@@ -56,7 +62,8 @@ struct cqpoll_dpdk_epoll_cq *
 cqpoll_dpdk_epoll_add_cq(int epfd, struct cqpoll_cq *cq, void *data)
 {
 	if (cq == NULL) {
-		errno = EINVAL;
+		CQPOLL_DPDK_LOG(ERR, "epoll add: NULL cq");
+		cqpoll_dpdk_err(EINVAL);
 		return NULL;
 	}
 	return add_fd(epfd, cqpoll_cq_event_fd(cq), data);
@@ -66,7 +73,8 @@ struct cqpoll_dpdk_epoll_cq *
 cqpoll_dpdk_epoll_add_group(int epfd, struct cqpoll_group *g, void *data)
 {
 	if (g == NULL) {
-		errno = EINVAL;
+		CQPOLL_DPDK_LOG(ERR, "epoll add: NULL group");
+		cqpoll_dpdk_err(EINVAL);
 		return NULL;
 	}
 	return add_fd(epfd, cqpoll_group_event_fd(g), data);
@@ -80,8 +88,11 @@ cqpoll_dpdk_epoll_del_cq(struct cqpoll_dpdk_epoll_cq *e)
 	if (e == NULL)
 		return 0;
 	errno = 0;
-	if (rte_epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->fd, &e->ev) < 0)
-		r = errno != 0 ? -errno : -EINVAL;
+	if (rte_epoll_ctl(e->epfd, EPOLL_CTL_DEL, e->fd, &e->ev) < 0) {
+		r = cqpoll_dpdk_err(errno != 0 ? errno : EINVAL);
+		CQPOLL_DPDK_LOG(ERR, "epoll del: fd %d: rte_epoll_ctl: %s", e->fd,
+				strerror(-r));
+	}
 	rte_free(e);
 	return r;
 }

@@ -51,7 +51,7 @@ struct cqpoll_dpdk_epoll_cq;
  * @param data
  *   Returned in rte_epoll_event::epdata.data of its events.
  * @return
- *   The registration, or NULL with errno set: EINVAL (NULL @p cq), ENOMEM,
+ *   The registration, or NULL with rte_errno and errno set: EINVAL (NULL @p cq), ENOMEM,
  *   EEXIST (the fd is already in that instance), or another errno of
  *   rte_epoll_ctl() / epoll_ctl(2).
  *
@@ -104,7 +104,8 @@ cqpoll_dpdk_epoll_add_group(int epfd, struct cqpoll_group *g, void *data);
  * @param e
  *   The registration; NULL is ignored.
  * @return
- *   0, or -errno of rte_epoll_ctl() (the registration is freed anyway).
+ *   0, or -errno of rte_epoll_ctl(), also in rte_errno (the registration is
+ *   freed anyway).
  *
  * Thread safety: any EAL thread (the instance was resolved at add time);
  * while another thread waits on the instance, DPDK's rte_epoll_ctl() waits

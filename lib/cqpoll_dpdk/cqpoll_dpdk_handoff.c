@@ -15,8 +15,10 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
+#include <rte_telemetry.h>
 
 #include "cqpoll_dpdk_handoff.h"
+#include "cqpoll_dpdk_private.h"
 
 #define HANDOFF_SIZE_DEFAULT 1024
 #define HANDOFF_SIZE_MAX (1u << 24)
@@ -28,14 +30,33 @@ _Static_assert(sizeof(struct cqpoll_completion) % 4 == 0,
 struct cqpoll_dpdk_handoff {
 	struct rte_ring *ring;
 	enum cqpoll_dpdk_handoff_full full;
+	int socket_id;
 	struct cqpoll_dpdk_handoff_stats stats; /* Atomic: many producers. */
 };
 
 static struct cqpoll_dpdk_handoff *
 fail(int err)
 {
-	rte_errno = err;
-	errno = err;
+	cqpoll_dpdk_err(err);
+	return NULL;
+}
+
+static const char *
+bad_conf(const struct cqpoll_dpdk_handoff_conf *conf, int socket_id)
+{
+	if (conf == NULL)
+		return "NULL conf";
+	if (conf->name == NULL)
+		return "no name";
+	if (conf->size > HANDOFF_SIZE_MAX)
+		return "size over 2^24 records";
+	if (conf->full != CQPOLL_DPDK_HANDOFF_DROP &&
+	    conf->full != CQPOLL_DPDK_HANDOFF_WAIT)
+		return "bad full mode";
+	if (socket_id < SOCKET_ID_ANY ||
+	    (socket_id != SOCKET_ID_ANY &&
+	     (unsigned int)socket_id >= RTE_MAX_NUMA_NODES))
+		return "socket id out of range";
 	return NULL;
 }
 
@@ -45,17 +66,15 @@ cqpoll_dpdk_handoff_create(const struct cqpoll_dpdk_handoff_conf *conf,
 {
 	struct cqpoll_dpdk_handoff *h;
 	unsigned int flags = RING_F_EXACT_SZ;
+	const char *why;
 	uint32_t size;
 	int err;
 
-	if (conf == NULL || conf->name == NULL ||
-	    conf->size > HANDOFF_SIZE_MAX ||
-	    (conf->full != CQPOLL_DPDK_HANDOFF_DROP &&
-	     conf->full != CQPOLL_DPDK_HANDOFF_WAIT) ||
-	    socket_id < SOCKET_ID_ANY ||
-	    (socket_id != SOCKET_ID_ANY &&
-	     (unsigned int)socket_id >= RTE_MAX_NUMA_NODES))
+	why = bad_conf(conf, socket_id);
+	if (why != NULL) {
+		CQPOLL_DPDK_LOG(ERR, "handoff create: %s", why);
 		return fail(EINVAL);
+	}
 	if (socket_id == SOCKET_ID_ANY)
 		socket_id = (int)rte_socket_id();
 	size = conf->size != 0 ? conf->size : HANDOFF_SIZE_DEFAULT;
@@ -64,15 +83,28 @@ cqpoll_dpdk_handoff_create(const struct cqpoll_dpdk_handoff_conf *conf,
 	if (conf->single_consumer)
 		flags |= RING_F_SC_DEQ;
 	h = rte_zmalloc_socket("cqpoll_dpdk_handoff", sizeof(*h), 0, socket_id);
-	if (h == NULL)
+	if (h == NULL) {
+		CQPOLL_DPDK_LOG(ERR, "handoff create %s: no memory on socket %d",
+				conf->name, socket_id);
 		return fail(ENOMEM);
+	}
 	h->full = conf->full;
+	h->socket_id = socket_id;
 	h->ring = rte_ring_create_elem(conf->name, sizeof(struct cqpoll_completion),
 				       size, socket_id, flags);
 	if (h->ring == NULL) {
 		err = rte_errno;
+		CQPOLL_DPDK_LOG(ERR, "handoff create %s: rte_ring_create_elem: %s",
+				conf->name, rte_strerror(err));
 		rte_free(h);
 		return fail(err);
+	}
+	/* The ring's name is unique, so is the registry's: this cannot clash. */
+	err = cqpoll_dpdk_telemetry_add_handoff(conf->name, h);
+	if (err < 0) {
+		rte_ring_free(h->ring);
+		rte_free(h);
+		return fail(-err);
 	}
 	return h;
 }
@@ -82,6 +114,7 @@ cqpoll_dpdk_handoff_destroy(struct cqpoll_dpdk_handoff *h)
 {
 	if (h == NULL)
 		return;
+	cqpoll_dpdk_telemetry_remove_handoff(h);
 	rte_ring_free(h->ring);
 	rte_free(h);
 }
@@ -118,14 +151,18 @@ cqpoll_dpdk_handoff_dequeue(struct cqpoll_dpdk_handoff *h,
 			    struct cqpoll_completion *c, unsigned int n)
 {
 	if (h == NULL || c == NULL)
-		return -EINVAL;
+		return cqpoll_dpdk_err(EINVAL);
 	return (int)rte_ring_dequeue_burst_elem(h->ring, c, sizeof(*c), n, NULL);
 }
 
 struct rte_ring *
 cqpoll_dpdk_handoff_ring(const struct cqpoll_dpdk_handoff *h)
 {
-	return h != NULL ? h->ring : NULL;
+	if (h == NULL) {
+		cqpoll_dpdk_err(EINVAL);
+		return NULL;
+	}
+	return h->ring;
 }
 
 int
@@ -133,9 +170,36 @@ cqpoll_dpdk_handoff_stats_get(const struct cqpoll_dpdk_handoff *h,
 			      struct cqpoll_dpdk_handoff_stats *stats)
 {
 	if (h == NULL || stats == NULL)
-		return -EINVAL;
+		return cqpoll_dpdk_err(EINVAL);
 	stats->enqueued = __atomic_load_n(&h->stats.enqueued, __ATOMIC_RELAXED);
 	stats->dropped = __atomic_load_n(&h->stats.dropped, __ATOMIC_RELAXED);
 	stats->full = __atomic_load_n(&h->stats.full, __ATOMIC_RELAXED);
 	return 0;
+}
+
+void
+cqpoll_dpdk_handoff_tel_info(const struct cqpoll_dpdk_handoff *h,
+			     struct rte_tel_data *d)
+{
+	unsigned int flags = h->ring->flags;
+
+	TEL_DICT_UINT(d, "size", rte_ring_get_capacity(h->ring));
+	rte_tel_data_add_dict_string(d, "full", h->full == CQPOLL_DPDK_HANDOFF_WAIT ?
+				     "wait" : "drop");
+	rte_tel_data_add_dict_int(d, "socket_id", h->socket_id);
+	rte_tel_data_add_dict_int(d, "single_producer", (flags & RING_F_SP_ENQ) != 0);
+	rte_tel_data_add_dict_int(d, "single_consumer", (flags & RING_F_SC_DEQ) != 0);
+}
+
+void
+cqpoll_dpdk_handoff_tel_stats(const struct cqpoll_dpdk_handoff *h,
+			      struct rte_tel_data *d)
+{
+	struct cqpoll_dpdk_handoff_stats s;
+
+	cqpoll_dpdk_handoff_stats_get(h, &s);
+	TEL_DICT_UINT(d, "enqueued", s.enqueued);
+	TEL_DICT_UINT(d, "dropped", s.dropped);
+	TEL_DICT_UINT(d, "full", s.full);
+	TEL_DICT_UINT(d, "in_ring", rte_ring_count(h->ring));
 }

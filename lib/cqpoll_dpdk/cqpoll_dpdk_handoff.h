@@ -73,7 +73,8 @@ struct cqpoll_dpdk_handoff_stats {
 
 /**
  * Create a handoff and its ring on a NUMA socket: the socket of the lcores
- * that touch it most, the poller's or the workers'.
+ * that touch it most, the poller's or the workers'. It appears in DPDK
+ * telemetry under /cqpoll/handoff/ with its name until destroyed.
  *
  * @param conf
  *   The configuration; its name is required.
@@ -135,7 +136,7 @@ void cqpoll_dpdk_handoff_cb(struct cqpoll_cq *cq,
  *   The most to take.
  * @return
  *   The number taken (0 if the ring is empty), or -EINVAL for a NULL
- *   argument.
+ *   argument (rte_errno set too).
  *
  * Thread safety: any number of worker threads, unless the handoff was
  * created single_consumer (then one at a time).
@@ -151,7 +152,8 @@ int cqpoll_dpdk_handoff_dequeue(struct cqpoll_dpdk_handoff *h,
  * @param h
  *   The handoff.
  * @return
- *   The ring (owned by the handoff), or NULL if @p h is NULL.
+ *   The ring (owned by the handoff), or NULL with rte_errno EINVAL if @p h
+ *   is NULL.
  *
  * Thread safety: safe from any thread while the handoff exists.
  */
@@ -165,7 +167,7 @@ struct rte_ring *cqpoll_dpdk_handoff_ring(const struct cqpoll_dpdk_handoff *h);
  * @param[out] stats
  *   Where to copy them.
  * @return
- *   0, or -EINVAL if an argument is NULL.
+ *   0, or -EINVAL if an argument is NULL (rte_errno set too).
  *
  * Thread safety: safe from any thread; each counter is read atomically.
  */

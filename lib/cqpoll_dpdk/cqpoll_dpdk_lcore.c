@@ -10,6 +10,7 @@
 #include <rte_lcore.h>
 
 #include "cqpoll_dpdk_lcore.h"
+#include "cqpoll_dpdk_private.h"
 
 struct create_args {
 	const struct cqpoll_group_conf *conf;
@@ -35,7 +36,9 @@ cqpoll_dpdk_group_create_on_lcore(const struct cqpoll_group_conf *conf,
 	int r;
 
 	if (lcore_id >= RTE_MAX_LCORE || !rte_lcore_is_enabled(lcore_id)) {
-		errno = EINVAL;
+		CQPOLL_DPDK_LOG(ERR, "group create on lcore %u: not an enabled lcore",
+				lcore_id);
+		cqpoll_dpdk_err(EINVAL);
 		return NULL;
 	}
 	if (lcore_id == rte_lcore_id()) {
@@ -44,16 +47,26 @@ cqpoll_dpdk_group_create_on_lcore(const struct cqpoll_group_conf *conf,
 		/* Only the main lcore launches on, and waits for, workers. */
 		if (rte_lcore_id() != rte_get_main_lcore() ||
 		    lcore_id == rte_get_main_lcore()) {
-			errno = EINVAL;
+			CQPOLL_DPDK_LOG(ERR, "group create on lcore %u: only the main lcore creates on another lcore",
+					lcore_id);
+			cqpoll_dpdk_err(EINVAL);
 			return NULL;
 		}
 		r = rte_eal_remote_launch(create_here, &a, lcore_id);
 		if (r < 0) {
-			errno = -r;
+			CQPOLL_DPDK_LOG(ERR, "group create on lcore %u: %s",
+					lcore_id, r == -EBUSY ?
+					"the lcore is running a function" :
+					rte_strerror(-r));
+			cqpoll_dpdk_err(-r);
 			return NULL;
 		}
 		rte_eal_wait_lcore(lcore_id);
 	}
-	errno = a.err;
+	/* The core logged the reason of a failure. */
+	if (a.g == NULL)
+		cqpoll_dpdk_err(a.err);
+	else
+		errno = 0;
 	return a.g;
 }

@@ -32,7 +32,7 @@ extern "C" {
  *   The lcore that will run the group: the calling lcore, or an idle worker
  *   lcore when called from the main lcore.
  * @return
- *   The group, or NULL with errno set: EINVAL (@p lcore_id is not an enabled
+ *   The group, or NULL with rte_errno and errno set: EINVAL (@p lcore_id is not an enabled
  *   lcore, or another lcore than the caller's asked from a worker lcore),
  *   EBUSY (the worker lcore is running a function), or an errno of
  *   cqpoll_group_create().

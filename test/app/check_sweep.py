@@ -6,7 +6,9 @@ Usage: check_sweep.py TESTPMD DEV
 
 1. A tiny sweep on DEV (2 loads x 2 policies, 0.3 s each) exits 0 and its
    JSON holds exactly those 4 points, each with its labels, its run's full
-   report and lost_wakeups 0; --csv, passed to every point, gets 4 rows.
+   report and lost_wakeups 0, its p50 and p99 over the matching floor
+   (the sweep's JSON carries the floors) and the harness's CPU; --csv,
+   passed to every point, gets 4 rows.
 2. The plot command the sweep prints makes non-empty PNGs from that JSON,
    and a sweep with --plot=DIR draws them itself (both skipped, saying so,
    when matplotlib is not installed).
@@ -52,6 +54,9 @@ def check_sweep(exe, dev, tmp):
         return fail("the sweep exited %d" % r.returncode), None
     with open(out) as f:
         sweep = json.load(f)
+    fl = sweep.get("floors")
+    if not fl or fl["handoff_ns"]["p50"] <= 0 or fl["wakeup_ns"]["p50"] <= 0:
+        return fail("the sweep measured no floors: %s" % fl), None
     pts = sweep["points"]
     got = sorted((p["load"], p["policy"]) for p in pts)
     want = sorted((l, p) for l in LOADS for p in POLICIES)
@@ -74,6 +79,10 @@ def check_sweep(exe, dev, tmp):
         for k in ("p50", "p99", "p999", "max"):
             if k not in run_["latency_ns"]:
                 return fail("point %s lacks latency_ns.%s" % (label, k)), None
+        if p["floor"] not in ("wakeup", "handoff") or not p["p50_x_floor"] \
+                or "harness_cpu_pct" not in run_:
+            return fail("point %s: no ratio to a floor or no harness CPU" %
+                        label), None
     s = sweep["summary"]
     if s["points"] != 4 or s["failed"] != 0 or s["lost_wakeups"] != 0 or not s["ok"]:
         return fail("summary %s" % s), None

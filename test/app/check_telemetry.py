@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""testpmd-cq --telemetry: read the poll group's counters with DPDK's stock
-telemetry client while the run goes on.
+"""cqpoll in DPDK telemetry, read as a DPDK user would: with DPDK's stock
+client (dpdk-telemetry.py) when installed, else with the same protocol
+spoken here (the v2 socket, one JSON reply per command).
 
-Usage: check_telemetry.py TESTPMD [--group-cmd=CMD --expect-no-stats]
-Exit 0: /cqpoll/groups lists "testpmd-cq" and /cqpoll/group_stats,testpmd-cq
-gives nonzero completions and polls; 77: no dpdk-telemetry.py; 1 otherwise.
-Negative control: --group-cmd replaces the stats command, and
---expect-no-stats inverts the last check: the run and /cqpoll/groups must
-still be right, but the counters must be missing.
+Usage:
+  check_telemetry.py app TELAPP
+      telemetry_app: right after rte_eal_init(), with no cqpoll object yet,
+      "/" lists every /cqpoll/ command and each list is empty; then a group,
+      a CQ and a handoff appear as id 0 with their names and counters.
+  check_telemetry.py testpmd TESTPMD [--stats-cmd=CMD --expect-no-stats]
+      testpmd-cq with telemetry on by default: the file prefix it prints
+      reaches the running group's and CQs' list, info and stats.
+      Negative control: --stats-cmd replaces the group stats command and
+      --expect-no-stats requires that no counters come back.
+Exit 0 pass, 1 fail.
 """
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 CLIENT = shutil.which("dpdk-telemetry.py") or "/usr/bin/dpdk-telemetry.py"
-GROUP = "testpmd-cq"
+KINDS = ("group", "cq", "handoff")
 
 
 def runtime_dir(prefix):
@@ -30,88 +38,208 @@ def runtime_dir(prefix):
     return os.path.join(base, "dpdk", prefix)
 
 
-def query(prefix, cmds):
-    """Answers of the client to cmds, one JSON object per command."""
+def wait_socket(prefix, proc, timeout=15):
+    sock = os.path.join(runtime_dir(prefix), "dpdk_telemetry.v2")
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+    return sock
+
+
+def query_stock(prefix, cmds):
     r = subprocess.run([sys.executable, CLIENT, "-f", prefix],
                        input="\n".join(cmds) + "\n", capture_output=True,
-                       text=True, timeout=30)
-    print("$ dpdk-telemetry.py -f", prefix, "<<", cmds)
-    print(r.stdout + r.stderr, end="")
-    answers = {}
+                       text=True, timeout=60)
+    answers = []
     for line in r.stdout.splitlines():
         try:
             obj = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(obj, dict):
-            answers.update(obj)
+            answers.append(obj)
+    if len(answers) != len(cmds):
+        print(r.stdout + r.stderr, end="")
     return answers
 
 
-def main():
-    if len(sys.argv) < 2:
-        print(__doc__)
-        return 2
-    exe = sys.argv[1]
-    stats_cmd = "/cqpoll/group_stats," + GROUP
-    expect_stats = True
-    for a in sys.argv[2:]:
-        if a.startswith("--group-cmd="):
-            stats_cmd = a.split("=", 1)[1]
-        elif a == "--expect-no-stats":
-            expect_stats = False
-        else:
-            print("unknown option", a)
-            return 2
-    if not os.access(CLIENT, os.X_OK):
-        print("no dpdk-telemetry.py: skipped")
-        return 77
-
-    cpus = sorted(os.sched_getaffinity(0))[:2]
-    prefix = "tpcqtel%d" % os.getpid()
-    cmd = [exe, "-l", ",".join(map(str, cpus)), "--no-pci", "--no-huge",
-           "--file-prefix=" + prefix, "--log-level=lib.eal:error", "--",
-           "--telemetry", "--dev=sw", "--mode=adaptive", "--cqs=4",
-           "--rate=20000", "--duration=3"]
-    print("$", " ".join(cmd), flush=True)
-    app = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+def query_own(prefix, cmds):
+    path = os.path.join(runtime_dir(prefix), "dpdk_telemetry.v2")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    answers = []
     try:
-        sock = os.path.join(runtime_dir(prefix), "dpdk_telemetry.v2")
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock) and app.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(1)  # into the run: the group exists and has polled
-        answers = query(prefix, ["/cqpoll/groups", stats_cmd])
-        rc = app.wait(timeout=60)
+        s.connect(path)
+        json.loads(s.recv(16384).decode())  # the greeting
+        for cmd in cmds:
+            s.send(cmd.encode())
+            answers.append(json.loads(s.recv(1 << 20).decode()))
+    finally:
+        s.close()
+    return answers
+
+
+def query_many(prefix, cmds):
+    """The replies to cmds, in one client session, in order (None: none)."""
+    stock = os.access(CLIENT, os.X_OK)
+    answers = query_stock(prefix, cmds) if stock else query_own(prefix, cmds)
+    out = []
+    for i, cmd in enumerate(cmds):
+        ans = answers[i] if i < len(answers) else {}
+        print("%s %s -> %s" % ("dpdk-telemetry.py" if stock else "socket",
+                               cmd, json.dumps(ans)[:300]))
+        out.append(ans.get(cmd.split(",")[0]))
+    return out
+
+
+def query(prefix, cmd):
+    """The reply to one command."""
+    return query_many(prefix, [cmd])[0]
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def run_app(exe):
+    prefix = "tpcqtelapp%d" % os.getpid()
+    n = 100
+    app = subprocess.Popen([exe, prefix, str(n)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        check(app.stdout.readline().strip() == "ready", "app did not start")
+        check(wait_socket(prefix, app) is not None, "no telemetry socket")
+        cmds = query(prefix, "/")
+        check(isinstance(cmds, list), "/: no command list")
+        for k in KINDS:
+            for what in ("list", "info", "stats"):
+                c = "/cqpoll/%s/%s" % (k, what)
+                check(c in cmds, "%s not listed by / before any group" % c)
+            check(query(prefix, "/cqpoll/%s/list" % k) == [],
+                  "/cqpoll/%s/list not empty before any was made" % k)
+        app.stdin.write("create\n")
+        app.stdin.flush()
+        check(app.stdout.readline().strip() == "created", "app setup failed")
+
+        names = {"group": "tel-group", "cq": "tel-cq", "handoff": "tel-handoff"}
+        for k in KINDS:
+            check(query(prefix, "/cqpoll/%s/list" % k) == [0],
+                  "/cqpoll/%s/list is not [0]" % k)
+            info = query(prefix, "/cqpoll/%s/info,0" % k)
+            check(isinstance(info, dict) and info.get("name") == names[k] and
+                  info.get("id") == 0, "%s info: wrong name or id" % k)
+            check(query(prefix, "/cqpoll/%s/info,1" % k) is None,
+                  "%s info of an unknown id answered" % k)
+            check(query(prefix, "/cqpoll/%s/stats,x" % k) is None,
+                  "%s stats of a bad id answered" % k)
+        info = query(prefix, "/cqpoll/group/info,0")
+        check(info.get("mode") == "busy" and info.get("policy") == "adaptive"
+              and info.get("lcore") == 0, "group info: mode, policy, lcore")
+        info = query(prefix, "/cqpoll/cq/info,0")
+        check(info.get("driver") == "sw" and info.get("arm") == "edge",
+              "cq info: driver, arm")
+        info = query(prefix, "/cqpoll/handoff/info,0")
+        check(info.get("size") == 4096 and info.get("full") == "drop",
+              "handoff info: size, full")
+        st = query(prefix, "/cqpoll/group/stats,0")
+        check(st.get("completions") == n and "timeout_recoveries" in st,
+              "group stats: completions")
+        st = query(prefix, "/cqpoll/cq/stats,0")
+        check(st.get("completions") == n, "cq stats: completions")
+        st = query(prefix, "/cqpoll/handoff/stats,0")
+        check(st.get("enqueued") == n and st.get("in_ring") == n,
+              "handoff stats: enqueued")
+        app.stdin.write("exit\n")
+        app.stdin.flush()
+        check(app.wait(timeout=30) == 0, "app exit status")
     finally:
         if app.poll() is None:
             app.kill()
             app.wait()
         shutil.rmtree(runtime_dir(prefix), ignore_errors=True)
 
-    if rc != 0:
-        print("testpmd-cq exited with", rc)
-        return 1
-    groups = answers.get("/cqpoll/groups")
-    if not isinstance(groups, list) or GROUP not in groups:
-        print("/cqpoll/groups: no", repr(GROUP), "in", repr(groups))
-        return 1
-    stats = answers.get("/cqpoll/group_stats")
+
+def run_testpmd(exe, stats_cmd, expect_stats):
+    cmd = [exe, "--dev=sw", "--mode=adaptive", "--cqs=4", "--rate=20000",
+           "--duration=5"]
+    print("$", " ".join(cmd), flush=True)
+    app = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    prefix = None
+    lines = []
+    try:
+        for line in app.stderr:
+            lines.append(line)
+            if "telemetry on, file prefix " in line:
+                prefix = line.split("file prefix ")[1].split()[0]
+                break
+        # Keep draining so that the app never blocks on a full pipe.
+        drain = threading.Thread(target=lambda: lines.extend(app.stderr))
+        drain.start()
+        check(prefix is not None, "testpmd-cq printed no file prefix")
+        check(wait_socket(prefix, app) is not None, "no telemetry socket")
+        time.sleep(1)  # into the run: the group exists and has polled
+        # One client session: a loaded machine may start Python slowly.
+        groups, ginfo, cqs, cinfo, stats = query_many(prefix, [
+            "/cqpoll/group/list", "/cqpoll/group/info,0", "/cqpoll/cq/list",
+            "/cqpoll/cq/info,3", stats_cmd])
+        check(groups == [0], "/cqpoll/group/list is not [0]")
+        check(isinstance(ginfo, dict) and ginfo.get("name") == "testpmd-cq"
+              and ginfo.get("mode") == "adaptive", "group info")
+        check(cqs == [0, 1, 2, 3], "/cqpoll/cq/list is not [0, 1, 2, 3]")
+        check(isinstance(cinfo, dict) and cinfo.get("name") == "cq3" and
+              cinfo.get("driver") == "sw", "cq info")
+        rc = app.wait(timeout=60)
+        drain.join()
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait()
+        sys.stderr.write("".join(lines))
+    check(rc == 0, "testpmd-cq exited with %s" % rc)
+    moving = isinstance(stats, dict) and stats.get("completions", 0) > 0 \
+        and stats.get("polls", 0) > 0
     if not expect_stats:
-        if isinstance(stats, dict) and stats.get("completions", 0) > 0:
-            print("counters through", stats_cmd, "yet none were expected")
-            return 1
+        check(not moving, "counters through %s yet none were expected" %
+              stats_cmd)
         print("no counters through", stats_cmd, "as expected")
-        return 0
-    if not isinstance(stats, dict):
-        print("/cqpoll/group_stats: no counters:", repr(stats))
-        return 1
-    if stats.get("completions", 0) <= 0 or stats.get("polls", 0) <= 0:
-        print("group counters not moving:", stats)
-        return 1
+        return
+    check(moving, "group counters not moving: %r" % (stats,))
     print("telemetry OK: %d completions, %d polls" %
           (stats["completions"], stats["polls"]))
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in ("app", "testpmd"):
+        print(__doc__)
+        return 2
+    print("client:", CLIENT if os.access(CLIENT, os.X_OK)
+          else "none installed, the socket protocol spoken here")
+    try:
+        if sys.argv[1] == "app":
+            run_app(sys.argv[2])
+        else:
+            stats_cmd = "/cqpoll/group/stats,0"
+            expect = True
+            for a in sys.argv[3:]:
+                if a.startswith("--stats-cmd="):
+                    stats_cmd = a.split("=", 1)[1]
+                elif a == "--expect-no-stats":
+                    expect = False
+                else:
+                    print("unknown option", a)
+                    return 2
+            run_testpmd(sys.argv[2], stats_cmd, expect)
+    except Failed as e:
+        print("FAIL:", e)
+        return 1
+    print("PASS")
     return 0
 
 

@@ -11,9 +11,10 @@ CHECK:
   --csv           run twice with --csv=FILE: one header, two rows, and the
                   second row must hold the same values as the JSON
   --expect=KEY=VALUE
-                  the JSON's top-level KEY must be VALUE (a number or string)
+                  the JSON's top-level KEY (or OBJ.KEY) must be VALUE (a
+                  number or string)
   --expect-positive=KEY
-                  the JSON's top-level KEY must be a number > 0
+                  the JSON's top-level KEY (or OBJ.KEY) must be a number > 0
   --expect-csv-refused
                   --csv=FILE where FILE has another header: exit 1 with a
                   message, FILE unchanged
@@ -40,7 +41,8 @@ import time
 
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "events", "spurious_events", "cqs", "policy", "group",
-            "cpu_pct_process", "wakeups_per_s"]
+            "cpu_pct_process", "wakeups_per_s", "harness_cpu_pct",
+            "harness_sleeps", "floors"]
 # In the order they must be: the maximum is the true one, not a bucket's.
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
 EXIT_FAIL = 1
@@ -242,14 +244,23 @@ def check_result(res, expect):
     return 0
 
 
+def lookup(res, key):
+    """res[KEY], or res[OBJ][KEY] for OBJ.KEY; None if absent."""
+    v = res
+    for part in key.split("."):
+        v = v.get(part) if isinstance(v, dict) else None
+    return v
+
+
 def check_values(res, values, positive):
     for k, v in values.items():
-        if k not in res or not same_value(v, res[k]):
-            print("expected", k, "=", v, "got", res.get(k, "nothing"))
+        if lookup(res, k) is None or not same_value(v, lookup(res, k)):
+            print("expected", k, "=", v, "got", lookup(res, k))
             return 1
     for k in positive:
-        if not isinstance(res.get(k), (int, float)) or res[k] <= 0:
-            print("expected", k, "> 0, got", res.get(k, "nothing"))
+        v = lookup(res, k)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+            print("expected", k, "> 0, got", v)
             return 1
     return 0
 

@@ -21,5 +21,6 @@ cfg=$(mktemp -d)
 	-fno-sanitize-recover=undefined $inc \
 	-I"$src/lib/cqpoll" -I"$src/drivers/mlx5" -I"$cfg" \
 	"$src/test/fuzz/fuzz_mlx5_cqe.c" "$src/drivers/mlx5/mlx5_poll.c" \
+	"$src/drivers/mlx5/mlx5_poll_slow.c" \
 	-o "$work/fuzz_mlx5_cqe"
 "$work/fuzz_mlx5_cqe" -max_total_time="$secs" -max_len=1030 "$work/corpus"

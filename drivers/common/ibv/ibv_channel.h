@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_IBV_CHANNEL_H
+#define CQPOLL_IBV_CHANNEL_H
+
+/*
+ * The completion-channel demux of every driver over libibverbs (mlx5, verbs).
+ *
+ * ibv_get_cq_event() returns the next event of a channel, whichever CQ it
+ * names, and the channel fd says only that some CQ has one. A CQ that reads
+ * an event for another member of the channel counts it in that member's
+ * routed count and signals the member's eventfd; the member takes it with its
+ * own. So an event always reaches the CQ it names, whichever driver reads it:
+ * that CQ counts it (mlx5: its arm sequence number advances), and acks it
+ * against its own ibv_cq. Events for CQs that are not members are acked at
+ * once: nobody else will, and their ibv_destroy_cq() would wait forever.
+ *
+ * Each member sleeps on its own epoll fd over the channel fd and its eventfd.
+ * The channel lock is taken only on the event path, never on the poll path.
+ */
+
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+/* How a channel's events are read and acked: libibverbs, or an emulator. */
+struct cqpoll_ibv_events {
+	int (*get_cq_event)(struct ibv_comp_channel *ch, struct ibv_cq **cq,
+			    void **cq_context);
+	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int n);
+};
+
+/* libibverbs itself: real devices. */
+extern const struct cqpoll_ibv_events cqpoll_ibv_events_verbs;
+
+struct cqpoll_ibv_channel;
+
+/* One CQ's place on a channel, embedded in the driver's CQ. */
+struct cqpoll_ibv_member {
+	struct ibv_cq *cq;               /* the CQ that events name */
+	struct cqpoll_ibv_channel *chan;
+	int efd;              /* eventfd: events read for us by another member */
+	int epfd;             /* epoll over the channel fd, efd (and extra fd) */
+	unsigned int routed;  /* under the channel lock: read for us, not taken */
+};
+
+/*
+ * Join @p ch as @p cq's member. @p owned: the channel is destroyed with its
+ * last member (leave returns it). @p extra_fd, if >= 0, is added to the
+ * member's epoll set (an emulated device's async-error fd). The channel fd is
+ * made non-blocking. 0, or -errno (-EINVAL: @p ch is already read through
+ * other @p ev functions).
+ */
+int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
+			    struct ibv_comp_channel *ch, const struct cqpoll_ibv_events *ev,
+			    bool owned, int extra_fd);
+/*
+ * Leave: acks what was read for @p m and never taken. Returns the ibv channel
+ * when the last member left a channel joined as owned (the caller destroys
+ * it, after the CQ), else NULL.
+ */
+struct ibv_comp_channel *cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m);
+/* The member's pollable fd. */
+int cqpoll_ibv_channel_fd(const struct cqpoll_ibv_member *m);
+/* Take @p m's events without blocking: count (>= 0) or -errno. */
+int cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m);
+/* Ack @p n events that cqpoll_ibv_channel_get() returned, against m->cq. */
+void cqpoll_ibv_channel_ack(struct cqpoll_ibv_member *m, unsigned int n);
+/* Events read for @p m by another member and not yet taken (oracles). */
+unsigned int cqpoll_ibv_channel_routed(struct cqpoll_ibv_member *m);
+
+#endif /* CQPOLL_IBV_CHANNEL_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The log hook: one pointer, read with acquire so that a hook installed by
+ * one thread is seen whole by the others.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cqpoll_log_private.h"
+
+/* One line: longer messages are cut, never split. */
+#define CQPOLL_LOG_LINE_MAX 256
+
+const struct cqpoll_log_hook *cqpoll_log_hook_cur;
+
+int
+cqpoll_log_set_hook(const struct cqpoll_log_hook *hook)
+{
+	if (hook != NULL && hook->write == NULL)
+		return -EINVAL;
+	__atomic_store_n(&cqpoll_log_hook_cur, hook, __ATOMIC_RELEASE);
+	return 0;
+}
+
+const struct cqpoll_log_hook *
+cqpoll_log_get_hook(void)
+{
+	return __atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE);
+}
+
+const char *
+cqpoll_log_level_name(enum cqpoll_log_level level)
+{
+	switch (level) {
+	case CQPOLL_LOG_ERR:
+		return "err";
+	case CQPOLL_LOG_WARNING:
+		return "warning";
+	case CQPOLL_LOG_NOTICE:
+		return "notice";
+	case CQPOLL_LOG_INFO:
+		return "info";
+	case CQPOLL_LOG_DEBUG:
+		return "debug";
+	}
+	return "unknown";
+}
+
+bool
+cqpoll_log_wanted(const struct cqpoll_log_hook *h, enum cqpoll_log_level level,
+		  const char *component)
+{
+	return h->enabled == NULL || h->enabled(h->arg, level, component);
+}
+
+void
+cqpoll_log_emit(const struct cqpoll_log_hook *h, enum cqpoll_log_level level,
+		const char *component, const char *fmt, ...)
+{
+	char line[CQPOLL_LOG_LINE_MAX];
+	va_list ap;
+	int saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	h->write(h->arg, level, component, line);
+	/* Callers log just before returning with errno set: keep it. */
+	errno = saved;
+}
