@@ -12,6 +12,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_memory.h>
 
 #include "cqpoll.h"
 #include "cqpoll_dpdk.h"
@@ -240,12 +241,68 @@ test_rte_errno(void)
 	return TEST_PASS;
 }
 
+/*
+ * Through libcqpoll_dpdk's allocator hook, a group or CQ created on a socket
+ * lives in DPDK's heap on that socket; without a socket, in the C library's
+ * (the negative control); a socket the EAL does not know is refused, and
+ * says so.
+ */
+static int
+test_numa_dpdk(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					.flags = CQPOLL_GROUP_F_SOCKET_ID,
+					.socket_id = (int)rte_socket_id() };
+	struct cqpoll_sw_conf sc = { .flags = CQPOLL_SW_F_SOCKET_ID,
+				     .socket_id = (int)rte_socket_id() };
+	struct cqpoll_dpdk_handoff_conf hc = { .name = "numa-bad" };
+	const struct rte_memseg_list *msl;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	int bad = RTE_MAX_NUMA_NODES - 1;
+
+	g = cqpoll_group_create(&gc);
+	cq = cqpoll_sw_cq_create(&sc);
+	TEST_ASSERT(g != NULL && cq != NULL, "create on socket %d: %s",
+		    gc.socket_id, strerror(errno));
+	msl = rte_mem_virt2memseg_list(g);
+	TEST_ASSERT(msl != NULL && msl->socket_id == gc.socket_id,
+		    "group not in DPDK's heap on socket %d", gc.socket_id);
+	msl = rte_mem_virt2memseg_list(cq);
+	TEST_ASSERT(msl != NULL && msl->socket_id == gc.socket_id,
+		    "cq not in DPDK's heap on socket %d", gc.socket_id);
+	cqpoll_cq_destroy(cq);
+	cqpoll_group_destroy(g);
+	gc.flags = 0;
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "create");
+	TEST_ASSERT(rte_mem_virt2memseg_list(g) == NULL,
+		    "a group without socket in DPDK's heap");
+	cqpoll_group_destroy(g);
+
+	TEST_ASSERT(log_capture() == 0, "memstream");
+	gc.flags = CQPOLL_GROUP_F_SOCKET_ID;
+	gc.socket_id = bad;
+	TEST_ASSERT(cqpoll_group_create(&gc) == NULL && errno == EINVAL,
+		    "group on socket %d", bad);
+	TEST_ASSERT(cqpoll_dpdk_handoff_create(&hc, bad) == NULL &&
+		    rte_errno == EINVAL, "handoff on socket %d", bad);
+	if (strstr(log_text(), "group create: socket") == NULL ||
+	    strstr(log_text(), "does not exist") == NULL ||
+	    strstr(log_text(), "handoff create: no such socket in the EAL") == NULL) {
+		log_show();
+		TEST_ASSERT(0, "the bad socket's reason is not logged");
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_driver_error_logged),
 	TEST_CASE(test_core_error_logged),
 	TEST_CASE(test_debug_transitions),
 	TEST_CASE(test_no_hook_silent),
 	TEST_CASE(test_rte_errno),
+	TEST_CASE(test_numa_dpdk),
 };
 
 int

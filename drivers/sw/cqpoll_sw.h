@@ -54,7 +54,17 @@ struct cqpoll_sw_conf {
 	enum cqpoll_arm_semantics arm;   /**< What the arm guarantees. */
 	uint32_t event_ack_batch;        /**< 0: the build-time default. */
 	struct cqpoll_sw_faults faults;  /**< Fault injection. */
+	uint32_t flags;                  /**< CQPOLL_SW_F_* flags. */
+	/**
+	 * NUMA socket of the ring, the device state and the handle, with
+	 * CQPOLL_SW_F_SOCKET_ID (cqpoll_alloc.h); without it, the C library's
+	 * allocator (first touch).
+	 */
+	int socket_id;
 };
+
+/** cqpoll_sw_conf::socket_id is set. */
+#define CQPOLL_SW_F_SOCKET_ID (1u << 0)
 
 /**
  * Create a software CQ and its device.
@@ -63,8 +73,9 @@ struct cqpoll_sw_conf {
  *   Configuration; NULL for defaults (edge arm, default size, no faults).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (bad arm semantics, size over
- *   2^24 or a percentage over 100), ENOMEM, or an errno from eventfd(2) or
- *   timerfd_create(2).
+ *   2^24, a percentage over 100, unknown flags or a socket that does not
+ *   exist), ENOMEM, or an errno from eventfd(2) or timerfd_create(2). The
+ *   reason is logged.
  *
  * Thread safety: safe from any thread.
  */

@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
 #include "sw_private.h"
@@ -26,8 +27,8 @@ sw_cq_free(struct cqpoll_sw_cq *q)
 		close(q->tfd);
 	if (q->efd >= 0)
 		close(q->efd);
-	free(q->ring);
-	free(q);
+	cqpoll_mem_free(q->ring);
+	cqpoll_mem_free(q);
 }
 
 static void
@@ -78,14 +79,26 @@ struct cqpoll_cq *
 cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 {
 	static const struct cqpoll_sw_conf defaults = { .arm = CQPOLL_ARM_EDGE };
-	struct cqpoll_cq_params params;
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_EDGE };
 	struct cqpoll_sw_cq *q;
 	struct cqpoll_cq *cq;
 	uint32_t size, i;
-	int r;
+	int r, socket_id;
 
 	if (conf == NULL)
 		conf = &defaults;
+	socket_id = (conf->flags & CQPOLL_SW_F_SOCKET_ID) ? conf->socket_id :
+		CQPOLL_SOCKET_ANY;
+	if ((conf->flags & ~CQPOLL_SW_F_SOCKET_ID) != 0) {
+		CQPOLL_LOG(ERR, "sw", "cq create: unknown flags 0x%x",
+			   conf->flags & ~CQPOLL_SW_F_SOCKET_ID);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (cqpoll_socket_check(socket_id, "sw cq create") != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 	size = conf->size != 0 ? conf->size : CQPOLL_SW_CQ_SIZE_DEFAULT;
 	if ((unsigned int)conf->arm > CQPOLL_ARM_REPORT_MISSED ||
 	    size > SW_CQ_SIZE_MAX || !faults_valid(&conf->faults)) {
@@ -97,7 +110,7 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		errno = EINVAL;
 		return NULL;
 	}
-	q = calloc(1, sizeof(*q));
+	q = cqpoll_mem_alloc(sizeof(*q), socket_id);
 	if (q == NULL) {
 		CQPOLL_LOG(ERR, "sw", "cq create: out of memory");
 		errno = ENOMEM;
@@ -113,7 +126,7 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	q->faults = conf->faults;
 	q->device_rng = conf->faults.seed != 0 ? conf->faults.seed : SW_SEED_DEFAULT;
 	q->consumer_rng = q->device_rng ^ 0x5bd1e9955bd1e995ull;
-	q->ring = calloc(size, sizeof(*q->ring));
+	q->ring = cqpoll_mem_alloc((size_t)size * sizeof(*q->ring), socket_id);
 	if (q->ring == NULL) {
 		sw_cq_free(q);
 		errno = ENOMEM;
@@ -132,6 +145,10 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	params.arm = conf->arm;
 	params.size = size;
 	params.event_ack_batch = conf->event_ack_batch;
+	if (socket_id != CQPOLL_SOCKET_ANY) {
+		params.flags = CQPOLL_CQ_PARAMS_F_SOCKET_ID;
+		params.socket_id = socket_id;
+	}
 	cq = cqpoll_cq_alloc(&cqpoll_sw_ops, cqpoll_sw_poll, q, &params);
 	if (cq == NULL) {
 		r = errno;

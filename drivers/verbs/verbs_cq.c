@@ -45,7 +45,7 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 		    bool owns_channel, uint64_t wc_flags,
 		    const struct cqpoll_verbs_conf *conf)
 {
-	struct cqpoll_cq_params params;
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
 	cqpoll_poll_burst_t poll;
 	struct cqpoll_cq *cq;
 	int r;

@@ -215,7 +215,7 @@ struct cqpoll_cq *
 cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 {
 	static const struct cqpoll_mlx5_emu_conf defaults = { .arm = CQPOLL_ARM_LEVEL };
-	struct cqpoll_cq_params params;
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_mlx5_emu_dev *dev;
 	struct cqpoll_mlx5_cq *q = NULL;
 	struct cqpoll_cq *cq = NULL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
@@ -96,7 +97,15 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
+	if (cqpoll_socket_check((params->flags & CQPOLL_CQ_PARAMS_F_SOCKET_ID) ?
+				params->socket_id : CQPOLL_SOCKET_ANY,
+				"cq alloc") != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cqpoll_mem_alloc(sizeof(*cq),
+			      (params->flags & CQPOLL_CQ_PARAMS_F_SOCKET_ID) ?
+			      params->socket_id : CQPOLL_SOCKET_ANY);
 	if (cq == NULL) {
 		CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s: out of memory", ops->name);
 		errno = ENOMEM;
@@ -138,7 +147,7 @@ cqpoll_cq_destroy(struct cqpoll_cq *cq)
 	if (cq->events_unacked != 0)
 		cq->ops.event_ack(cq->fp.priv, cq->events_unacked);
 	cq->ops.destroy(cq->fp.priv);
-	free(cq);
+	cqpoll_mem_free(cq);
 }
 
 int

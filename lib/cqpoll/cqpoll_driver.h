@@ -59,7 +59,16 @@ struct cqpoll_cq_params {
 	enum cqpoll_arm_semantics arm; /**< What this CQ's arm guarantees. */
 	uint32_t size;                 /**< Entries the CQ holds. */
 	uint32_t event_ack_batch;      /**< 0: the build-time default. */
+	uint32_t flags;                /**< CQPOLL_CQ_PARAMS_F_* flags. */
+	/**
+	 * NUMA socket of the handle, with CQPOLL_CQ_PARAMS_F_SOCKET_ID
+	 * (cqpoll_alloc.h); without it, the C library's allocator.
+	 */
+	int socket_id;
 };
+
+/** cqpoll_cq_params::socket_id is set. */
+#define CQPOLL_CQ_PARAMS_F_SOCKET_ID (1u << 0)
 
 /**
  * Wrap a driver's CQ in a handle.
@@ -74,7 +83,7 @@ struct cqpoll_cq_params {
  *   Arm semantics, size and ack batching.
  * @return
  *   The handle, or NULL with errno set (EINVAL: a mandatory op or argument
- *   is missing; ENOMEM).
+ *   is missing, or the socket does not exist; ENOMEM). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */

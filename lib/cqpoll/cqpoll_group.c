@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
@@ -41,7 +42,7 @@ cqpoll_group_mode_name(enum cqpoll_group_mode mode)
 
 static int
 policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
-	     const char *args)
+	     const char *args, int socket_id)
 {
 	size_t size;
 	int r;
@@ -53,9 +54,9 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 			       ops->name != NULL ? ops->name : "(unnamed)");
 		return -EINVAL;
 	}
-	/* calloc alignment suits any type; never ask for 0 bytes. */
+	/* 64-byte alignment suits any type; never ask for 0 bytes. */
 	size = ops->state_size != 0 ? ops->state_size : 1;
-	g->policy_state = calloc(1, size);
+	g->policy_state = cqpoll_mem_alloc(size, socket_id);
 	if (g->policy_state == NULL)
 		return -ENOMEM;
 	r = ops->init(g->policy_state, args);
@@ -74,10 +75,22 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	struct cqpoll_group_conf def = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	struct cqpoll_group *g;
-	int r;
+	int r, socket_id;
 
 	if (conf == NULL)
 		conf = &def;
+	if ((conf->flags & ~CQPOLL_GROUP_F_SOCKET_ID) != 0) {
+		CQPOLL_LOG_LIB(ERR, "group create: unknown flags 0x%x",
+			       conf->flags & ~CQPOLL_GROUP_F_SOCKET_ID);
+		errno = EINVAL;
+		return NULL;
+	}
+	socket_id = (conf->flags & CQPOLL_GROUP_F_SOCKET_ID) ? conf->socket_id :
+		CQPOLL_SOCKET_ANY;
+	if (cqpoll_socket_check(socket_id, "group create") != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (!mode_valid((int)conf->mode) || conf->burst > GROUP_BURST_MAX ||
 	    conf->wait_timeout_ms > GROUP_TIMEOUT_MS_MAX) {
 		CQPOLL_LOG_LIB(ERR, "group create: %s",
@@ -88,7 +101,7 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 		errno = EINVAL;
 		return NULL;
 	}
-	g = calloc(1, sizeof(*g));
+	g = cqpoll_mem_alloc(sizeof(*g), socket_id);
 	if (g == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group create: out of memory");
 		errno = ENOMEM;
@@ -101,12 +114,12 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	g->burst = conf->burst != 0 ? conf->burst : GROUP_BURST_DEFAULT;
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
-	g->comps = calloc(g->burst, sizeof(*g->comps));
+	g->comps = cqpoll_mem_alloc((size_t)g->burst * sizeof(*g->comps), socket_id);
 	if (g->comps == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = policy_setup(g, conf->policy, conf->policy_args);
+	r = policy_setup(g, conf->policy, conf->policy_args, socket_id);
 	if (r < 0)
 		goto fail;
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -148,13 +161,13 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 	free(g->fds);
 	free(g->members);
 	free(g->active);
-	free(g->comps);
-	free(g->policy_state);
+	cqpoll_mem_free(g->comps);
+	cqpoll_mem_free(g->policy_state);
 	if (g->wake_fd >= 0)
 		close(g->wake_fd);
 	if (g->epfd >= 0)
 		close(g->epfd);
-	free(g);
+	cqpoll_mem_free(g);
 }
 
 /* Room for @need pointers: the (maybe moved) array, or NULL on ENOMEM. */

@@ -228,7 +228,18 @@ struct cqpoll_group_conf {
 	uint32_t wait_timeout_ms;
 	/** Completions read per CQ poll, 1 .. 1024; 0: 32. */
 	uint32_t burst;
+	/** CQPOLL_GROUP_F_* flags. */
+	uint32_t flags;
+	/**
+	 * NUMA socket of the group's state and completion buffer, with
+	 * CQPOLL_GROUP_F_SOCKET_ID (cqpoll_alloc.h); without it, the C
+	 * library's allocator (first touch).
+	 */
+	int socket_id;
 };
+
+/** cqpoll_group_conf::socket_id is set. */
+#define CQPOLL_GROUP_F_SOCKET_ID (1u << 0)
 
 /** Buckets of the wake-up latency histogram. */
 #define CQPOLL_GROUP_WAKE_HIST_BUCKETS 32
@@ -275,9 +286,9 @@ struct cqpoll_group_stats {
  * @param conf
  *   Configuration; NULL for defaults (adaptive mode, adaptive policy).
  * @return
- *   The group, or NULL with errno set: EINVAL (bad mode, timeout, burst or
- *   policy parameters), ENOMEM, or an errno from epoll_create1(2) or
- *   eventfd(2).
+ *   The group, or NULL with errno set: EINVAL (bad mode, timeout, burst,
+ *   flags, socket that does not exist, or policy parameters), ENOMEM, or an
+ *   errno from epoll_create1(2) or eventfd(2). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */

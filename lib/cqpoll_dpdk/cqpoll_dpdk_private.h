@@ -5,6 +5,7 @@
 /* What the files of libcqpoll_dpdk share: errors, log, telemetry registry. */
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -45,6 +46,9 @@ cqpoll_dpdk_err(int err)
 	errno = err;
 	return -err;
 }
+
+/* Whether the EAL knows @socket_id (after rte_eal_init()). */
+bool cqpoll_dpdk_socket_exists(int socket_id);
 
 /* Telemetry registry entries of handoffs, made and removed with them. */
 int cqpoll_dpdk_telemetry_add_handoff(const char *name,
