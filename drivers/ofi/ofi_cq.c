@@ -111,6 +111,8 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		errno = r == -FI_ENOSYS ? EOPNOTSUPP : -r;
 		return NULL;
 	}
+	/* Fields added later (NUMA socket, flags) stay 0: their defaults. */
+	memset(&params, 0, sizeof(params));
 	params.arm = CQPOLL_ARM_REPORT_MISSED;
 	params.size = (uint32_t)attr.size;
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;

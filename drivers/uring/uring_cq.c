@@ -73,6 +73,8 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 		r = -r;
 		goto err;
 	}
+	/* Fields added later (NUMA socket, flags) stay 0: their defaults. */
+	memset(&params, 0, sizeof(params));
 	params.arm = CQPOLL_ARM_EDGE;
 	params.size = ring->cq.ring_entries;
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
