@@ -205,6 +205,14 @@ def table(points, show_dev):
     return rows
 
 
+def describe_devs(devs):
+    """The sweep's devices in words: emulated ones, and real queues."""
+    real = {"uring": "`uring`, a real queue (io_uring: the kernel posts the "
+                     "CQEs, see [uring-driver.md](uring-driver.md))"}
+    words = [real.get(d, "an emulated device (`%s`)" % d) for d in devs]
+    return " and ".join(words) if len(words) < 3 else ", ".join(words)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep")
@@ -235,10 +243,10 @@ def main():
         % args.sweep,
         "",
         "One default sweep of testpmd-cq (see [testpmd-cq.md](testpmd-cq.md)) "
-        "on an emulated device, on the machine described below, with the "
+        "on %s, on the machine described below, with the "
         "issue's two goals for the adaptive policy computed from it. The "
         "numbers are those of one run on one machine: compare policies within "
-        "the run, not with another machine's.",
+        "the run, not with another machine's." % describe_devs(conf["devs"]),
         "",
         "## Machine",
         "",
@@ -293,7 +301,12 @@ def main():
             "sleeps that ended (by event, timeout or cross-thread wake). "
             "p50 / floor and p99 / floor: the percentile over the same "
             "percentile of the matching floor, `w` the wake-up (a poller that "
-            "slept for most completions), `h` the hand-off.", ""]
+            "slept for most completions), `h` the hand-off." +
+            (" On `uring` a CQE has no timestamp: latency is from the "
+             "generator's submit (host clock) to the poller reading the CQE, "
+             "and the generator's CPU includes its io_uring_enter() calls, "
+             "in which the kernel posts the CQEs." if "uring" in conf["devs"]
+             else ""), ""]
     fl = sweep.get("floors")
     if fl:
         out += ["### Floors", "",

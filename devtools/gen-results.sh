@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Regenerate the results page of testpmd-cq on this machine: build, run the
-# default sweep on mlx5-emu, draw its plots, and write
+# default sweep on mlx5-emu (and on uring, a real queue, where io_uring
+# runs), draw its plots, and write
 # doc/guides/testpmd-cq-results.md from the sweep's JSON (kept beside the
 # PNGs in doc/guides/testpmd-cq-results/). Every number on the page comes
 # from that JSON or from this machine's /proc and uname.
@@ -28,7 +29,14 @@ json=$dir/sweep.json
 rm -rf -- "$dir"
 mkdir -p -- "$dir"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-cmd=("$app" --dev=mlx5-emu --sweep --json="$json" --plot="$dir")
+# Next to the emulated device, a real queue where this build and machine
+# have one: io_uring, whose CQEs the kernel posts (a NOP per completion).
+devs=mlx5-emu
+if "$app" --help 2>/dev/null | grep -q '^    uring ' &&
+    "$app" --dev=uring --duration=0.05 </dev/null >/dev/null 2>&1; then
+    devs=mlx5-emu,uring
+fi
+cmd=("$app" --sweep --sweep-devs="$devs" --json="$json" --plot="$dir")
 echo "+ ${cmd[*]}"
 status=0
 "${cmd[@]}" &
