@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Quick start, second command (and what CI runs, see .ci/run): install the
-# dependencies, then build and test cqpoll three ways:
+# dependencies, then build and test cqpoll four ways:
 #
 #   build       normal build, every test suite
+#   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
+#               fast suite, and cqpoll as a meson subproject of a parent
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
 #               but the SPIN model (no C of ours runs there), leak checking on
 #   build-tsan  ThreadSanitizer, the stress suite with 10^5 transitions per arm
@@ -187,6 +189,17 @@ if phase build ./devtools/build.sh build; then
     phase test run_tests build "" 1 || true
 else
     skip test "build failed"
+fi
+
+# The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
+# and the other drivers found, libcqpoll_emu) and the parent project that
+# takes cqpoll as a subproject; the other suites ran on the full build.
+core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled)
+if phase build-core ./devtools/build.sh build-core "${core_args[@]}"; then
+    phase test-core run_tests build-core fast 1 || true
+    phase test-subproject run_tests build-core subproject 1 || true
+else
+    skip test-core "build-core failed"
 fi
 
 if phase build-asan ./devtools/build.sh build-asan "${asan_args[@]}"; then

@@ -6,13 +6,42 @@
  */
 
 #include <errno.h>
-#include <numa.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cqpoll_alloc_private.h"
+#include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
+
+#if CQPOLL_HAVE_NUMA
+#include <numa.h>
+#else
+/*
+ * Built without libnuma (-Dnuma): the machine is taken as one node, 0, and
+ * its memory comes from the C allocator, zeroed as libnuma's pages are.
+ */
+static int numa_available(void) { return -1; }
+static int numa_max_node(void) { return 0; }
+#define numa_all_nodes_ptr NULL
+#define numa_bitmask_isbitset(mask, node) ((void)(mask), (void)(node), 0)
+static void *
+numa_alloc_onnode(size_t size, int node)
+{
+	void *p = aligned_alloc(64, (size + 63) & ~(size_t)63);
+
+	(void)node;
+	if (p != NULL)
+		memset(p, 0, size);
+	return p;
+}
+static void
+numa_free(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+#endif
 
 #define MEM_ALIGN 64
 
