@@ -182,12 +182,16 @@ cqpoll_mlx5_zip_mark(struct cqpoll_mlx5_cq *q, uint32_t ci)
 	 * path refuses it and hands over to the continuation, which reads the
 	 * session's copy. The slot's content is already copied (zip_load).
 	 */
+	uint8_t op = (uint8_t)(CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
+			       cqpoll_mlx5_sw_owner(ci, q->cqe_cnt));
+
+	/* Enhanced layout: the lap's count and op_own, as one entry (§6). */
 	if (q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED)
-		__atomic_store_n(&cqe->signature, cqpoll_mlx5_vic(ci, q->cqe_cnt),
+		__atomic_store_n((uint16_t *)(void *)&cqe->signature,
+				 htole16((uint16_t)(cqpoll_mlx5_vic(ci, q->cqe_cnt) | op << 8)),
 				 __ATOMIC_RELAXED);
-	__atomic_store_n(&cqe->op_own,
-			 (uint8_t)(CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
-				   cqpoll_mlx5_sw_owner(ci, q->cqe_cnt)), __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&cqe->op_own, op, __ATOMIC_RELAXED);
 }
 
 void

@@ -205,12 +205,21 @@ write_cqe(struct cqpoll_mlx5_emu_dev *dev, const struct mlx5_cqe64 *tmp,
 	/* 128-byte slots: the first half is inline data or zeros. */
 	if (dev->dv.cqe_size == 128)
 		memcpy((uint8_t *)cqe - 64, pre, 64);
+	op = (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size));
+	if (dev->enhanced) {
+		/*
+		 * Enhanced layout: validity is the lap's count (§6), published
+		 * with op_own in one store, last: a reader never sees a new
+		 * count beside an old op_own.
+		 */
+		memcpy(cqe, tmp, offsetof(struct mlx5_cqe64, signature));
+		__atomic_store_n((uint16_t *)(void *)&cqe->signature,
+				 htole16((uint16_t)(cqpoll_mlx5_vic(dev->pi, size) | op << 8)),
+				 __ATOMIC_RELEASE);
+		return;
+	}
 	memcpy(cqe, tmp, offsetof(struct mlx5_cqe64, op_own));
-	/* Enhanced layout: the lap's count is what validity is read from (§6). */
-	if (dev->enhanced)
-		cqe->signature = cqpoll_mlx5_vic(dev->pi, size);
-	__atomic_store_n(&cqe->op_own,
-			 (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size)), __ATOMIC_RELEASE);
+	__atomic_store_n(&cqe->op_own, op, __ATOMIC_RELEASE);
 }
 
 /* After CQEs up to pi - 1 were written: solicited bookkeeping, the arm (§5.3). */
