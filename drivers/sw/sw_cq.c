@@ -43,6 +43,7 @@ const struct cqpoll_driver_ops cqpoll_sw_ops = {
 	.event_fd = cqpoll_sw_event_fd,
 	.event_get = cqpoll_sw_event_get,
 	.stranded = cqpoll_sw_stranded,
+	.get_monitor_addr = cqpoll_sw_get_monitor_addr,
 	.destroy = sw_destroy,
 };
 

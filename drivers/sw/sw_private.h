@@ -88,6 +88,8 @@ int cqpoll_sw_arm(void *priv);
 int cqpoll_sw_event_fd(void *priv);
 int cqpoll_sw_event_get(void *priv);
 int cqpoll_sw_stranded(void *priv);
+/* Where the next entry will appear (cqpoll_monitor.h). */
+int cqpoll_sw_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng);
 int cqpoll_sw_signal(struct cqpoll_sw_cq *q, uint64_t *rng);
 

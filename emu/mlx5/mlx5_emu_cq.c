@@ -151,6 +151,7 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.event_ack = emu_event_ack,
 	.stranded = emu_stranded,
 	.destroy = emu_destroy,
+	.get_monitor_addr = cqpoll_mlx5_get_monitor_addr,
 };
 
 static int

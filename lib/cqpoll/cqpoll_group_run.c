@@ -13,6 +13,7 @@
 
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_monitor_private.h"
 #include "cqpoll_trace_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
@@ -304,8 +305,9 @@ request_pending(struct cqpoll_group *g)
 	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
 }
 
-static bool
-wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
+/* What the mode, or the adaptive policy, says to do after an iteration. */
+static enum cqpoll_policy_action
+decide(struct cqpoll_group *g, int found, uint64_t now)
 {
 	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
 
@@ -317,8 +319,28 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 		else
 			CQPOLL_TRACE_FP(policy_decision, g, (uint32_t)found, a);
 	}
-	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
-	       a == CQPOLL_POLICY_SLEEP;
+	if (found != 0 || g->mode == CQPOLL_GROUP_MODE_BUSY)
+		return CQPOLL_POLICY_KEEP_POLLING;
+	return a;
+}
+
+/*
+ * A bounded power-monitor wait on every CQ's next completion, then back to
+ * polling; nothing is armed. Where the tier is off, or a CQ already has
+ * work, it returns at once and the group polls on.
+ */
+static void
+monitor_wait(struct cqpoll_group *g)
+{
+	struct cqpoll_cq *cqs[CQPOLL_MONITOR_MAX];
+	unsigned int i;
+
+	if (g->n == 0 || g->n > CQPOLL_MONITOR_MAX)
+		return;
+	for (i = 0; i < g->n; i++)
+		cqs[i] = g->members[i]->cq;
+	if (cqpoll_monitor_wait_cqs(cqs, g->n) == 0)
+		CQPOLL_TRACE(policy_decision, g, 0, CQPOLL_POLICY_MONITOR);
 }
 
 /*
@@ -337,6 +359,7 @@ count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
+	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
 	int r;
 
@@ -361,7 +384,11 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	if (r < 0)
 		return r;
 	t1 = cqpoll_now_ns();
-	if (!wants_sleep(g, r, t1) || request_pending(g)) {
+	a = decide(g, r, t1);
+	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
+		/* Awake in a low-power state: busy time, not asleep. */
+		if (a == CQPOLL_POLICY_MONITOR && !request_pending(g))
+			monitor_wait(g);
 		count_busy(g, t1, 0);
 		return r;
 	}
