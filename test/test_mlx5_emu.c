@@ -2,7 +2,8 @@
 /*
  * The mlx5 driver on the emulated mlx5 device, through the public API:
  * round trips, level and lazy arms, the stale-ci negative control, event
- * delay, overrun, error CQEs, 128-byte CQEs, solicited-only and stale-sn arms.
+ * delay (on the CQ's own fd and on a shared emulated channel), overrun, error
+ * CQEs, 128-byte CQEs, solicited-only and stale-sn arms.
  * Most cases run the device without its thread (CQPOLL_MLX5_EMU_F_MANUAL), so
  * that when the device reads a doorbell is decided by the test.
  */
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -19,6 +21,7 @@
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
 #include "cqpoll_test.h"
+#include "cqpoll_verbs_emu.h"
 
 static struct cqpoll_cq *
 emu(enum cqpoll_arm_semantics arm, uint32_t size, uint32_t flags, uint32_t emu_flags)
@@ -273,6 +276,63 @@ test_device_thread(void)
 	return TEST_PASS;
 }
 
+/*
+ * On a shared emulated channel the delayed event is queued by the device's
+ * doorbell check once due: not before (the fd stays quiet, the oracle counts
+ * it as on its way), then it names this CQ, is taken, and its ack lets the
+ * device's ibv_cq go (no busy destroy).
+ */
+static int
+test_channel_event_delay(void)
+{
+	struct cqpoll_mlx5_emu_conf conf = {
+		.size = 16, .event_delay_us = 30000, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
+	};
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	struct cqpoll_completion c[4];
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct cqpoll_cq *cq;
+	int manual;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	TEST_ASSERT(ctx != NULL, "open");
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	TEST_ASSERT(ch != NULL, "channel");
+	conf.channel = ch;
+	for (manual = 1; manual >= 0; manual--) {
+		conf.emu_flags = manual ? CQPOLL_MLX5_EMU_F_MANUAL : 0;
+		cq = cqpoll_mlx5_emu_cq_create(&conf);
+		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(post(cq, 1), 0);
+		TEST_ASSERT(!readable(cq, 5), "event delivered late");
+		TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0); /* on its way: not lost */
+		if (manual) {
+			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
+			TEST_ASSERT(!readable(cq, 0), "not due yet");
+			usleep(40000);
+			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
+		}
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+		TEST_ASSERT_EQ(drain(cq), 1);
+		cqpoll_cq_destroy(cq);
+	}
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	/* A channel of no emulated context: refused. */
+	{
+		struct ibv_comp_channel other = { .context = NULL, .fd = -1 };
+
+		conf.channel = &other;
+		errno = 0;
+		TEST_ASSERT(cqpoll_mlx5_emu_cq_create(&conf) == NULL && errno == EINVAL,
+			    "foreign channel");
+	}
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
 static int
 test_event_delay(void)
 {
@@ -498,6 +558,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_stale_sn),
 	TEST_CASE(test_wrap_end_to_end),
 	TEST_CASE(test_bad_args),
+	TEST_CASE(test_channel_event_delay),
 };
 
 TEST_MAIN("mlx5-emu", cases)

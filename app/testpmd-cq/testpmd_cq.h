@@ -162,6 +162,13 @@ struct tpcq_params {
 	int numa_node;            /* --dev-numa-node; -1: from sysfs, if any */
 	bool interactive;         /* -i: runs start and stop at the prompt */
 	bool floors;              /* --floors: measure them before the run */
+	const char *record_path;  /* --record: post times, one a line; NULL: none */
+	/* --sim: the policy lab (lab.c), no EAL, no device. */
+	bool sim;
+	const char *sim_trace;    /* --trace; NULL: poisson */
+	const char *sim_cost;     /* --sim-cost; NULL: from the floors */
+	const char *sim_policies; /* --sim-policies, ';' between; NULL: defaults */
+	double sim_penalty;       /* --sim-penalty: CPU ns per ns of latency */
 	const struct tpcq_floors *floors_measured; /* NULL: not measured */
 	struct tpcq_sweep_opts sweep;
 };
@@ -275,6 +282,8 @@ struct tpcq_run {
 	 */
 	uint64_t *post_ns;
 	uint64_t post_ns_mask;
+	/* --record: each post's CLOCK_MONOTONIC ns by sequence number; or NULL. */
+	uint64_t *record;
 
 	/* Poller to generator. */
 	unsigned int ready;       /* pollers ready; the last one sets start */
