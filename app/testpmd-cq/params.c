@@ -44,6 +44,8 @@ enum {
 	OPT_JSON,
 	OPT_CQS,
 	OPT_ACTIVE_CQS,
+	OPT_INLINE_SCATTER,
+	OPT_CQE_COMPRESS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
 	OPT_NO_TELEMETRY,
@@ -85,6 +87,8 @@ static const struct option long_opts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
+	{ "inline-scatter", required_argument, NULL, OPT_INLINE_SCATTER },
+	{ "cqe-compress", no_argument, NULL, OPT_CQE_COMPRESS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
@@ -207,6 +211,12 @@ usage(FILE *f, const char *prog)
 "  --active-cqs=N             send all the traffic to the first N CQs\n"
 "                             (1..--cqs; default: all); the others stay idle,\n"
 "                             to measure what idle members cost a group\n"
+"  --inline-scatter=32|64     mlx5-emu: every receive carries a payload of\n"
+"                             that many bytes scattered into its CQE (64:\n"
+"                             128-byte CQEs); the poller checks each byte\n"
+"  --cqe-compress             mlx5-emu: the device compresses CQEs into\n"
+"                             sessions of mini CQEs (basic layout) that the\n"
+"                             driver expands\n"
 "  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
 "                             --cqs: poller k runs a poll group of CQs k,\n"
 "                             k + N, ... on its own lcore (poller 0 on the\n"
@@ -731,6 +741,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u64("active-cqs", optarg, 1, TPCQ_CQS_MAX, &v);
 			p->active_cqs = (unsigned int)v;
 			break;
+		case OPT_INLINE_SCATTER:
+			r = parse_u64("inline-scatter", optarg, 1, 64, &v);
+			if (r == 0 && v != 32 && v != 64)
+				r = bad("--inline-scatter=%s: 32 (in 64-byte CQEs) or 64 "
+					"(in 128-byte CQEs)", optarg);
+			p->inline_scatter = (uint32_t)v;
+			break;
+		case OPT_CQE_COMPRESS:
+			p->cqe_compress = true;
+			break;
 		case OPT_POLICY:
 			p->policy = optarg;
 			break;
@@ -811,6 +831,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		tpcq_dev_default(p);
 	if (tpcq_dev_check(p, arm_given, why, sizeof(why)) != 0)
 		return bad("%s", why);
+	if ((p->inline_scatter != 0 || p->cqe_compress) &&
+	    strcmp(p->dev->name, "mlx5-emu") != 0)
+		return bad("--%s: mlx5 CQE formats, for --dev=mlx5-emu only",
+			   p->cqe_compress ? "cqe-compress" : "inline-scatter");
+	if (p->inline_scatter != 0 && p->cqe_compress)
+		return bad("--cqe-compress: the device never compresses CQEs with "
+			   "inline payloads; give one of the two");
 	if (p->cqs > 1 && p->dev->takes_ibdev)
 		return bad("--cqs=%u: the %s device has one loopback CQ for now; "
 			   "use an emulated device (sw, mlx5-emu, verbs-emu) for "

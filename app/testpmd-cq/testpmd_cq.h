@@ -141,6 +141,9 @@ struct tpcq_params {
 	enum tpcq_transition transition;
 	unsigned int cqs;         /* CQs of the device, spread over the pollers */
 	unsigned int active_cqs;  /* the first N of them get the traffic; 0: all */
+	/* mlx5-emu: payload scattered into each CQE (--inline-scatter), 0: none. */
+	uint32_t inline_scatter;
+	bool cqe_compress;        /* mlx5-emu: the device compresses CQEs */
 	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
@@ -179,7 +182,19 @@ struct tpcq_expect {
 	uint32_t qp_num;
 	uint32_t byte_len;
 	bool check_byte_len;      /* requester completions report no length */
+	/* Bytes of payload each completion carries inline (F_INLINE); 0: none. */
+	uint32_t inline_len;
 };
+
+/*
+ * Byte @p i of the inline payload of the completion of sequence @p seq (its
+ * CQ's own count): the poller checks what the device scattered.
+ */
+static inline uint8_t
+tpcq_payload_byte(uint64_t seq, unsigned int i)
+{
+	return (uint8_t)((seq >> (8 * (i % 8))) ^ (i * 37u));
+}
 
 /* An open device: the CQ the poller consumes, the state the generator posts with. */
 struct tpcq_devctx {
@@ -192,6 +207,7 @@ struct tpcq_devctx {
 	/* Posts the device can hold unread; 0: no bound but the CQ's back-pressure. */
 	uint32_t max_outstanding;
 	struct tpcq_expect expect;
+	bool compress;            /* mlx5-emu with --cqe-compress */
 	/*
 	 * Set by a post of a device with tpcq_dev::service: the post woke no
 	 * consumer, so the consumer's next arm may find this CQE and needs the

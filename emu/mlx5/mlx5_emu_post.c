@@ -325,7 +325,9 @@ cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (dev->compress && compressible(comp)) {
 		if (dev->nzip != 0 && !compatible(dev, comp))
 			cqpoll_mlx5_emu_zip_flush(dev);
-		/* Held until the session is full or the device thread's next look. */
+		/* Held until the session is full or its window closed (a device look). */
+		if (dev->nzip == 0)
+			dev->zip_since = cqpoll_now_ns();
 		dev->zip[dev->nzip++] = *comp;
 		if (dev->nzip == CQPOLL_MLX5_EMU_ZIP_MAX)
 			cqpoll_mlx5_emu_zip_flush(dev);

@@ -29,6 +29,11 @@ enum cqpoll_mlx5_emu_state {
 
 /* Completions one compressed session holds at most (the device's choice). */
 #define CQPOLL_MLX5_EMU_ZIP_MAX 32
+/*
+ * How long the device holds a completion for a compressed session: the
+ * first look at the doorbell after this writes the session.
+ */
+#define CQPOLL_MLX5_EMU_ZIP_WINDOW_NS 20000u
 /* Origin of the device clock: far from any CLOCK_MONOTONIC value. */
 #define CQPOLL_MLX5_EMU_CLOCK_ORIGIN 0x3c00000000000000ull
 
@@ -69,6 +74,7 @@ struct cqpoll_mlx5_emu_dev {
 	/* Compression: completions held for the next session, in post order. */
 	int compress;
 	uint32_t nzip;
+	uint64_t zip_since;  /* when the first held completion was posted */
 	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 

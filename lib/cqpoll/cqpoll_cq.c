@@ -138,16 +138,20 @@ cqpoll_cq_driver(const struct cqpoll_cq *cq)
 	return cq != NULL ? cq->driver : NULL;
 }
 
-void
+int
 cqpoll_cq_destroy(struct cqpoll_cq *cq)
 {
 	if (cq == NULL)
-		return;
+		return 0;
+	/* The group would poll freed memory at its next iteration. */
+	if (cq->group != NULL)
+		return -EBUSY;
 	/* Verbs blocks destroy until every event was acked: never leave any. */
 	if (cq->events_unacked != 0)
 		cq->ops.event_ack(cq->fp.priv, cq->events_unacked);
 	cq->ops.destroy(cq->fp.priv);
 	cqpoll_mem_free(cq);
+	return 0;
 }
 
 int

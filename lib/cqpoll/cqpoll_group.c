@@ -16,6 +16,7 @@
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
 #define GROUP_BURST_DEFAULT 32
@@ -156,8 +157,11 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 		free(g->fds[i]->members);
 		free(g->fds[i]);
 	}
-	for (i = 0; i < g->n; i++)
+	for (i = 0; i < g->n; i++) {
+		/* The CQ outlives the group: it may be destroyed or added again. */
+		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
+	}
 	free(g->fds);
 	free(g->members);
 	free(g->active);
@@ -320,10 +324,12 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 			       (void *)g);
 		return -EBUSY;
 	}
-	if (member_find(g, cq) >= 0) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already a member",
-			       (void *)g, (void *)cq);
-		return -EEXIST;
+	/* In this group or another: two pollers of one CQ lose completions. */
+	if (cq->group != NULL) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already in %s group",
+			       (void *)g, (void *)cq,
+			       cq->group == g ? "this" : "another");
+		return -EBUSY;
 	}
 	fd = cqpoll_cq_event_fd(cq);
 	if (fd < 0) {
@@ -354,6 +360,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	}
 	g->members[g->n++] = m;
 	g->noracle += m->oracle;
+	cq->group = g;
 	/* Not armed by the group yet: the next transition must arm it. */
 	cqpoll_group_activate(g, m);
 	return 0;
@@ -376,6 +383,7 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 	cqpoll_group_deactivate(g, m);
 	g->noracle -= m->oracle;
 	fd_detach(g, m);
+	cq->group = NULL;
 	/* Keep the order of the others: polling order is fairness order. */
 	memmove(&g->members[i], &g->members[i + 1],
 		(size_t)(g->n - (unsigned int)i - 1) * sizeof(g->members[0]));

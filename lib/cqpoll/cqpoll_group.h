@@ -275,7 +275,9 @@ struct cqpoll_group_stats {
 	 * Sleeps ended by the safety-net timeout in which some CQ held
 	 * completions visible before the sleep began (see
 	 * cqpoll_cq_stats::timeout_recoveries): the detector that works on
-	 * hardware.
+	 * hardware. After such a timeout the group polls its members for lost
+	 * work: all of them up to 64, else a quarter of the group per timeout,
+	 * taking turns.
 	 */
 	uint64_t timeout_recoveries;
 	/** Time awake, from the first iteration on: what is not asleep. */
@@ -305,7 +307,8 @@ struct cqpoll_group_stats {
 struct cqpoll_group *cqpoll_group_create(const struct cqpoll_group_conf *conf);
 
 /**
- * Destroy a group. Its CQs are not destroyed; they may be left armed.
+ * Destroy a group. Its CQs are not destroyed; they leave the group (and may
+ * then be destroyed or added to a group) and may be left armed.
  *
  * @param g
  *   The group; NULL is ignored.
@@ -321,8 +324,8 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @param g
  *   The group.
  * @param cq
- *   The CQ; it must belong to no other group, and only the group may poll it
- *   until it is removed.
+ *   The CQ; only the group may poll it until it is removed, and it cannot
+ *   be destroyed while in the group (cqpoll_cq_destroy() returns -EBUSY).
  * @param cb
  *   Callback receiving the CQ's completions.
  * @param arg
@@ -330,9 +333,9 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @return
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
- *   - -EEXIST: @p cq is already in the group.
- *   - -EBUSY: called from a callback of the group, or between
- *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
+ *   - -EBUSY: @p cq is already in a group, this one or another; or called
+ *     from a callback of the group, or between cqpoll_group_sleep_prepare()
+ *     and cqpoll_group_sleep_finish().
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the

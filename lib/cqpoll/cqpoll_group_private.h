@@ -66,6 +66,8 @@ struct cqpoll_group {
 	/* Members with a device oracle, and where the next check starts. */
 	unsigned int noracle;
 	unsigned int oracle_next;
+	/* Where the safety net's next slice starts. */
+	unsigned int net_next;
 	/* Members that may hold completions no event will announce. */
 	struct cqpoll_group_member **active;
 	unsigned int nactive;

@@ -3,7 +3,9 @@
  * The group's loop: poll every CQ, ask the mode or policy whether to sleep,
  * and the group transition into sleep: poll-and-arm on every CQ, sleep only
  * when all of them are empty and armed, one bounded epoll_wait, then the CQs
- * whose events fired are polled first.
+ * whose events fired are polled first. A sleep that ends by timeout runs the
+ * safety net: it polls the members, in slices in large groups, for work whose
+ * event was lost.
  */
 
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_monitor_private.h"
+#include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
@@ -22,6 +25,12 @@
 #define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
+/*
+ * Members the safety net polls per timeout: every member of a group up to
+ * this size, else a quarter of the group, so that each CQ is looked at within
+ * four timeouts and a timeout costs at most a quarter of a full pass.
+ */
+#define GROUP_NET_SLICE_MIN 64
 
 static void
 deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
@@ -152,6 +161,19 @@ record_wake_latency(struct cqpoll_group *g, uint64_t lat)
 }
 
 /*
+ * Only host CLOCK_MONOTONIC timestamps may measure a wake-up: a device clock
+ * (CQPOLL_COMPLETION_F_TIMESTAMP_RAW, e.g. mlx5 HCA ticks) subtracted from
+ * host time would feed the policy noise.
+ */
+#ifdef CQPOLL_TEST_RAW_TO_POLICY
+/* Negative control only (test build): any timestamp is taken as host time. */
+#define WAKE_TIMESTAMP_FLAGS \
+	(CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_TIMESTAMP_RAW)
+#else
+#define WAKE_TIMESTAMP_FLAGS CQPOLL_COMPLETION_F_TIMESTAMP
+#endif
+
+/*
  * A CQ whose event fired: poll it before anything else, so a wake costs in
  * proportion to the CQs that have work, not to the size of the group. The
  * first completion that became visible during the sleep measures the wake-up.
@@ -167,8 +189,7 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		count_poll(g, r);
 		if (r <= 0)
 			return r < 0 ? r : total;
-		if (!*measured &&
-		    (g->comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
+		if (!*measured && (g->comps[0].flags & WAKE_TIMESTAMP_FLAGS) &&
 		    g->comps[0].timestamp >= t_sleep) {
 			uint64_t now = cqpoll_now_ns();
 
@@ -182,6 +203,59 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 			break;
 	}
 	return total;
+}
+
+/*
+ * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
+ * members, each still believed armed, since an event may have been lost (a
+ * shared channel read by someone else, a device or driver bug). Work found
+ * re-activates its member, whose arm is spent, so the next transition arms it
+ * again. Returns completions found, or < 0.
+ */
+static int
+safety_net(struct cqpoll_group *g, uint64_t t_sleep)
+{
+#ifdef CQPOLL_TEST_NO_SAFETY_NET
+	/* Negative control only (test build): the timeout recovers nothing. */
+	(void)g;
+	(void)t_sleep;
+	return 0;
+#else
+	struct cqpoll_group_member *m;
+	unsigned int k, i, n;
+	bool recovered = false;
+	uint64_t before;
+	int r, total = 0;
+
+	if (g->n == 0)
+		return 0;
+	n = (g->n + 3) / 4;
+	if (n < GROUP_NET_SLICE_MIN)
+		n = g->n < GROUP_NET_SLICE_MIN ? g->n : GROUP_NET_SLICE_MIN;
+	i = g->net_next < g->n ? g->net_next : 0;
+	for (k = 0; k < n; k++) {
+		m = g->members[i];
+		if (++i == g->n)
+			i = 0;
+		before = m->cq->fp.stats.timeout_recoveries;
+		cqpoll_cq_timeout_mark(m->cq, t_sleep);
+		r = poll_member(g, m);
+		if (r < 0) {
+			g->net_next = i;
+			return r;
+		}
+		if (r == 0)
+			continue;
+		cqpoll_group_activate(g, m);
+		total += r;
+		if (m->cq->fp.stats.timeout_recoveries != before)
+			recovered = true;
+	}
+	g->net_next = i;
+	if (recovered)
+		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
+	return total;
+#endif
 }
 
 static void
@@ -211,7 +285,8 @@ begin_sleep(struct cqpoll_group *g, int timeout_ms)
 /*
  * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
  * ready, after an external wait), then consume the ready CQs' events and
- * poll those CQs.
+ * poll those CQs. A sleep that nothing ended within the group's timeout,
+ * here or in an external wait, runs the safety net.
  */
 static int
 wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
@@ -219,7 +294,7 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
 	bool cq_ready = false, xthread = false, measured = false;
-	uint64_t asleep;
+	uint64_t asleep, recovered;
 	unsigned int j;
 	int r, k, i, total = 0;
 
@@ -235,15 +310,21 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		return r;
 	}
 	if (r == 0) {
-		/* After an external wait, nothing here: it woke for another fd. */
-		if (timeout_ms != 0) {
-			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
-			CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
-				       (void *)g, timeout_ms);
-			CQPOLL_TRACE(wake, g, NULL, CQPOLL_TRACE_WAKE_TIMEOUT,
-				     asleep, 0);
-		}
-		return 0;
+		/* An external wait that woke early for another fd: no timeout. */
+		if (timeout_ms == 0 &&
+		    asleep < (uint64_t)g->wait_timeout_ms * 1000000u)
+			return 0;
+		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+			       (void *)g, g->wait_timeout_ms);
+		recovered = g->stats.timeout_recoveries;
+		r = safety_net(g, t_sleep);
+		/* The safety net found completions no event announced. */
+		CQPOLL_TRACE(wake, g, NULL,
+			     g->stats.timeout_recoveries != recovered ?
+			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
+			     asleep, r > 0 ? (uint32_t)r : 0);
+		return r;
 	}
 	for (i = 0; i < r; i++) {
 		gfd = evs[i].data.ptr;

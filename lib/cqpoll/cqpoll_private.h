@@ -11,6 +11,8 @@
 
 #include "cqpoll_driver.h"
 
+struct cqpoll_group;
+
 struct cqpoll_cq {
 	/* Must stay first: cqpoll_poll_burst() casts the handle to it. */
 	struct cqpoll_cq_fp fp;
@@ -27,6 +29,16 @@ struct cqpoll_cq {
 	 */
 	bool armed;
 	unsigned int events_unacked;
+	/* Start of the last sleep that ended by timeout while armed. */
+	uint64_t t_timeout_sleep;
+	/* The poll group holding the CQ, or NULL: guards destroy and add. */
+	struct cqpoll_group *group;
 };
+
+/*
+ * A sleep on the armed CQ, begun at @t_sleep (cqpoll_now_ns()), ended by
+ * timeout without its event: the next poll judges whether the event was lost.
+ */
+void cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep);
 
 #endif /* CQPOLL_PRIVATE_H */

@@ -41,7 +41,11 @@ struct cqpoll_cq_stats {
 	/**
 	 * Sleeps ended by the safety-net timeout whose poll found completions
 	 * that were already visible before the sleep began: a lost wake-up seen
-	 * on any device, real hardware included, and turned into a delay.
+	 * on any device, real hardware included, and turned into a delay. The
+	 * CQ had been armed (cqpoll_poll_and_arm() returned 0) and no event was
+	 * consumed since; "visible before" is judged by the oldest completion's
+	 * host timestamp (CQPOLL_COMPLETION_F_TIMESTAMP) when it has one, and
+	 * assumed without one (doc/guides/contract.md, section 8).
 	 */
 	uint64_t timeout_recoveries;
 };
