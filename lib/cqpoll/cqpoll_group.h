@@ -479,6 +479,8 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
  *   - -EALREADY: a prepared sleep was not finished.
+ *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
+ *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
  *   - other < 0: -errno from a CQ.
  *
  * Thread safety: one thread per group, the group's thread.

@@ -90,12 +90,13 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
  * active and the next pass drains it.
  */
 static int
-transition(struct cqpoll_group *g)
+transition(struct cqpoll_group *g, bool *unarmed)
 {
 	struct cqpoll_group_member *m;
 	unsigned int i = 0, active = g->nactive;
 	int r, total = 0;
 
+	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
 		       (void *)g, g->nactive, g->n);
@@ -103,6 +104,12 @@ transition(struct cqpoll_group *g)
 		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 		count_poll(g, r);
+		if (r == -EAGAIN) {
+			/* Not armed (misses kept being reported): no sleep now. */
+			*unarmed = true;
+			i++;
+			continue;
+		}
 		if (r < 0)
 			return r;
 		if (r == 0) {
@@ -442,6 +449,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 {
 	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -473,8 +481,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		count_busy(g, t1, 0);
 		return r;
 	}
-	r = transition(g);
-	if (r == 0) {
+	r = transition(g, &unarmed);
+	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
@@ -519,6 +527,7 @@ cqpoll_group_event_fd(const struct cqpoll_group *g)
 int
 cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 {
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -527,9 +536,11 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EBUSY;
 	if (g->sleeping)
 		return -EALREADY;
-	r = transition(g);
+	r = transition(g, &unarmed);
 	if (r != 0)
 		return r;
+	if (unarmed)
+		return -EAGAIN;
 	begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();
