@@ -195,7 +195,7 @@ test_bad_arguments(void)
 	TEST_ASSERT(cqpoll_cq_driver(cq) == &mock_ops, "driver table");
 	/* A handle of another driver is refused by the sw producer. */
 	TEST_ASSERT_EQ(cqpoll_sw_post(cq, c), -EINVAL);
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM, NULL, NULL),
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM, NULL, NULL),
 		       -EINVAL);
 	return drop(cq, &m);
 }

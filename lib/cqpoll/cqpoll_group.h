@@ -269,7 +269,8 @@ struct cqpoll_group_stats {
 	uint64_t wakeups_xthread; /**< Sleeps ended by a cross-thread wake-up. */
 	/**
 	 * Sleeps begun while some CQ held a completion with no event pending or
-	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 * due, by the registered sleep check (cqpoll_sleep_check.h): emulated
+	 * devices only; 0 without one.
 	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;

@@ -21,7 +21,7 @@
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
-/* Members whose device oracle one sleep asks (emulated devices only). */
+/* Members the sleep check judges per sleep (see cqpoll_sleep_check.h). */
 #define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
@@ -143,7 +143,7 @@ check_oracle(struct cqpoll_group *g)
 	i = g->oracle_next < g->n ? g->oracle_next : 0;
 	for (k = 0; k < n; k++) {
 		m = g->members[i];
-		if (m->oracle && cqpoll_cq_stranded(m->cq) == 1) {
+		if (m->oracle && cqpoll_sleep_check_run(m->cq) == 1) {
 			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
 			break;
 		}

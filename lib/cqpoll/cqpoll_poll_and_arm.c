@@ -95,21 +95,6 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	return cqpoll_poll_burst(cq, comps, n);
 }
 
-int
-cqpoll_cq_arm_naive(struct cqpoll_cq *cq)
-{
-	int r;
-
-	if (cq == NULL)
-		return -EINVAL;
-	r = arm_device(cq);
-	if (r < 0)
-		return r;
-	/* Deliberately wrong: believes any arm, as naive code does. */
-	cq->armed = true;
-	return 0;
-}
-
 bool
 cqpoll_cq_is_armed(const struct cqpoll_cq *cq)
 {
