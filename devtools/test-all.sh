@@ -24,7 +24,8 @@ test_args=(--print-errorlogs --num-processes 2)
 
 # Fewer stress transitions under ASan: the 10^6 runs are in the normal build.
 asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=200000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=50000)
+    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=50000
+    -Dofi_stress_transitions=50000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -40,7 +41,8 @@ if [ -f devtools/lsan.supp ]; then
 fi
 
 tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=100000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=30000)
+    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=30000
+    -Dofi_stress_transitions=20000)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
 tsan_wrap=() # setarch -R if TSan needs ASLR off on this kernel
 

@@ -407,6 +407,10 @@ extern const struct tpcq_dev tpcq_dev_mlx5_hw;
 extern const struct tpcq_dev tpcq_dev_verbs_hw;
 int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 
+/* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
+extern const struct tpcq_dev tpcq_dev_uring;
+extern const struct tpcq_dev tpcq_dev_ofi;
+
 /*
  * A traffic engine, like testpmd's forwarding engines: when the device side
  * posts each completion. One file each (engine_*.c); the generator lcore

@@ -15,7 +15,6 @@
  * (drivers/common/ibv): a channel may hold CQs of this driver and of mlx5.
  */
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 

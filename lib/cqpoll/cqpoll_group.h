@@ -131,7 +131,9 @@ const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
  * predictable intervals, it sleeps on a timer (clock_nanosleep, nothing
  * armed) for part of the time left before the next one is due, then polls
  * for it, so the arrival finds the group polling while most of the gap costs
- * no CPU. When arrivals are not predictable the adaptive policy decides.
+ * no CPU. When arrivals are not predictable, or their jitter is wider than
+ * a wake-up (polling through it would cost more than sleeping armed), the
+ * adaptive policy decides.
  *
  * A nap arms no CQ: completions that arrive during one wait in their CQ and
  * are polled right after it, so a nap may delay a completion but never

@@ -28,7 +28,6 @@ struct cqpoll_ibv_channel {
 	struct cqpoll_ibv_member **members;
 	unsigned int n_members;
 	unsigned int cap_members;
-	uint64_t foreign_events; /* for CQs that are not members: acked, dropped */
 };
 
 const struct cqpoll_ibv_events cqpoll_ibv_events_verbs = {
@@ -265,8 +264,8 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 				/* Fails only on overflow: it is readable anyway. */
 			}
 		} else {
+			/* Not a member: acked and dropped (see ibv_channel.h). */
 			c->ev->ack_cq_events(evcq, 1);
-			c->foreign_events++;
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
