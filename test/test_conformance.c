@@ -47,10 +47,10 @@ struct conf_device {
 static struct cqpoll_cq *
 sw_create(uint32_t size, enum cqpoll_arm_semantics arm, uint32_t keeps)
 {
-	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+	struct cqpoll_sw_emu_conf conf = { .size = size, .arm = arm };
 
 	conf.faults.report_missed_keeps_armed = keeps;
-	return cqpoll_sw_cq_create(&conf);
+	return cqpoll_sw_emu_cq_create(&conf);
 }
 
 static struct cqpoll_cq *
@@ -305,10 +305,10 @@ ofi_destroy(struct cqpoll_cq *cq)
 #endif
 
 static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post, NULL, false, false },
-	{ "sw-edge", sw_edge, cqpoll_sw_post, NULL, false, false },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, NULL, false, false },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, NULL, false, false },
+	{ "sw-level", sw_level, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-edge", sw_edge, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_emu_post, NULL, false, false },
 	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, NULL, false, false },
 	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, NULL, false, false },
 #ifdef CQPOLL_TEST_MLX5

@@ -87,7 +87,7 @@ test_bad_args(void)
 	TEST_ASSERT_EQ(cqpoll_group_get_mode(g), CQPOLL_GROUP_MODE_ADAPTIVE);
 	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, NULL), -EINVAL);
 	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, (enum cqpoll_group_mode)-1), -EINVAL);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(cq != NULL, "sw");
 	TEST_ASSERT_EQ(cqpoll_group_add(g, NULL, null_cb, NULL), -EINVAL);
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, NULL, NULL), -EINVAL);
@@ -114,7 +114,7 @@ test_add_remove(void)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create");
 	for (i = 0; i < 3; i++) {
-		cq[i] = cqpoll_sw_cq_create(NULL);
+		cq[i] = cqpoll_sw_emu_cq_create(NULL);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
@@ -123,7 +123,7 @@ test_add_remove(void)
 	TEST_ASSERT_EQ(cqpoll_group_remove(g, cq[1]), 0);
 	TEST_ASSERT_EQ(cqpoll_group_count(g), 2);
 	for (i = 0; i < 3; i++)
-		TEST_ASSERT_EQ(cqpoll_sw_post(cq[i], &c), 0);
+		TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[i], &c), 0);
 	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 2);
 	TEST_ASSERT_EQ(rx[0].expected, 1);
 	TEST_ASSERT_EQ(rx[1].expected, 0);
@@ -223,11 +223,11 @@ test_callback_reentry(void)
 	struct cqpoll_cq *cq;
 
 	re.g = cqpoll_group_create(&conf);
-	cq = cqpoll_sw_cq_create(NULL);
-	re.other = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
+	re.other = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(re.g != NULL && cq != NULL && re.other != NULL, "create");
 	TEST_ASSERT_EQ(cqpoll_group_add(re.g, cq, reentry_cb, &re), 0);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
 	TEST_ASSERT_EQ(cqpoll_group_run_once(re.g), 1);
 	TEST_ASSERT_EQ(re.add, -EBUSY);
 	TEST_ASSERT_EQ(re.remove, -EBUSY);
@@ -267,9 +267,9 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
 	for (i = 0; i < 4; i++) {
-		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
+		struct cqpoll_sw_emu_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
@@ -394,7 +394,7 @@ test_cross_thread(void)
 	void *ret;
 
 	g = cqpoll_group_create(&conf);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(g != NULL && cq != NULL, "create");
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, null_cb, NULL), 0);
 	/* A stop before run makes it return at once, and is then cleared. */
@@ -462,14 +462,14 @@ test_wake_on_event(void)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create");
 	for (i = 0; i < 8; i++) {
-		cq[i] = cqpoll_sw_cq_create(NULL);
+		cq[i] = cqpoll_sw_emu_cq_create(NULL);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
 	}
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
 	usleep(20000);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq[5], &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[5], &c), 0);
 	t0 = test_now_ns();
 	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) == 0 &&
 	       test_now_ns() - t0 < 5000000000ull)
@@ -501,7 +501,7 @@ post_in_window(void *arg)
 	struct hook_post *h = arg;
 	struct cqpoll_completion c = { .wr_id = 0 };
 
-	if (h->fired++ == 0 && cqpoll_sw_post(h->cq, &c) != 0)
+	if (h->fired++ == 0 && cqpoll_sw_emu_post(h->cq, &c) != 0)
 		abort();
 }
 
@@ -518,7 +518,7 @@ run_arm_window(unsigned int victim, int naive, uint64_t *lost, int *delivered)
 {
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
 					  .wait_timeout_ms = 1 };
-	struct cqpoll_sw_conf sw = { .arm = CQPOLL_ARM_EDGE };
+	struct cqpoll_sw_emu_conf sw = { .arm = CQPOLL_ARM_EDGE };
 	struct cqpoll_group_stats st;
 	struct cqpoll_cq *cq[ARM_CQS];
 	struct tg_rx rx[ARM_CQS];
@@ -531,13 +531,13 @@ run_arm_window(unsigned int victim, int naive, uint64_t *lost, int *delivered)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create");
 	for (i = 0; i < ARM_CQS; i++) {
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
 	}
 	h.cq = cq[victim];
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq[victim], CQPOLL_SW_HOOK_BEFORE_ARM,
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq[victim], CQPOLL_SW_HOOK_BEFORE_ARM,
 					  post_in_window, &h), 0);
 	if (naive) {
 		r = tg_naive_run_once(cq, ARM_CQS, rx, 1, lost);
@@ -723,10 +723,10 @@ test_wake_cost_follows_active(void)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
 	for (i = 0; i < 64; i++) {
-		struct cqpoll_sw_conf sw = { .size = 64,
+		struct cqpoll_sw_emu_conf sw = { .size = 64,
 			.arm = (enum cqpoll_arm_semantics)(i % 3) };
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], null_cb, NULL), 0);
 	}
@@ -742,7 +742,7 @@ test_wake_cost_follows_active(void)
 		cqpoll_group_stats_reset(g);
 		c.wr_id = i;
 		/* An edge, a level and a report-missed CQ: every arm fires. */
-		TEST_ASSERT_EQ(cqpoll_sw_post(cq[40 + i], &c), 0);
+		TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[40 + i], &c), 0);
 		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 1);	/* the wake */
 		/* Re-arm and go to sleep; not the sleep's timeout, the net's cost. */
 		TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
@@ -783,14 +783,14 @@ test_external_sleep(void)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
 	for (i = 0; i < 4; i++) {
-		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
+		struct cqpoll_sw_emu_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
 	}
-	extra = cqpoll_sw_cq_create(NULL);
+	extra = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(extra != NULL, "sw");
 	TEST_ASSERT_EQ(cqpoll_group_event_fd(NULL), -EINVAL);
 	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(NULL), -EINVAL);
@@ -807,7 +807,7 @@ test_external_sleep(void)
 	TEST_ASSERT_EQ(epoll_ctl(epfd, EPOLL_CTL_ADD, efd, &ev), 0);
 
 	/* Work already there: prepare delivers it instead of sleeping. */
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq[1], &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[1], &c), 0);
 	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 1);
 	TEST_ASSERT_EQ(rx[1].expected, 1);
 
@@ -818,7 +818,7 @@ test_external_sleep(void)
 	TEST_ASSERT_EQ(cqpoll_group_add(g, extra, tg_cb, &rx[0]), -EBUSY);
 	TEST_ASSERT_EQ(epoll_wait(epfd, &out, 1, 0), 0);
 	c.wr_id = 0;
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq[2], &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[2], &c), 0);
 	TEST_ASSERT_EQ(epoll_wait(epfd, &out, 1, 1000), 1);
 	TEST_ASSERT_EQ(out.data.fd, gfd);
 	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 1);

@@ -34,7 +34,7 @@ struct tg_rx {
 struct tg_prod {
 	struct cqpoll_cq **cqs;
 	unsigned int ncqs;
-	/* Post as the device of CQ q; NULL: cqpoll_sw_post() on cqs[q]. */
+	/* Post as the device of CQ q; NULL: cqpoll_sw_emu_post() on cqs[q]. */
 	int (*post)(void *arg, unsigned int q, const struct cqpoll_completion *c);
 	void *post_arg;
 	uint64_t total;          /* stop after this many; 0: until stop */
@@ -112,7 +112,7 @@ tg_producer(void *arg)
 			q = (unsigned int)(test_rnd(&p->seed) % p->ncqs);
 			c.wr_id = p->posted[q];
 			while ((r = p->post != NULL ? p->post(p->post_arg, q, &c) :
-				    cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+				    cqpoll_sw_emu_post(p->cqs[q], &c)) == -ENOSPC)
 				;
 			if (r != 0) {
 				fprintf(stderr, "post: %d\n", r);

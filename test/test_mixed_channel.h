@@ -90,7 +90,6 @@ mix_old_wrap(struct cqpoll_cq *real)
 		.arm = d->arm,
 		.event_fd = mix_old_event_fd,
 		.event_get = mix_old_event_get,
-		.stranded = d->stranded,
 		.destroy = mix_old_destroy,
 	};
 	if (cqpoll_cq_info_get(real, &info) == 0) {

@@ -142,7 +142,7 @@ repro(enum cqpoll_group_mode mode, struct outcome *o)
 	unsigned int i;
 
 	g = cqpoll_group_create(&conf);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(g != NULL && cq != NULL, "create");
 	rx.g = g;
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, rx_cb, &rx), 0);
@@ -150,7 +150,7 @@ repro(enum cqpoll_group_mode mode, struct outcome *o)
 		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
 	else
 		TEST_ASSERT_EQ(run_until_armed(g, cq), 0);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
 	/* Busy mode never arms: no event is raised, nothing to take. */
 	TEST_ASSERT_EQ(steal_event(cq), mode != CQPOLL_GROUP_MODE_BUSY);
 	cqpoll_group_stats_get(g, &gs);
@@ -177,7 +177,7 @@ post_and_steal(void *arg)
 
 	if (h->fired++ != 0)
 		return;
-	if (cqpoll_sw_post(h->cq, &c) != 0 || !steal_event(h->cq))
+	if (cqpoll_sw_emu_post(h->cq, &c) != 0 || !steal_event(h->cq))
 		abort();
 }
 
@@ -189,7 +189,7 @@ static int
 lost_in_arm(enum cqpoll_group_mode mode, struct outcome *o)
 {
 	struct cqpoll_group_conf conf = { .mode = mode, .wait_timeout_ms = 1 };
-	struct cqpoll_sw_conf sw = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_sw_emu_conf sw = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_completion c = { .byte_len = 8 };
 	struct steal_hook h = { 0 };
 	struct rx rx = { 0 };
@@ -198,12 +198,12 @@ lost_in_arm(enum cqpoll_group_mode mode, struct outcome *o)
 	unsigned int i;
 
 	g = cqpoll_group_create(&conf);
-	cq = cqpoll_sw_cq_create(&sw);
+	cq = cqpoll_sw_emu_cq_create(&sw);
 	TEST_ASSERT(g != NULL && cq != NULL, "create");
 	rx.g = g;
 	h.cq = cq;
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, rx_cb, &rx), 0);
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
 					  post_and_steal, &h), 0);
 	for (i = 0; i < REPRO_ITERATIONS && rx.n == 0; i++)
 		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
@@ -211,7 +211,7 @@ lost_in_arm(enum cqpoll_group_mode mode, struct outcome *o)
 	collect(o, g, cq, &rx, 0);
 	/* One more sleep re-arms what the net found; then a post must fire. */
 	TEST_ASSERT(run_until_armed(g, cq) == 0 || CONTROL, "re-arm");
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
 	o->rearmed = event_pending(cq);
 	outcome_print("lost-in-arm", mode, o);
 	cqpoll_group_destroy(g);
@@ -286,26 +286,26 @@ test_lost_in_arm_every_mode(void)
 static int
 test_cq_wait(void)
 {
-	struct cqpoll_sw_conf sw = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_sw_emu_conf sw = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_completion c[4];
 	struct steal_hook h = { 0 };
 	struct cqpoll_cq_stats st;
 	struct cqpoll_cq *cq;
 	int ok;
 
-	cq = cqpoll_sw_cq_create(&sw);
+	cq = cqpoll_sw_emu_cq_create(&sw);
 	TEST_ASSERT(cq != NULL, "create");
 	/* An idle timeout: nothing found, nothing counted, still armed. */
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1), 0);
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
 	TEST_ASSERT(cqpoll_cq_is_armed(cq), "idle timeout disarmed");
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
 					  post_and_steal, &h), 0);
 	h.cq = cq;
 	/* Already armed: poll-and-arm does not ring again; force a new arm. */
 	memset(c, 0, sizeof(c));
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c[0]), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c[0]), 0);
 	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
@@ -324,7 +324,7 @@ test_cq_wait(void)
 		    "not counted or still believed armed");
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 	memset(c, 0, sizeof(c));
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c[0]), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c[0]), 0);
 	TEST_ASSERT(event_pending(cq) == !CONTROL, "re-armed");
 	cqpoll_cq_destroy(cq);
 	return TEST_PASS;
@@ -347,7 +347,7 @@ late_poster(void *arg)
 		cqpoll_group_stats_get(p->g, &st);
 	} while (st.sleeps == 0);
 	test_spin_ns(1000000);
-	if (cqpoll_sw_post(p->cq, &c) != 0)
+	if (cqpoll_sw_emu_post(p->cq, &c) != 0)
 		abort();
 	return NULL;
 }
@@ -362,7 +362,7 @@ late_event_once(int *done, struct outcome *o)
 {
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
 					  .wait_timeout_ms = 50 };
-	struct cqpoll_sw_conf sw = { .faults.event_delay_us = 300000 };
+	struct cqpoll_sw_emu_conf sw = { .faults.event_delay_us = 300000 };
 	struct cqpoll_group_stats gs;
 	struct rx rx = { 0 };
 	struct late_post p;
@@ -372,7 +372,7 @@ late_event_once(int *done, struct outcome *o)
 	int r;
 
 	g = cqpoll_group_create(&conf);
-	cq = cqpoll_sw_cq_create(&sw);
+	cq = cqpoll_sw_emu_cq_create(&sw);
 	TEST_ASSERT(g != NULL && cq != NULL, "create");
 	rx.g = g;
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, rx_cb, &rx), 0);
@@ -429,7 +429,7 @@ test_slices_reach_every_cq(void)
 	TEST_ASSERT(g != NULL, "create");
 	rx.g = g;
 	for (i = 0; i < 256; i++) {
-		cq[i] = cqpoll_sw_cq_create(NULL);
+		cq[i] = cqpoll_sw_emu_cq_create(NULL);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], rx_cb, &rx), 0);
 	}
@@ -437,7 +437,7 @@ test_slices_reach_every_cq(void)
 	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
 	cqpoll_group_stats_get(g, &gs);
 	TEST_ASSERT_EQ(gs.polls, 256 + 256 + (CONTROL ? 0 : 64));
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq[victim], &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[victim], &c), 0);
 	TEST_ASSERT_EQ(steal_event(cq[victim]), 1);
 	for (i = 0; i < 8 && rx.n == 0; i++)
 		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");

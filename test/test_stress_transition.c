@@ -113,7 +113,7 @@ check_order(struct completion_check *chk, const struct cqpoll_completion *c, int
 
 /* The same device faults on the verbs emulator (which is edge-only). */
 static struct cqpoll_cq *
-verbs_emu_create(const struct cqpoll_sw_conf *sw)
+verbs_emu_create(const struct cqpoll_sw_emu_conf *sw)
 {
 	struct cqpoll_verbs_emu_conf conf = {
 		.size = sw->size,
@@ -135,7 +135,7 @@ static int
 run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
     int naive, int verbs_emu, struct result *res)
 {
-	struct cqpoll_sw_conf conf = {
+	struct cqpoll_sw_emu_conf conf = {
 		.size = 256,
 		.arm = arm,
 		.faults = {
@@ -153,8 +153,8 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 	uint64_t rng = 0x9e3779b97f4a7c15ull, sleep_start;
 	int r, w, i;
 
-	sh.cq = verbs_emu ? verbs_emu_create(&conf) : cqpoll_sw_cq_create(&conf);
-	sh.post = verbs_emu ? cqpoll_verbs_emu_cq_post : cqpoll_sw_post;
+	sh.cq = verbs_emu ? verbs_emu_create(&conf) : cqpoll_sw_emu_cq_create(&conf);
+	sh.post = verbs_emu ? cqpoll_verbs_emu_cq_post : cqpoll_sw_emu_post;
 	TEST_ASSERT(sh.cq != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, &sh), 0);
 	memset(res, 0, sizeof(*res));

@@ -86,14 +86,14 @@ emu_close(struct tpcq_devctx *dc)
 static int
 sw_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 {
-	struct cqpoll_sw_conf conf;
+	struct cqpoll_sw_emu_conf conf;
 
 	memset(&conf, 0, sizeof(conf));
 	conf.size = p->size;
 	conf.arm = p->arm;
 	conf.faults = p->faults;
 	errno = 0;
-	return emu_open(dc, cqpoll_sw_cq_create(&conf), "sw", cqpoll_sw_post);
+	return emu_open(dc, cqpoll_sw_emu_cq_create(&conf), "sw", cqpoll_sw_emu_post);
 }
 
 const struct tpcq_dev tpcq_dev_sw = {

@@ -107,8 +107,7 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 	}
 	r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
 	if (r == 0)
-		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, &cqpoll_ibv_events_verbs,
-					    own_channel, -1);
+		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, own_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;

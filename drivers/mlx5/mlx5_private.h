@@ -5,7 +5,8 @@
 /*
  * The driver's per-CQ state. The poll and arm code sees only the fields that
  * struct mlx5dv_cq provides and its own counters, so it runs unchanged on a
- * device and on the emulator; only the event source differs (the seam).
+ * device and on the emulator (libcqpoll_emu calls it through the INTERNAL
+ * symbols of version.map); only the event source differs.
  */
 
 #include <stdint.h>
@@ -18,7 +19,6 @@
 struct ibv_cq;
 struct ibv_comp_channel;
 struct mlx5dv_cq;
-struct cqpoll_mlx5_emu_dev;
 
 
 /* Inline payloads one burst can return; a burst with more stops early. */
@@ -67,12 +67,10 @@ struct cqpoll_mlx5_cq {
 	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
 	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
-	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
 	struct cqpoll_mlx5_slow slow;
 };
 
 extern const struct cqpoll_driver_ops cqpoll_mlx5_ops;
-extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
 
 /* Fill @p q from an mlx5dv_cq; -EINVAL if it describes no usable CQ. */
 int cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "cqpoll_emu.h"
+#include "emu_util.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
 
@@ -301,15 +301,13 @@ int
 cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 {
 	struct cqpoll_mlx5_emu_dev *dev;
-	struct cqpoll_mlx5_cq *q;
 	struct mlx5_cqe64 tmp;
 	uint8_t pre[64], op;
 	int r;
 
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops)
 		return -EINVAL;
-	q = cqpoll_cq_priv(cq);
-	dev = q->emu;
+	dev = cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
 	r = encode(comp, dev->dv.cqe_size, &tmp, pre, &op);
 	if (r < 0)
 		return r;

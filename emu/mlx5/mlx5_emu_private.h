@@ -84,6 +84,27 @@ struct cqpoll_mlx5_emu_dev {
 	int stop;
 };
 
+/* The driver's per-CQ state, and the device under it. */
+struct cqpoll_mlx5_emu_cq {
+	struct cqpoll_mlx5_cq q; /* first: the driver's priv is this */
+	struct cqpoll_mlx5_emu_dev *emu;
+	struct cqpoll_mlx5_emu_cq *next; /* live list (the oracle's) */
+};
+
+static inline struct cqpoll_mlx5_emu_dev *
+cqpoll_mlx5_emu_dev_of(void *priv)
+{
+	return ((struct cqpoll_mlx5_emu_cq *)priv)->emu;
+}
+
+extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
+
+/*
+ * The oracle of the CQ whose driver state is @p priv: 1 if stranded, 0 if not,
+ * -ENOTSUP if @p priv is no live emulated CQ.
+ */
+int cqpoll_mlx5_emu_stranded(void *priv);
+
 int cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev);
 void cqpoll_mlx5_emu_dev_evaluate(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_stranded(struct cqpoll_mlx5_emu_dev *dev);

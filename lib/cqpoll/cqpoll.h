@@ -147,6 +147,9 @@ int cqpoll_cq_destroy(struct cqpoll_cq *cq);
  *   - > 0: completions read; the CQ may or may not be armed; call again.
  *   - 0: the CQ is empty and armed; an event will come for any new entry.
  *   - -EINVAL: @p cq or @p comps is NULL, or @p n is 0.
+ *   - -EAGAIN: a report-missed device said "missed" on 64 arms in a row
+ *     while its polls found nothing: the CQ is not armed. Call again (poll
+ *     on); do not sleep on it.
  *   - other < 0: -errno from the driver's poll or arm.
  *
  * Thread safety: consumer thread only (see cqpoll_poll_burst()).

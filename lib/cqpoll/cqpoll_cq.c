@@ -27,13 +27,6 @@ default_event_ack(void *priv, unsigned int n)
 	return 0;
 }
 
-static int
-default_stranded(void *priv)
-{
-	(void)priv;
-	return -ENOTSUP;
-}
-
 const char *
 cqpoll_version(void)
 {
@@ -117,8 +110,6 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 	cq->ops = *ops;
 	if (cq->ops.event_ack == NULL)
 		cq->ops.event_ack = default_event_ack;
-	if (cq->ops.stranded == NULL)
-		cq->ops.stranded = default_stranded;
 	cq->arm = params->arm;
 	cq->size = params->size;
 	cq->event_ack_batch = params->event_ack_batch != 0 ?

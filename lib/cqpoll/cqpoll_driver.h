@@ -44,12 +44,6 @@ struct cqpoll_driver_ops {
 	int (*event_get)(void *priv);
 	/** Acknowledge @p n consumed events. Optional: default does nothing. */
 	int (*event_ack)(void *priv, unsigned int n);
-	/**
-	 * Ground-truth oracle of an emulated device: 1 if a completion is visible
-	 * past the consumer index and no event is pending or due for it, else 0.
-	 * Optional: default returns -ENOTSUP (real hardware cannot tell).
-	 */
-	int (*stranded)(void *priv);
 	/** Release the driver's state. Mandatory. */
 	void (*destroy)(void *priv);
 };
@@ -115,37 +109,6 @@ void *cqpoll_cq_priv(const struct cqpoll_cq *cq);
  * Thread safety: safe from any thread while the CQ exists.
  */
 const struct cqpoll_driver_ops *cqpoll_cq_driver(const struct cqpoll_cq *cq);
-
-/**
- * Arm the CQ without polling it again: UNSAFE.
- *
- * This is "arm, then sleep", the transition that loses wake-ups on edge and
- * report-missed devices. It exists only as the negative control of tests and
- * for testpmd-cq's --transition=naive experiments. Marks the CQ armed, so that
- * cqpoll_cq_wait() accepts to sleep.
- *
- * @param cq
- *   The CQ.
- * @return
- *   0, or -EINVAL if @p cq is NULL, or -errno from the driver. A report-missed
- *   arm's positive return is ignored, as naive code does.
- *
- * Thread safety: consumer thread only.
- */
-int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
-
-/**
- * Ask the device's oracle whether a completion is stranded (visible, with no
- * event pending or due).
- *
- * @param cq
- *   The CQ.
- * @return
- *   1 or 0; -ENOTSUP if the driver has no oracle; -EINVAL if @p cq is NULL.
- *
- * Thread safety: consumer thread only.
- */
-int cqpoll_cq_stranded(struct cqpoll_cq *cq);
 
 #ifdef __cplusplus
 }

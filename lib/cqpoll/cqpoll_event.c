@@ -8,7 +8,7 @@
 #include <poll.h>
 #include <string.h>
 
-#include "cqpoll_emu.h"
+#include "cqpoll_clock.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
@@ -71,14 +71,6 @@ cqpoll_cq_event_ack(struct cqpoll_cq *cq)
 	return ack_unacked(cq);
 }
 
-int
-cqpoll_cq_stranded(struct cqpoll_cq *cq)
-{
-	if (cq == NULL)
-		return -EINVAL;
-	return cq->ops.stranded(cq->fp.priv);
-}
-
 void
 cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
 {
@@ -132,8 +124,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	}
 	if (!cq->armed)
 		return -EAGAIN;
-	/* Only emulated devices answer; real ones return -ENOTSUP. */
-	if (cq->ops.stranded(cq->fp.priv) == 1)
+	/* Only a registered check answers (emulated devices' ground truth). */
+	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->fp.stats.lost_wakeups, 1);
 	cqpoll_stat_add(&cq->fp.stats.waits, 1);
 	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",

@@ -352,7 +352,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	m->cq = cq;
 	m->cb = cb;
 	m->arg = arg;
-	m->oracle = cqpoll_cq_stranded(cq) != -ENOTSUP;
+	m->oracle = cqpoll_sleep_check_run(cq) != -ENOTSUP;
 	r = fd_attach(g, m, fd);
 	if (r < 0) {
 		free(m);

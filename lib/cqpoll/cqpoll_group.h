@@ -259,7 +259,8 @@ struct cqpoll_group_stats {
 	uint64_t wakeups_xthread; /**< Sleeps ended by a cross-thread wake-up. */
 	/**
 	 * Sleeps begun while some CQ held a completion with no event pending or
-	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 * due, by the registered sleep check (cqpoll_sleep_check.h): emulated
+	 * devices only; 0 without one.
 	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
@@ -469,6 +470,8 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
  *   - -EALREADY: a prepared sleep was not finished.
+ *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
+ *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
  *   - other < 0: -errno from a CQ.
  *
  * Thread safety: one thread per group, the group's thread.

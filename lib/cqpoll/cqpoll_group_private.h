@@ -10,7 +10,8 @@
 #include <stdbool.h>
 
 #include "cqpoll_driver.h"
-#include "cqpoll_emu.h"
+#include "cqpoll_clock.h"
+#include "cqpoll_private.h"
 #include "cqpoll_group.h"
 
 struct cqpoll_group_fd;
@@ -21,7 +22,7 @@ struct cqpoll_group_member {
 	cqpoll_group_cb_t cb;
 	void *arg;
 	struct cqpoll_group_fd *gfd;
-	/* The driver has a ground-truth oracle (emulated devices). */
+	/* The sleep check can judge this CQ (emulated devices). */
 	bool oracle;
 	/*
 	 * Active: not known to be armed and empty. A member leaves the active

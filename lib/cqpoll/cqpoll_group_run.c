@@ -20,7 +20,7 @@
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
-/* Members whose device oracle one sleep asks (emulated devices only). */
+/* Members the sleep check judges per sleep (see cqpoll_sleep_check.h). */
 #define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
@@ -89,12 +89,13 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
  * active and the next pass drains it.
  */
 static int
-transition(struct cqpoll_group *g)
+transition(struct cqpoll_group *g, bool *unarmed)
 {
 	struct cqpoll_group_member *m;
 	unsigned int i = 0, active = g->nactive;
 	int r, total = 0;
 
+	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
 		       (void *)g, g->nactive, g->n);
@@ -102,6 +103,12 @@ transition(struct cqpoll_group *g)
 		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 		count_poll(g, r);
+		if (r == -EAGAIN) {
+			/* Not armed (misses kept being reported): no sleep now. */
+			*unarmed = true;
+			i++;
+			continue;
+		}
 		if (r < 0)
 			return r;
 		if (r == 0) {
@@ -135,7 +142,7 @@ check_oracle(struct cqpoll_group *g)
 	i = g->oracle_next < g->n ? g->oracle_next : 0;
 	for (k = 0; k < n; k++) {
 		m = g->members[i];
-		if (m->oracle && cqpoll_cq_stranded(m->cq) == 1) {
+		if (m->oracle && cqpoll_sleep_check_run(m->cq) == 1) {
 			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
 			break;
 		}
@@ -413,6 +420,7 @@ int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
 	uint64_t t1, slept;
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -440,8 +448,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		count_busy(g, t1, 0);
 		return r;
 	}
-	r = transition(g);
-	if (r == 0) {
+	r = transition(g, &unarmed);
+	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
@@ -486,6 +494,7 @@ cqpoll_group_event_fd(const struct cqpoll_group *g)
 int
 cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 {
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -494,9 +503,11 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EBUSY;
 	if (g->sleeping)
 		return -EALREADY;
-	r = transition(g);
+	r = transition(g, &unarmed);
 	if (r != 0)
 		return r;
+	if (unarmed)
+		return -EAGAIN;
 	begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();

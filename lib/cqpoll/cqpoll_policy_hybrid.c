@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cqpoll_emu.h"
+#include "cqpoll_clock.h"
 #include "cqpoll_policy_private.h"
 
 #define NAP_PCT_DEFAULT 50

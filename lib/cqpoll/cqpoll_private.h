@@ -7,9 +7,11 @@
  * struct cqpoll_cq; the inline fast path sees only its first member.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 
 #include "cqpoll_driver.h"
+#include "cqpoll_sleep_check.h"
 
 struct cqpoll_group;
 
@@ -34,6 +36,19 @@ struct cqpoll_cq {
 	/* The poll group holding the CQ, or NULL: guards destroy and add. */
 	struct cqpoll_group *group;
 };
+
+/* The check of cqpoll_sleep_check_register(), NULL when none. */
+extern const struct cqpoll_sleep_check *cqpoll_sleep_check_current;
+
+/* 1 if the registered check says a sleep on @p cq now loses a wake-up. */
+static inline int
+cqpoll_sleep_check_run(struct cqpoll_cq *cq)
+{
+	const struct cqpoll_sleep_check *c =
+		__atomic_load_n(&cqpoll_sleep_check_current, __ATOMIC_ACQUIRE);
+
+	return c != NULL ? c->check(cq, c->arg) : -ENOTSUP;
+}
 
 /*
  * A sleep on the armed CQ, begun at @t_sleep (cqpoll_now_ns()), ended by

@@ -33,9 +33,10 @@ struct cqpoll_cq_stats {
 	uint64_t wait_timeouts;   /**< Sleeps ended by the safety-net timeout. */
 	/**
 	 * Sleeps begun while a completion was visible and no event was pending or
-	 * due for it. Only devices with a ground-truth oracle (software and emulated
-	 * devices) can tell; on real hardware this stays 0 and wait_timeouts that
-	 * find completions are the detector.
+	 * due for it, as judged by the registered sleep check
+	 * (cqpoll_sleep_check.h). Only emulated devices (libcqpoll_emu) can tell;
+	 * without a check, and on real hardware, this stays 0 and wait timeouts
+	 * that find completions are the detector.
 	 */
 	uint64_t lost_wakeups;
 	/**
