@@ -99,6 +99,8 @@ cqpoll_poll_burst_t cqpoll_mlx5_poll_select(uint32_t cqe_size, int enhanced);
 /* The burst poll of a CQ set up by cqpoll_mlx5_cq_setup(). */
 cqpoll_poll_burst_t cqpoll_mlx5_poll_of(const struct cqpoll_mlx5_cq *q);
 int cqpoll_mlx5_arm(void *priv);
+/* The next CQE's op_own, for a power-monitor wait (cqpoll_monitor.h). */
+int cqpoll_mlx5_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
 /*
