@@ -58,9 +58,12 @@ complete_silently(uint64_t wr_id)
 	int i;
 
 	TEST_ASSERT_EQ(test_ofi_post(&ofi, wr_id, 64), 0);
-	/* B's progress moves the message from its socket into the CQ. */
+	/*
+	 * The consumer's own progress of B, through B's other CQ, moves the
+	 * message from its socket into the CQ: no event is raised for it.
+	 */
 	for (i = 0; i < 1000; i++)
-		test_ofi_progress(&ofi);
+		test_ofi_progress_b(&ofi);
 	return TEST_PASS;
 }
 
@@ -75,11 +78,6 @@ sleep_after_pending(enum transition t, int *lost)
 	int r;
 
 	TEST_ASSERT(cq != NULL, "open: %s", strerror(errno));
-	/* Connect A to B first, so that later posts are only messages. */
-	TEST_ASSERT_EQ(test_ofi_post(&ofi, 1, 8), 0);
-	while ((r = cqpoll_poll_burst(cq, c, 4)) == 0)
-		;
-	TEST_ASSERT_EQ(r, 1);
 	TEST_ASSERT_EQ(complete_silently(2), TEST_PASS);
 	if (t == NAIVE) {
 		TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
@@ -151,7 +149,7 @@ test_error(void)
 	TEST_ASSERT(msg != NULL && msg[0] == '\0', "no error yet");
 	TEST_ASSERT_EQ(test_ofi_post_room(&ofi, 7, 1000, 16), 0);
 	while ((r = cqpoll_poll_burst(cq, c, 4)) == 0)
-		test_ofi_progress(&ofi);
+		;
 	TEST_ASSERT_EQ(r, 1);
 	TEST_ASSERT_EQ(c[0].wr_id, 7);
 	TEST_ASSERT_EQ(c[0].status, CQPOLL_STATUS_LOC_LEN_ERR);

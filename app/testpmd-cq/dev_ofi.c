@@ -6,7 +6,11 @@
  * cqpoll CQ is B's receive CQ, and a completion's wr_id is the receive's
  * context, the sequence number. The generator posts the receive and the
  * send, and drives A's progress until the send completed; B's progress runs
- * in the poller's reads and in fi_trywait(), as the provider wants.
+ * only in the poller's reads and fi_trywait(). A and B are in separate
+ * fabrics and domains so that A's progress never runs B's: with manual
+ * progress a completion written by another thread's progress does not
+ * signal the CQ's wait object (libfabric's ofi_cq_write() does not). The
+ * connection is made at open, with one message.
  *
  * Latency is from the post time the generator records (host clock) to the
  * poller's read.
@@ -29,14 +33,18 @@
 /* Receives outstanding on B at most: bounded by the CQ it reports on. */
 #define OFI_DEPTH 256
 
-struct ofi_dev {
-	const char *prov;
-	struct fi_info *info;
+struct ofi_side {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_av *av;
+	struct fid_cq *cq;        /* A: sends and receives; B: sends (none) */
+};
+
+struct ofi_dev {
+	const char *prov;
+	struct fi_info *info;
+	struct ofi_side a, b;
 	struct fid_ep *ep_a, *ep_b;
-	struct fid_cq *cq_a, *cq_b_tx;
 	fi_addr_t addr_b;
 	char buf_a[TPCQ_BYTE_LEN];
 	char buf_b[TPCQ_BYTE_LEN];
@@ -50,15 +58,45 @@ ofi_fail(const struct ofi_dev *o, const char *what, int r)
 }
 
 static int
-ofi_ep(struct ofi_dev *o, struct fid_ep **ep, struct fid_cq *tx, struct fid_cq *rx)
+ofi_side_open(struct ofi_dev *o, struct ofi_side *s)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	int r;
+
+	r = fi_fabric(o->info->fabric_attr, &s->fabric, NULL);
+	if (r == 0)
+		r = fi_domain(s->fabric, o->info, &s->domain, NULL);
+	if (r == 0)
+		r = fi_av_open(s->domain, &av_attr, &s->av, NULL);
+	if (r == 0)
+		r = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
+	return r != 0 ? ofi_fail(o, "opening the fabric, domain and queues", r) : 0;
+}
+
+static void
+ofi_side_close(struct ofi_side *s)
+{
+	if (s->cq != NULL)
+		fi_close(&s->cq->fid);
+	if (s->av != NULL)
+		fi_close(&s->av->fid);
+	if (s->domain != NULL)
+		fi_close(&s->domain->fid);
+	if (s->fabric != NULL)
+		fi_close(&s->fabric->fid);
+}
+
+static int
+ofi_ep(struct ofi_dev *o, struct ofi_side *s, struct fid_ep **ep, struct fid_cq *rx)
 {
 	int r;
 
-	r = fi_endpoint(o->domain, o->info, ep, NULL);
+	r = fi_endpoint(s->domain, o->info, ep, NULL);
 	if (r == 0)
-		r = fi_ep_bind(*ep, &o->av->fid, 0);
+		r = fi_ep_bind(*ep, &s->av->fid, 0);
 	if (r == 0)
-		r = fi_ep_bind(*ep, &tx->fid, FI_TRANSMIT);
+		r = fi_ep_bind(*ep, &s->cq->fid, FI_TRANSMIT);
 	if (r == 0)
 		r = fi_ep_bind(*ep, &rx->fid, FI_RECV);
 	if (r == 0)
@@ -75,16 +113,8 @@ ofi_free(struct ofi_dev *o, struct cqpoll_cq *cq)
 	if (o->ep_a != NULL)
 		fi_close(&o->ep_a->fid);
 	cqpoll_cq_destroy(cq);
-	if (o->cq_a != NULL)
-		fi_close(&o->cq_a->fid);
-	if (o->cq_b_tx != NULL)
-		fi_close(&o->cq_b_tx->fid);
-	if (o->av != NULL)
-		fi_close(&o->av->fid);
-	if (o->domain != NULL)
-		fi_close(&o->domain->fid);
-	if (o->fabric != NULL)
-		fi_close(&o->fabric->fid);
+	ofi_side_close(&o->a);
+	ofi_side_close(&o->b);
 	if (o->info != NULL)
 		fi_freeinfo(o->info);
 	free(o);
@@ -115,11 +145,44 @@ ofi_getinfo(struct ofi_dev *o)
 	return r;
 }
 
+/* A's progress only, without taking A's completions. */
+static void
+ofi_progress(struct ofi_dev *o)
+{
+	struct fi_cq_data_entry e;
+
+	fi_cq_read(o->a.cq, &e, 0);
+}
+
+/* One message from A to B at open: the connection, made before the run. */
+static int
+ofi_connect(struct ofi_dev *o, struct fid_cq *cq)
+{
+	struct fi_cq_data_entry e;
+	bool got_a = false, got_b = false;
+	ssize_t r;
+
+	r = fi_recv(o->ep_b, o->buf_b, sizeof(o->buf_b), NULL, FI_ADDR_UNSPEC, NULL);
+	while (r == 0) {
+		r = fi_send(o->ep_a, o->buf_a, 1, NULL, o->addr_b, NULL);
+		if (r != -FI_EAGAIN)
+			break;
+		r = 0;
+		ofi_progress(o);
+		fi_cq_read(o->b.cq, &e, 1);
+	}
+	while (r == 0 && !(got_a && got_b)) {
+		if (!got_a && fi_cq_read(o->a.cq, &e, 1) == 1)
+			got_a = true;
+		if (!got_b && fi_cq_read(cq, &e, 1) == 1)
+			got_b = true;
+	}
+	return r != 0 ? ofi_fail(o, "connecting the endpoints", (int)r) : 0;
+}
+
 static int
 ofi_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
 	struct cqpoll_ofi_conf conf = { .size = p->size != 0 ? p->size : OFI_DEPTH };
 	struct cqpoll_cq *cq = NULL;
 	struct cqpoll_cq_info info;
@@ -137,21 +200,13 @@ ofi_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	r = ofi_getinfo(o);
 	if (r != 0)
 		goto err;
-	r = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
+	r = ofi_side_open(o, &o->a);
 	if (r == 0)
-		r = fi_domain(o->fabric, o->info, &o->domain, NULL);
-	if (r == 0)
-		r = fi_av_open(o->domain, &av_attr, &o->av, NULL);
-	if (r == 0)
-		r = fi_cq_open(o->domain, &cq_attr, &o->cq_a, NULL);
-	if (r == 0)
-		r = fi_cq_open(o->domain, &cq_attr, &o->cq_b_tx, NULL);
-	if (r != 0) {
-		r = ofi_fail(o, "opening the fabric, domain and queues", r);
+		r = ofi_side_open(o, &o->b);
+	if (r != 0)
 		goto err;
-	}
 	errno = 0;
-	cq = cqpoll_ofi_cq_open(o->fabric, o->domain, &conf);
+	cq = cqpoll_ofi_cq_open(o->b.fabric, o->b.domain, &conf);
 	if (cq == NULL) {
 		r = errno != 0 ? -errno : -EIO;
 		fprintf(stderr, TPCQ_PROG ": ofi:%s: cqpoll_ofi_cq_open: %s%s\n",
@@ -159,9 +214,9 @@ ofi_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 			" (the provider's CQs have no fd wait object to sleep on)" : "");
 		goto err;
 	}
-	r = ofi_ep(o, &o->ep_a, o->cq_a, o->cq_a);
+	r = ofi_ep(o, &o->a, &o->ep_a, o->a.cq);
 	if (r == 0)
-		r = ofi_ep(o, &o->ep_b, o->cq_b_tx, cqpoll_ofi_cq_fid(cq));
+		r = ofi_ep(o, &o->b, &o->ep_b, cqpoll_ofi_cq_fid(cq));
 	if (r != 0)
 		goto err;
 	r = fi_getname(&o->ep_b->fid, name, &nlen);
@@ -169,10 +224,13 @@ ofi_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 		r = ofi_fail(o, "fi_getname", r);
 		goto err;
 	}
-	if (fi_av_insert(o->av, name, 1, &o->addr_b, 0, NULL) != 1) {
+	if (fi_av_insert(o->a.av, name, 1, &o->addr_b, 0, NULL) != 1) {
 		r = ofi_fail(o, "fi_av_insert", -FI_EINVAL);
 		goto err;
 	}
+	r = ofi_connect(o, cqpoll_ofi_cq_fid(cq));
+	if (r != 0)
+		goto err;
 	cqpoll_cq_info_get(cq, &info);
 	dc->cq = cq;
 	dc->priv = o;
@@ -189,16 +247,6 @@ err:
 	return r < 0 ? r : -EIO;
 }
 
-/* Progress of both endpoints without taking A's completions. */
-static void
-ofi_progress(struct ofi_dev *o)
-{
-	struct fi_cq_data_entry e;
-
-	fi_cq_read(o->cq_a, &e, 0);
-	fi_cq_read(o->cq_b_tx, &e, 1);
-}
-
 static int
 ofi_post(struct tpcq_devctx *dc, uint64_t seq)
 {
@@ -210,9 +258,11 @@ ofi_post(struct tpcq_devctx *dc, uint64_t seq)
 	consumed = __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE);
 	if (seq - consumed >= dc->max_outstanding)
 		return -ENOSPC;
-	while ((r = fi_recv(o->ep_b, o->buf_b, sizeof(o->buf_b), NULL,
-			    FI_ADDR_UNSPEC, (void *)(uintptr_t)seq)) == -FI_EAGAIN)
-		ofi_progress(o);
+	/* B's progress is the poller's: a full receive queue waits for it. */
+	r = fi_recv(o->ep_b, o->buf_b, sizeof(o->buf_b), NULL, FI_ADDR_UNSPEC,
+		    (void *)(uintptr_t)seq);
+	if (r == -FI_EAGAIN)
+		return -ENOSPC;
 	if (r != 0)
 		return ofi_fail(o, "fi_recv", (int)r);
 	while ((r = fi_send(o->ep_a, o->buf_a, sizeof(o->buf_a), NULL, o->addr_b,
@@ -220,8 +270,8 @@ ofi_post(struct tpcq_devctx *dc, uint64_t seq)
 		ofi_progress(o);
 	if (r != 0)
 		return ofi_fail(o, "fi_send", (int)r);
-	while ((r = fi_cq_read(o->cq_a, &e, 1)) == -FI_EAGAIN)
-		ofi_progress(o);
+	while ((r = fi_cq_read(o->a.cq, &e, 1)) == -FI_EAGAIN)
+		;
 	if (r != 1)
 		return ofi_fail(o, "the send's completion", (int)r);
 	return 0;

@@ -15,7 +15,7 @@
  *   only if all returned 0: sleep (epoll_wait over the CQs' event fds)
  *   on wake: event_get() on each CQ whose fd was ready, through the channel
  *         demux: events are read from the one completion channel in order,
- *         each is routed to the CQ it names (drivers/verbs/verbs_channel.c);
+ *         each is routed to the CQ it names (drivers/common/ibv/ibv_channel.c);
  *         a CQ whose event was consumed is disarmed and active again
  *   on timeout: the safety net (cqpoll_group_run.c, safety_net()) polls the
  *         next slice of CQs (one CQ per timeout here, taking turns); one that
@@ -41,6 +41,8 @@
  *                 consumed within NCQ timeouts" (assertion at each timeout)
  *   -DTIMEOUT_ACTIVE_ONLY  the old safety net: a timeout polls nothing more
  *                 than the mode does (the active list); with -DLOSE it fails
+ *   -DNO_TIMEOUT  sleeps without a timeout (smaller state space: the 3-CQ
+ *                 runs); not with -DLOSE
  * See doc/guides/model.md.
  *
  * Memory model: the sw device and cqpoll_sw_arm() pair a store, a seq_cst
@@ -73,12 +75,13 @@ bool armed[NCQ];       /* cq->armed: the library's bit (contract.md s. 3) */
  * is on it. All start active. */
 bool act[NCQ] = true;
 /*
- * The completion channel shared by the CQs: a FIFO of events, each naming its
- * CQ (ibv_get_cq_event() returns them in order). At most one arm per CQ is
- * outstanding, but a spent arm's late event may still be queued when the CQ
- * is armed again: room for two per CQ.
+ * The completion channel shared by the CQs: the events queued on it, counted
+ * per CQ they name. ibv_get_cq_event() returns them in order; the demux reads
+ * them in ANY order here (a superset of the FIFO's behaviours, with far fewer
+ * states). A spent arm's late event may still be queued when its CQ is armed
+ * again, so a CQ may have more than one.
  */
-chan ch = [2 * NCQ] of { byte };
+byte chn[NCQ];
 /*
  * The demux: events read from the channel by one CQ's event_get() for another
  * CQ are counted for that CQ and signal its own eventfd, so its event fd (an
@@ -103,17 +106,19 @@ byte ndone;            /* devices that posted their last completion */
 #ifndef LOSE
 #define LOSE 0
 #endif
-
-/* CQ i's event fd: the channel's fd, or its own eventfd of routed events. */
-#define CQ_READABLE(i) (len(ch) > 0 || routed[i] > 0)
+#if LOSE > 0 && defined(NO_TIMEOUT)
+#error "-DLOSE needs the timeout: nothing else recovers a lost event"
+#endif
 
 #if NCQ == 2
+#define CH_READABLE (chn[0] > 0 || chn[1] > 0)
 #define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1))
 #define ALL_EMPTY (pi[0] == ci[0] && pi[1] == ci[1])
 #define ALL_ARMED (armed[0] && armed[1])
 #define COVERED(i) (pi[i] == ci[i] || (dev_armed[i] && in_window[i]))
 #define ALL_COVERED (COVERED(0) && COVERED(1))
 #elif NCQ == 3
+#define CH_READABLE (chn[0] > 0 || chn[1] > 0 || chn[2] > 0)
 #define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1) || CQ_READABLE(2))
 #define ALL_EMPTY (pi[0] == ci[0] && pi[1] == ci[1] && pi[2] == ci[2])
 #define ALL_ARMED (armed[0] && armed[1] && armed[2])
@@ -122,6 +127,9 @@ byte ndone;            /* devices that posted their last completion */
 #else
 #error "NCQ must be 2 or 3"
 #endif
+
+/* CQ i's event fd: the channel's fd, or its own eventfd of routed events. */
+#define CQ_READABLE(i) (CH_READABLE || routed[i] > 0)
 
 /*
  * The device: cqpoll_sw_post() in drivers/sw/sw_post.c. Publish the entry,
@@ -135,7 +143,7 @@ inline cqpoll_sw_post(q)
 	/* fence(seq_cst); load armed; if 1, exchange it to 0 and raise */
 	atomic {
 		if
-		:: dev_armed[q] -> dev_armed[q] = false; ch ! q
+		:: dev_armed[q] -> dev_armed[q] = false; chn[q]++
 #if LOSE > 0
 		/* A lost event: the arm is claimed, nothing reaches the channel. */
 		:: dev_armed[q] && lost < LOSE -> dev_armed[q] = false; lost++
@@ -187,7 +195,7 @@ inline arm_device_check(q, a)
 #if defined(ARM_LEVEL)
 	/* Entries past the armed index fire at once, as mlx5 does. */
 	if
-	:: pi[q] != ci[q] && dev_armed[q] -> dev_armed[q] = false; ch ! q
+	:: pi[q] != ci[q] && dev_armed[q] -> dev_armed[q] = false; chn[q]++
 	:: else -> skip
 	fi;
 	a = 0
@@ -274,32 +282,48 @@ inline arm_naive(q, a)
 }
 #endif
 
+/* One event read from the channel by q's event_get: q's own, or routed. */
+inline channel_event(q, e, k)
+{
+#ifdef TAKE_ANY
+	/* Broken: any event on the channel counts as q's. */
+	k++
+#else
+	if
+	:: e == q -> k++
+	:: else -> routed[e]++
+	fi
+#endif
+}
+
 /*
- * cqpoll_cq_event_get(q) through the channel demux: read the channel's events
- * one at a time (each read is one step: a device may add more between them),
- * keep q's, route the others to their CQs; then take what was routed to q.
- * A CQ whose event was consumed needs a new arm and is active again (the
- * group's wake path). k: events taken for q.
+ * cqpoll_cq_event_get(q) through the channel demux
+ * (drivers/common/ibv/ibv_channel.c, cqpoll_ibv_channel_get()): take what
+ * other CQs routed to q, then read the channel until it is empty, keeping q's
+ * events and routing the others to their CQs. A CQ whose event was consumed
+ * needs a new arm and is active again (the group's wake path). k: events
+ * taken for q.
+ *
+ * One atomic step: the C code reads events one at a time, and a device may
+ * raise one between two reads; but a read touches only the channel and the
+ * consumer's counts, which no device step reads, so a device's raise between
+ * reads gives the same states as the raise before the whole drain (the reads
+ * move right past it). Only the raise's place relative to the drain matters,
+ * and the model keeps both: before it, or after it (the event then stays on
+ * the channel and its fd readable).
  */
 inline event_get(q, e, k)
 {
-	do
-	:: atomic {
-		ch ? [e] -> ch ? e;
-#ifdef TAKE_ANY
-		/* Broken: any event on the channel counts as q's. */
-		k++
-#else
-		if
-		:: e == q -> k++
-		:: else -> routed[e]++
-		fi
-#endif
-	   }
-	:: atomic { empty(ch) -> break }
-	od;
 	atomic {
-		k = k + routed[q]; routed[q] = 0;
+		k = routed[q]; routed[q] = 0;
+		do
+		:: chn[0] > 0 -> chn[0]--; e = 0; channel_event(q, e, k)
+		:: chn[1] > 0 -> chn[1]--; e = 1; channel_event(q, e, k)
+#if NCQ == 3
+		:: chn[2] > 0 -> chn[2]--; e = 2; channel_event(q, e, k)
+#endif
+		:: !CH_READABLE -> break
+		od;
 		if
 		:: k > 0 -> armed[q] = false; act[q] = true
 		:: else -> skip
@@ -327,6 +351,7 @@ inline safety_net(q, r)
 		fi;
 		net_next = (net_next + 1) % NCQ;
 #endif
+#if LOSE > 0
 		q = 0;
 		do
 		:: q < NCQ ->
@@ -338,6 +363,7 @@ inline safety_net(q, r)
 			q++
 		:: else -> break
 		od;
+#endif
 		q = 0; r = 0
 	}
 }
@@ -387,6 +413,7 @@ busy_poll:
 cqpoll_cq_wait:
 	/* The library sleeps only when every CQ of the group is armed. */
 	assert(ALL_ARMED);
+#if LOSE > 0
 	/* Ghost: what was visible when the sleep began. */
 	atomic {
 		do
@@ -394,6 +421,7 @@ cqpoll_cq_wait:
 		:: else -> q = 0; break
 		od
 	}
+#endif
 #if !defined(NO_SLEEP_ASSERT) && LOSE == 0
 	/*
 	 * No lost wake-up: an event is pending on the fd, or every CQ is empty
@@ -420,7 +448,7 @@ cqpoll_cq_wait:
 	   }
 #if LOSE > 0
 	:: !FD_READABLE -> safety_net(q, r); goto busy_poll
-#else
+#elif !defined(NO_TIMEOUT)
 	:: !FD_READABLE && ndone < NCQ -> safety_net(q, r); goto busy_poll
 #endif
 	:: ndone == NCQ && ALL_EMPTY -> goto end_idle
