@@ -13,6 +13,8 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_memory.h>
+#include <rte_cpuflags.h>
+#include <rte_power_intrinsics.h>
 
 #include "cqpoll.h"
 #include "cqpoll_dpdk.h"
@@ -21,6 +23,8 @@
 #include "cqpoll_dpdk_lcore.h"
 #include "cqpoll_group.h"
 #include "cqpoll_log.h"
+#include "cqpoll_monitor.h"
+#include "cqpoll_dpdk_private.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
 
@@ -296,6 +300,46 @@ test_numa_dpdk(void)
 	return TEST_PASS;
 }
 
+/*
+ * The power-monitor tier on DPDK: on or off as rte_cpu_get_intrinsics_support()
+ * says, with the reason when off; and the conditions handed to
+ * rte_power_monitor() abort the wait exactly when a completion is there
+ * (checked through DPDK's callback, since this CPU cannot wait).
+ */
+static int
+test_monitor_dpdk(void)
+{
+	struct cqpoll_monitor_cond c = { .mask = 1, .val = 1, .size = 1,
+					 .match = CQPOLL_MONITOR_EQUAL };
+	struct rte_power_monitor_cond pmc;
+	struct rte_cpu_intrinsics intr;
+	const char *why = NULL;
+	uint8_t byte = 0xf0;
+	int on;
+
+	rte_cpu_get_intrinsics_support(&intr);
+	on = cqpoll_monitor_available(1, &why);
+	printf("  power monitor: %s%s\n", on ? "on" : "off: ", on ? "" : why);
+	TEST_ASSERT_EQ(on, intr.power_monitor);
+	if (!on)
+		TEST_ASSERT(why != NULL && strstr(why, "neither WAITPKG") != NULL,
+			    "reason: %s", why != NULL ? why : "(none)");
+	TEST_ASSERT_EQ(cqpoll_monitor_available(2, NULL), intr.power_monitor_multi);
+
+	c.addr = &byte;
+	cqpoll_dpdk_monitor_cond(&c, &pmc);
+	TEST_ASSERT(pmc.addr == &byte && pmc.size == 1, "address, size");
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0xf0), 0);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0x21), -1);
+	c.match = CQPOLL_MONITOR_NOT_EQUAL;
+	c.mask = 0xff;
+	c.val = 0xf0;
+	cqpoll_dpdk_monitor_cond(&c, &pmc);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0xf0), 0);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0x20), -1);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_driver_error_logged),
 	TEST_CASE(test_core_error_logged),
@@ -303,6 +347,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_no_hook_silent),
 	TEST_CASE(test_rte_errno),
 	TEST_CASE(test_numa_dpdk),
+	TEST_CASE(test_monitor_dpdk),
 };
 
 int

@@ -20,6 +20,7 @@
 #include <rte_lcore.h>
 
 #include <cqpoll_dpdk.h>
+#include <cqpoll_monitor.h>
 
 #include "lab.h"
 #include "testpmd_cq.h"
@@ -58,6 +59,19 @@ runtime_dir_remove(void)
 {
 	if (runtime_dir[0] != '\0')
 		rmdir(runtime_dir);
+}
+
+/* Whether policies can wait in a power monitor here, and if not why. */
+static void
+monitor_announce(void)
+{
+	const char *why;
+
+	if (cqpoll_monitor_available(1, &why))
+		fprintf(stderr, TPCQ_PROG ": power-monitor tier: on "
+			"(rte_power_monitor)\n");
+	else
+		fprintf(stderr, TPCQ_PROG ": power-monitor tier: off: %s\n", why);
 }
 
 /* Where dpdk-telemetry.py finds this process: the runtime dir's name. */
@@ -550,6 +564,7 @@ main(int argc, char **argv)
 		ret = TPCQ_EXIT_FAIL;
 	} else {
 		telemetry_announce(&params);
+		monitor_announce();
 		if (!eal_own)
 			snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 				 rte_eal_get_runtime_dir());

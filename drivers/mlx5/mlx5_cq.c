@@ -82,6 +82,7 @@ const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
 	.event_get = hw_event_get,
 	.event_ack = hw_event_ack,
 	.destroy = hw_destroy,
+	.get_monitor_addr = cqpoll_mlx5_get_monitor_addr,
 };
 
 /* Take over @p q->ibcq: read its mlx5dv description and wrap it in a handle. */

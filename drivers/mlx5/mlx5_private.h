@@ -82,6 +82,8 @@ cqpoll_poll_burst_t cqpoll_mlx5_poll_select(uint32_t cqe_size);
 int cqpoll_mlx5_poll_64(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_mlx5_arm(void *priv);
+/* The next CQE's op_own, for a power-monitor wait (cqpoll_monitor.h). */
+int cqpoll_mlx5_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
 /*

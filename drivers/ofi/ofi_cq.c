@@ -79,7 +79,8 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		   const struct cqpoll_ofi_conf *conf)
 {
 	struct fi_cq_attr attr;
-	struct cqpoll_cq_params params;
+	/* Zeroed: fields this driver does not set (flags, socket_id) are off. */
+	struct cqpoll_cq_params params = { .size = 0 };
 	struct cqpoll_ofi_cq *q;
 	struct cqpoll_cq *cq;
 	int r;

@@ -36,6 +36,7 @@ const struct cqpoll_driver_ops cqpoll_sw_ops = {
 	.arm = cqpoll_sw_arm,
 	.event_fd = cqpoll_sw_event_fd,
 	.event_get = cqpoll_sw_event_get,
+	.get_monitor_addr = cqpoll_sw_get_monitor_addr,
 	.destroy = sw_destroy,
 };
 

@@ -106,5 +106,7 @@ int cqpoll_sw_event_get(void *priv);
 /* @p consumer: raised by the arm (consumer thread), not by a post. */
 int cqpoll_sw_raise(struct cqpoll_sw_cq *q, int consumer);
 int cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count);
+/* Where the next entry will appear (cqpoll_monitor.h). */
+int cqpoll_sw_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 
 #endif /* CQPOLL_SW_PRIVATE_H */

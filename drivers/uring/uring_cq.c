@@ -49,7 +49,8 @@ const struct cqpoll_driver_ops cqpoll_uring_ops = {
 static struct cqpoll_cq *
 uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 {
-	struct cqpoll_cq_params params;
+	/* Zeroed: fields this driver does not set (flags, socket_id) are off. */
+	struct cqpoll_cq_params params = { .size = 0 };
 	struct io_uring *ring = q->ring;
 	struct cqpoll_cq *cq;
 	int r;

@@ -199,6 +199,7 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.event_get = emu_event_get,
 	.event_ack = emu_event_ack,
 	.destroy = emu_destroy,
+	.get_monitor_addr = cqpoll_mlx5_get_monitor_addr,
 };
 
 static int

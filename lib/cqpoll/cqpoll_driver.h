@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+struct cqpoll_monitor_cond;
+
 /**
  * Control operations of a driver, one const table per driver. Optional
  * members may be NULL; cqpoll_cq_alloc() replaces them with defaults so the
@@ -46,6 +48,13 @@ struct cqpoll_driver_ops {
 	int (*event_ack)(void *priv, unsigned int n);
 	/** Release the driver's state. Mandatory. */
 	void (*destroy)(void *priv);
+	/**
+	 * Where the next completion will appear, for a power-monitor wait
+	 * (cqpoll_monitor.h): its address and the test that says it arrived.
+	 * Optional: NULL means the driver cannot tell (-ENOTSUP).
+	 * @return 0; -EAGAIN if completions are already visible.
+	 */
+	int (*get_monitor_addr)(void *priv, struct cqpoll_monitor_cond *cond);
 };
 
 /** Per-CQ parameters given to cqpoll_cq_alloc(). */

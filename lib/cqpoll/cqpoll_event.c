@@ -108,6 +108,8 @@ cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
 	    comps[0].timestamp >= cq->t_timeout_sleep)
 		return;
 	cqpoll_stat_add(&cq->fp.stats.timeout_recoveries, 1);
+	/* After the timeout's own wake event: this one recovered work. */
+	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_RECOVERY, 0, (uint32_t)n);
 }
 
 int

@@ -52,6 +52,12 @@ enum cqpoll_group_mode {
 enum cqpoll_policy_action {
 	CQPOLL_POLICY_KEEP_POLLING = 0, /**< Poll again. */
 	CQPOLL_POLICY_SLEEP,            /**< Arm every CQ and sleep. */
+	/**
+	 * Wait a little in a low-power state on the CQs' next-completion
+	 * addresses (cqpoll_monitor.h), bounded, arming nothing; where the
+	 * power-monitor tier is off, keep polling. EXPERIMENTAL.
+	 */
+	CQPOLL_POLICY_MONITOR,
 };
 
 /**
@@ -118,6 +124,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *  - probe_ms=MS: if no wake-up was measured for MS ms, sleep once to measure
  *    one, since the cost is only learnt by sleeping (default 100; 0: never).
  *    Each measurement counts at most twice the current estimate.
+ *  - monitor_us=US: cost of a wake-up from a power-monitor wait
+ *    (cqpoll_monitor.h); an expected silence longer than that but not worth
+ *    a sleep is spent in a monitor wait (CQPOLL_POLICY_MONITOR) instead of
+ *    polling (default 0: never).
  *
  * @return
  *   The policy's ops table (static).

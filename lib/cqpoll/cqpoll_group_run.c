@@ -15,6 +15,7 @@
 
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_monitor_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
 
@@ -300,7 +301,7 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	struct cqpoll_group_fd *gfd;
 	bool cq_ready = false, xthread = false, measured = false;
-	uint64_t asleep;
+	uint64_t asleep, recovered;
 	unsigned int j;
 	int r, k, i, total = 0;
 
@@ -323,8 +324,14 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
 		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
 			       (void *)g, g->wait_timeout_ms);
-		CQPOLL_TRACE(wake, g, NULL, CQPOLL_TRACE_WAKE_TIMEOUT, asleep, 0);
-		return safety_net(g, t_sleep);
+		recovered = g->stats.timeout_recoveries;
+		r = safety_net(g, t_sleep);
+		/* The safety net found completions no event announced. */
+		CQPOLL_TRACE(wake, g, NULL,
+			     g->stats.timeout_recoveries != recovered ?
+			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
+			     asleep, r > 0 ? (uint32_t)r : 0);
+		return r;
 	}
 	for (i = 0; i < r; i++) {
 		gfd = evs[i].data.ptr;
@@ -386,8 +393,9 @@ request_pending(struct cqpoll_group *g)
 	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
 }
 
-static bool
-wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
+/* What the mode, or the adaptive policy, says to do after an iteration. */
+static enum cqpoll_policy_action
+decide(struct cqpoll_group *g, int found, uint64_t now)
 {
 	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
 
@@ -399,8 +407,28 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 		else
 			CQPOLL_TRACE_FP(policy_decision, g, (uint32_t)found, a);
 	}
-	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
-	       a == CQPOLL_POLICY_SLEEP;
+	if (found != 0 || g->mode == CQPOLL_GROUP_MODE_BUSY)
+		return CQPOLL_POLICY_KEEP_POLLING;
+	return a;
+}
+
+/*
+ * A bounded power-monitor wait on every CQ's next completion, then back to
+ * polling; nothing is armed. Where the tier is off, or a CQ already has
+ * work, it returns at once and the group polls on.
+ */
+static void
+monitor_wait(struct cqpoll_group *g)
+{
+	struct cqpoll_cq *cqs[CQPOLL_MONITOR_MAX];
+	unsigned int i;
+
+	if (g->n == 0 || g->n > CQPOLL_MONITOR_MAX)
+		return;
+	for (i = 0; i < g->n; i++)
+		cqs[i] = g->members[i]->cq;
+	if (cqpoll_monitor_wait_cqs(cqs, g->n) == 0)
+		CQPOLL_TRACE(policy_decision, g, 0, CQPOLL_POLICY_MONITOR);
 }
 
 /*
@@ -419,6 +447,7 @@ count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
+	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
 	bool unarmed;
 	int r;
@@ -444,7 +473,11 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	if (r < 0)
 		return r;
 	t1 = cqpoll_now_ns();
-	if (!wants_sleep(g, r, t1) || request_pending(g)) {
+	a = decide(g, r, t1);
+	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
+		/* Awake in a low-power state: busy time, not asleep. */
+		if (a == CQPOLL_POLICY_MONITOR && !request_pending(g))
+			monitor_wait(g);
 		count_busy(g, t1, 0);
 		return r;
 	}
