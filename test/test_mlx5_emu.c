@@ -581,7 +581,7 @@ test_inline_payloads(void)
  * expands them into the same completions, in order.
  */
 static int
-test_compressed_sessions(void)
+compressed_sessions(uint32_t flags)
 {
 	struct cqpoll_mlx5_emu_stats st;
 	struct cqpoll_completion c[64 + 3], in;
@@ -589,7 +589,7 @@ test_compressed_sessions(void)
 	unsigned int i;
 	int n;
 
-	cq = emu(CQPOLL_ARM_LEVEL, 64, CQPOLL_MLX5_F_CQE_COMPRESS, 0);
+	cq = emu(CQPOLL_ARM_LEVEL, 64, flags, 0);
 	TEST_ASSERT(cq != NULL, "create");
 	for (i = 0; i < 37; i++) {
 		memset(&in, 0, sizeof(in));
@@ -638,6 +638,19 @@ test_compressed_sessions(void)
 	TEST_ASSERT_EQ(c[36].imm_data, 0x01020304);
 	TEST_ASSERT_EQ(c[37].wqe_counter, 137);
 	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_compressed_sessions(void)
+{
+	if (compressed_sessions(CQPOLL_MLX5_F_CQE_COMPRESS) != TEST_PASS ||
+	    compressed_sessions(CQPOLL_MLX5_F_CQE_COMPRESS | CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED |
+				CQPOLL_MLX5_F_CQE128) != TEST_PASS)
+		return TEST_FAIL;
+	/* The enhanced layout needs compression. */
+	TEST_ASSERT(emu(CQPOLL_ARM_LEVEL, 64, CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED, 0) == NULL &&
+		    errno == EINVAL, "enhanced without compression");
 	return TEST_PASS;
 }
 

@@ -15,7 +15,7 @@
  * detectors catch it. With --arm=level the naive transition is safe on mlx5.
  *
  * Usage: test_mlx5_stress --arm=level|edge [--transitions=N] [--naive]
- *        [--expect-lost] [--cqe128] [--compress]
+ *        [--expect-lost] [--cqe128] [--compress] [--enhanced]
  */
 
 #include <errno.h>
@@ -187,6 +187,7 @@ main(int argc, char **argv)
 		{ "expect-lost", no_argument, NULL, 'x' },
 		{ "cqe128", no_argument, NULL, 'c' },
 		{ "compress", no_argument, NULL, 'z' },
+		{ "enhanced", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum cqpoll_arm_semantics arm = CQPOLL_ARM_LEVEL;
@@ -214,6 +215,10 @@ main(int argc, char **argv)
 			break;
 		case 'c':
 			flags |= CQPOLL_MLX5_F_CQE128;
+			break;
+		case 'e':
+			/* The enhanced layout is compression's. */
+			flags |= CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED | CQPOLL_MLX5_F_CQE_COMPRESS;
 			break;
 		case 'z':
 			flags |= CQPOLL_MLX5_F_CQE_COMPRESS;

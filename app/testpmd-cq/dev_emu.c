@@ -125,6 +125,8 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 		conf.flags |= CQPOLL_MLX5_F_CQE128;
 	if (p->cqe_compress)
 		conf.flags |= CQPOLL_MLX5_F_CQE_COMPRESS;
+	if (p->cqe_compress_enhanced)
+		conf.flags |= CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED;
 	/*
 	 * No device thread: the generator reads the doorbells from its own
 	 * loop (tpcq_gen_service()) instead of a thread waking every 20 us

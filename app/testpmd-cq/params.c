@@ -88,7 +88,7 @@ static const struct option long_opts[] = {
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
 	{ "inline-scatter", required_argument, NULL, OPT_INLINE_SCATTER },
-	{ "cqe-compress", no_argument, NULL, OPT_CQE_COMPRESS },
+	{ "cqe-compress", optional_argument, NULL, OPT_CQE_COMPRESS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
@@ -214,9 +214,11 @@ usage(FILE *f, const char *prog)
 "  --inline-scatter=32|64     mlx5-emu: every receive carries a payload of\n"
 "                             that many bytes scattered into its CQE (64:\n"
 "                             128-byte CQEs); the poller checks each byte\n"
-"  --cqe-compress             mlx5-emu: the device compresses CQEs into\n"
-"                             sessions of mini CQEs (basic layout) that the\n"
-"                             driver expands\n"
+"  --cqe-compress[=basic|enhanced]\n"
+"                             mlx5-emu: the device compresses CQEs into\n"
+"                             sessions of mini CQEs that the driver expands;\n"
+"                             basic layout (default, owner bit) or enhanced\n"
+"                             (iteration count, blocks after a plain CQE)\n"
 "  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
 "                             --cqs: poller k runs a poll group of CQs k,\n"
 "                             k + N, ... on its own lcore (poller 0 on the\n"
@@ -750,6 +752,12 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			break;
 		case OPT_CQE_COMPRESS:
 			p->cqe_compress = true;
+			if (optarg == NULL || strcmp(optarg, "basic") == 0)
+				p->cqe_compress_enhanced = false;
+			else if (strcmp(optarg, "enhanced") == 0)
+				p->cqe_compress_enhanced = true;
+			else
+				r = bad("--cqe-compress=%s: basic or enhanced", optarg);
 			break;
 		case OPT_POLICY:
 			p->policy = optarg;

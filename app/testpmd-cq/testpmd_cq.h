@@ -146,6 +146,7 @@ struct tpcq_params {
 	/* mlx5-emu: payload scattered into each CQE (--inline-scatter), 0: none. */
 	uint32_t inline_scatter;
 	bool cqe_compress;        /* mlx5-emu: the device compresses CQEs */
+	bool cqe_compress_enhanced; /* ... in the enhanced layout */
 	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */

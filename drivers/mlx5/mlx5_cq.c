@@ -115,7 +115,7 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 	}
 	params.size = dv.cqe_cnt;
 	params.event_ack_batch = ack_batch;
-	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
+	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_of(q),
 			     q, &params);
 	if (cq == NULL) {
 		r = errno;
@@ -177,6 +177,13 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		CQPOLL_LOG(ERR, "mlx5", "cq create: %s", ctx == NULL ?
 			   "NULL device context" : "size over the device's CQE limit");
 		errno = EINVAL;
+		return NULL;
+	}
+	/* mlx5dv_create_cq() cannot ask for the enhanced layout. */
+	if (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) {
+		CQPOLL_LOG(ERR, "mlx5", "cq create: %s",
+			   "the enhanced compression layout needs a DevX CQ");
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 #if CQPOLL_MLX5_HAVE_IS_SUPPORTED
@@ -247,7 +254,8 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 	}
 	q->ibcq = ibcq;
 	cq = hw_wrap(q, channel, false, conf->ci, conf->sn, conf->flags &
-		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS),
+		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS |
+		      CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED),
 		     conf->event_ack_batch);
 	if (cq == NULL) {
 		e = errno;

@@ -31,6 +31,22 @@ cqpoll_mlx5_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond)
 	    __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED) != 0)
 		return -EAGAIN;
 	cqe = cqpoll_mlx5_cqe(q->buf, q->ci, q->cqe_cnt, q->cqe_size);
+	/*
+	 * Enhanced compression layout: validity is the iteration-count byte
+	 * (DPDK mlx5_get_monitor_addr: that byte, the lap's count, mask 0xff).
+	 */
+	if (q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED) {
+		uint8_t want = cqpoll_mlx5_vic(q->ci, q->cqe_cnt);
+
+		if (__atomic_load_n(&cqe->signature, __ATOMIC_ACQUIRE) == want)
+			return -EAGAIN;
+		cond->addr = &cqe->signature;
+		cond->size = sizeof(cqe->signature);
+		cond->mask = 0xff;
+		cond->val = want;
+		cond->match = CQPOLL_MONITOR_EQUAL;
+		return 0;
+	}
 	sw_owner = cqpoll_mlx5_sw_owner(q->ci, q->cqe_cnt);
 	own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 	cond->addr = &cqe->op_own;

@@ -248,6 +248,9 @@ emu_memory(struct cqpoll_mlx5_emu_dev *dev, uint32_t n, uint32_t cqe_size, uint3
 	/* INVALID opcode, owner 0: empty whatever the lap (§1.2, §3.1). */
 	for (i = 0; i < n; i++)
 		cqpoll_mlx5_cqe(dev->dv.buf, i, n, cqe_size)->op_own = MLX5_CQE_INVALID << 4;
+	/* Enhanced layout: no lap's count, as DPDK's MLX5_CQE_VIC_INIT. */
+	for (i = 0; dev->enhanced && i < n; i++)
+		cqpoll_mlx5_cqe(dev->dv.buf, i, n, cqe_size)->signature = CQPOLL_MLX5_VIC_INIT;
 	dev->dv.dbrec[CQPOLL_MLX5_DBREC_SET_CI] = htobe32(start & CQPOLL_MLX5_CI_MASK);
 	dev->dv.cqe_cnt = n;
 	dev->dv.cqe_size = cqe_size;
@@ -279,7 +282,10 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	if ((conf->arm != CQPOLL_ARM_LEVEL && conf->arm != CQPOLL_ARM_EDGE) ||
 	    want > CQPOLL_MLX5_CQE_CNT_MAX ||
 	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128 |
-			     CQPOLL_MLX5_F_CQE_COMPRESS)) != 0) {
+			     CQPOLL_MLX5_F_CQE_COMPRESS |
+			     CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED)) != 0 ||
+	    (conf->flags & (CQPOLL_MLX5_F_CQE_COMPRESS | CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED)) ==
+	    CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -294,6 +300,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	dev->efd = dev->tfd = dev->errfd = dev->epfd = -1;
 	dev->lazy = conf->arm == CQPOLL_ARM_EDGE;
 	dev->compress = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
+	dev->enhanced = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) != 0;
 	dev->strict_sn = (conf->emu_flags & CQPOLL_MLX5_EMU_F_STRICT_SN) != 0;
 	dev->overrun_error = (conf->emu_flags & CQPOLL_MLX5_EMU_F_OVERRUN_ERROR) != 0;
 	dev->event_delay_us = conf->event_delay_us;
@@ -326,7 +333,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			cqpoll_mlx5_arm_semantics(conf->flags);
 		params.size = n;
 		params.event_ack_batch = conf->event_ack_batch;
-		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_select(cqe_size),
+		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_of(q),
 				     q, &params);
 		if (cq == NULL)
 			r = -errno;

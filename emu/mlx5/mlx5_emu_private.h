@@ -73,6 +73,7 @@ struct cqpoll_mlx5_emu_dev {
 	int broken;          /* overrun: the CQ is in error */
 	/* Compression: completions held for the next session, in post order. */
 	int compress;
+	int enhanced;        /* enhanced layout: blocks after a plain title */
 	uint32_t nzip;
 	uint64_t zip_since;  /* when the first held completion was posted */
 	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
