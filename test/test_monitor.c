@@ -86,25 +86,39 @@ mlx5_post(struct cqpoll_cq *cq, uint64_t id)
 	return cqpoll_mlx5_emu_post(cq, &c);
 }
 
+/* Immediate data: never held for a compressed session, written at once. */
+static int
+mlx5_post_imm(struct cqpoll_cq *cq, uint64_t id)
+{
+	struct cqpoll_completion c = { .wr_id = id, .byte_len = 64, .qp_num = 7,
+				       .opcode = CQPOLL_OP_RECV,
+				       .flags = CQPOLL_COMPLETION_F_IMM, .imm_data = 1 };
+
+	return cqpoll_mlx5_emu_post(cq, &c);
+}
+
 /*
  * mlx5: the first lap's slots hold the INVALID mark (owner 0, the owner of
- * the first lap), later laps the owner bit; 64- and 128-byte CQEs.
+ * the first lap), later laps the owner bit; 64- and 128-byte CQEs; the
+ * enhanced compression layout watches the iteration-count byte instead.
  */
 static int
 test_mlx5_address(void)
 {
-	uint32_t flags[] = { 0, CQPOLL_MLX5_F_CQE128 };
+	static const char *const what[] = { "mlx5", "mlx5 cqe128", "mlx5 enhanced" };
+	uint32_t flags[] = { 0, CQPOLL_MLX5_F_CQE128,
+			     CQPOLL_MLX5_F_CQE_COMPRESS | CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED };
 	struct cqpoll_mlx5_emu_conf conf = { .size = 4, .arm = CQPOLL_ARM_LEVEL,
 					     .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL };
 	struct cqpoll_cq *cq;
 	unsigned int i;
 	int r;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		conf.flags = flags[i];
 		cq = cqpoll_mlx5_emu_cq_create(&conf);
 		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
-		r = laps(cq, mlx5_post, 4 * 5 + 1, i ? "mlx5 cqe128" : "mlx5");
+		r = laps(cq, i == 2 ? mlx5_post_imm : mlx5_post, 4 * 5 + 1, what[i]);
 		cqpoll_cq_destroy(cq);
 		if (r != TEST_PASS)
 			return r;

@@ -412,6 +412,56 @@ test_late_event_not_counted(void)
 	return TEST_PASS;
 }
 
+/*
+ * An external event loop (cqpoll_group_sleep_prepare/_finish): a wait that no
+ * CQ event ended and that lasted the group's timeout runs the net too; one
+ * that another fd ended early does not.
+ */
+static int
+test_external_sleep(void)
+{
+	/* Long enough that the early finish below never lasts it, even loaded. */
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					  .wait_timeout_ms = 200 };
+	struct cqpoll_sw_emu_conf sw = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_group_stats gs;
+	struct steal_hook h = { 0 };
+	struct rx rx = { 0 };
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	struct pollfd pfd;
+	int r;
+
+	g = cqpoll_group_create(&conf);
+	cq = cqpoll_sw_emu_cq_create(&sw);
+	TEST_ASSERT(g != NULL && cq != NULL, "create");
+	rx.g = g;
+	h.cq = cq;
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, rx_cb, &rx), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
+					      post_and_steal, &h), 0);
+	/* Armed; the completion landed inside the arm and its event is gone. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(h.fired, 1);
+	/* Woken early by something else: no timeout, nothing polled. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 0);
+	TEST_ASSERT_EQ(rx.n, 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	pfd = (struct pollfd){ .fd = cqpoll_group_event_fd(g), .events = POLLIN };
+	TEST_ASSERT_EQ(poll(&pfd, 1, 250), 0);
+	r = cqpoll_group_sleep_finish(g);
+	cqpoll_group_stats_get(g, &gs);
+	printf("  external: finish=%d delivered=%u timeouts=%" PRIu64
+	       " recoveries=%" PRIu64 "\n", r, rx.n, gs.wakeups_timeout,
+	       gs.timeout_recoveries);
+	TEST_ASSERT((r == 1 && rx.n == 1 && gs.wakeups_timeout == 1 &&
+		     gs.timeout_recoveries == 1) == !CONTROL, "%s",
+		    CONTROL ? "old behaviour not caught" : "not recovered");
+	cqpoll_group_destroy(g);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
 /* Large groups: the net polls a slice per timeout and reaches every CQ. */
 static int
 test_slices_reach_every_cq(void)
@@ -465,6 +515,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_cq_wait),
 	TEST_CASE(test_late_event_not_counted),
 	TEST_CASE(test_slices_reach_every_cq),
+	TEST_CASE(test_external_sleep),
 };
 
 #ifdef TEST_NAIVE_CONTROL

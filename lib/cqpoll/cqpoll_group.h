@@ -491,7 +491,10 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
 /**
  * Second half of a sleep in an external event loop, after the wait returned
  * for any reason (a CQ event, another fd, a timeout): consume the events of
- * the group's ready CQs and poll those CQs, as the group's own wake does.
+ * the group's ready CQs and poll those CQs, as the group's own wake does. A
+ * sleep that no CQ event ended and that lasted at least the group's
+ * wait_timeout_ms counts as a timeout and runs the safety net
+ * (cqpoll_group_stats::timeout_recoveries).
  *
  * @param g
  *   The group.
