@@ -37,6 +37,8 @@
 #include "cqpoll.h"
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
+#include "cqpoll_emu.h"
+#include "cqpoll_sw_emu.h"
 #include "cqpoll_test.h"
 
 #define ARM_LOOPS 20000
@@ -194,7 +196,7 @@ grp_fire(void *arg)
 	struct grp *gr = arg;
 	struct cqpoll_completion c = { .wr_id = gr->seq++, .byte_len = 8 };
 
-	if (cqpoll_sw_post(gr->hot, &c) != 0)
+	if (cqpoll_sw_emu_post(gr->hot, &c) != 0)
 		abort();
 }
 
@@ -204,7 +206,7 @@ run_group(struct scenario *s, unsigned int ncqs, uint64_t samples,
 {
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
 					  .wait_timeout_ms = 1000 };
-	struct cqpoll_sw_conf sw = { .size = 64, .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_sw_emu_conf sw = { .size = 64, .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_group_stats st;
 	struct cqpoll_cq **cqs;
 	struct grp gr = { .s = s };
@@ -219,7 +221,7 @@ run_group(struct scenario *s, unsigned int ncqs, uint64_t samples,
 		goto out;
 	}
 	for (i = 0; i < ncqs; i++) {
-		cqs[i] = cqpoll_sw_cq_create(&sw);
+		cqs[i] = cqpoll_sw_emu_cq_create(&sw);
 		if (cqs[i] == NULL) {
 			fprintf(stderr, "bench_wakeup: CQ %u of %u: %s\n", i, ncqs,
 				strerror(errno));
@@ -258,9 +260,9 @@ out:
 static int
 arm_cost(enum cqpoll_arm_semantics arm, double *pa_ns, double *poll_ns)
 {
-	struct cqpoll_sw_conf sw = { .size = 64, .arm = arm };
+	struct cqpoll_sw_emu_conf sw = { .size = 64, .arm = arm };
 	struct cqpoll_completion c[32], p = { .byte_len = 8 };
-	struct cqpoll_cq *cq = cqpoll_sw_cq_create(&sw);
+	struct cqpoll_cq *cq = cqpoll_sw_emu_cq_create(&sw);
 	uint64_t *pa = calloc(ARM_LOOPS, sizeof(*pa));
 	uint64_t *po = calloc(ARM_LOOPS, sizeof(*po));
 	uint64_t *ck = calloc(ARM_LOOPS, sizeof(*ck));
@@ -288,7 +290,7 @@ arm_cost(enum cqpoll_arm_semantics arm, double *pa_ns, double *poll_ns)
 		if (r != 0)
 			goto out;
 		/* Untimed: fire the arm and consume its event, to arm again. */
-		if (cqpoll_sw_post(cq, &p) != 0 || cqpoll_cq_event_get(cq) != 1 ||
+		if (cqpoll_sw_emu_post(cq, &p) != 0 || cqpoll_cq_event_get(cq) != 1 ||
 		    cqpoll_poll_burst(cq, c, 32) != 1)
 			goto out;
 	}

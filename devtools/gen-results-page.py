@@ -167,6 +167,65 @@ def floor_goals(sweep, points, dev, lo, hi):
     return out
 
 
+def lab_section(d):
+    """The policy lab's runs (lab-TRACE.txt) and its check against a live
+    run (lab-live.txt), as gen-results.sh left them."""
+    if not d:
+        return []
+    out = ["## Policy lab: competitive ratios per trace", "",
+           "`testpmd-cq --sim` replays each trace through the library's own "
+           "policies on a virtual clock with the cost model below (from this "
+           "sweep's floors) and compares each with the clairvoyant schedule, "
+           "which sleeps exactly when a gap exceeds break-even. `ratio` is the "
+           "competitive ratio, (CPU + latency) over the clairvoyant's; "
+           "`cpu/opt` the CPU alone. The lab is deterministic: each command "
+           "prints exactly its table. See [testpmd-cq.md](testpmd-cq.md#policy-lab---sim).", ""]
+    traces = ["poisson", "onoff", "pareto", "diurnal", "periodic"]
+    runs = {}
+    for t in traces:
+        path = os.path.join(d, "lab-%s.txt" % t)
+        if os.path.exists(path):
+            with open(path) as f:
+                runs[t] = f.read().splitlines()
+    if not runs:
+        return []
+    table = {}
+    for t, lines in runs.items():
+        for l in lines:
+            f = l.split()
+            if len(f) == 8:
+                try:
+                    table.setdefault(f[0], {})[t] = (float(f[7]), float(f[6]),
+                                                     float(f[3]))
+                except ValueError:
+                    pass
+    pols = [p for p in table if p != "policy"]
+    out += ["| policy | " + " | ".join("%s ratio (cpu/opt, p99 us)" % t
+                                       for t in traces if t in runs) + " |",
+            "|---|" + "---|" * len(runs)]
+    for p in pols:
+        out.append("| %s | " % p + " | ".join(
+            "%.2f (%.2f, %.1f)" % table[p][t] if t in table[p] else "-"
+            for t in traces if t in runs) + " |")
+    out += ["", "Commands, the cost model, and the goals each run judged:", ""]
+    for t, lines in runs.items():
+        out += ["```", lines[0].lstrip("\\")] + [l for l in lines
+                                               if l.startswith(" goal") or
+                                               l.startswith(" cost")] + ["```", ""]
+    live = os.path.join(d, "lab-live.txt")
+    if os.path.exists(live):
+        with open(live) as f:
+            text = f.read().splitlines()
+        out += ["### The lab against a live run", "",
+                "`devtools/check-lab-live.py` records a live run (`mlx5-emu`, "
+                "adaptive, poisson 5000/s, 3 s) and replays the recording in "
+                "the lab with a cost model calibrated on that run:", ""]
+        out += [l for l in text if l.startswith("|")] + [""]
+        out += [l for l in text if l.startswith("PASS") or l.startswith("MISS")]
+        out += [""]
+    return out
+
+
 def busy_summary(path):
     """The busiest other processes, from ps output taken during the sweep."""
     if not path or not os.path.exists(path):
@@ -205,6 +264,14 @@ def table(points, show_dev):
     return rows
 
 
+def describe_devs(devs):
+    """The sweep's devices in words: emulated ones, and real queues."""
+    real = {"uring": "`uring`, a real queue (io_uring: the kernel posts the "
+                     "CQEs, see [uring-driver.md](uring-driver.md))"}
+    words = [real.get(d, "an emulated device (`%s`)" % d) for d in devs]
+    return " and ".join(words) if len(words) < 3 else ", ".join(words)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sweep")
@@ -215,6 +282,7 @@ def main():
     ap.add_argument("--sweep-status", type=int, default=0)
     ap.add_argument("--reproduce", default="./devtools/gen-results.sh")
     ap.add_argument("--busy")
+    ap.add_argument("--lab-dir")
     args = ap.parse_args()
 
     with open(args.sweep) as f:
@@ -235,10 +303,10 @@ def main():
         % args.sweep,
         "",
         "One default sweep of testpmd-cq (see [testpmd-cq.md](testpmd-cq.md)) "
-        "on an emulated device, on the machine described below, with the "
+        "on %s, on the machine described below, with the "
         "issue's two goals for the adaptive policy computed from it. The "
         "numbers are those of one run on one machine: compare policies within "
-        "the run, not with another machine's.",
+        "the run, not with another machine's." % describe_devs(conf["devs"]),
         "",
         "## Machine",
         "",
@@ -293,7 +361,12 @@ def main():
             "sleeps that ended (by event, timeout or cross-thread wake). "
             "p50 / floor and p99 / floor: the percentile over the same "
             "percentile of the matching floor, `w` the wake-up (a poller that "
-            "slept for most completions), `h` the hand-off.", ""]
+            "slept for most completions), `h` the hand-off." +
+            (" On `uring` a CQE has no timestamp: latency is from the "
+             "generator's submit (host clock) to the poller reading the CQE, "
+             "and the generator's CPU includes its io_uring_enter() calls, "
+             "in which the kernel posts the CQEs." if "uring" in conf["devs"]
+             else ""), ""]
     fl = sweep.get("floors")
     if fl:
         out += ["### Floors", "",
@@ -353,6 +426,7 @@ def main():
         if len(conf["devs"]) > 1:
             out += ["Device `%s`:" % dev, ""]
         out += floor_goals(sweep, points, dev, lo, hi)
+    out += lab_section(args.lab_dir)
     print("\n".join(out).rstrip())
     return 0
 

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Quick start, second command (and what CI runs, see .ci/run): install the
-# dependencies, then build and test cqpoll three ways:
+# dependencies, then build and test cqpoll four ways:
 #
 #   build       normal build, every test suite
+#   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
+#               fast suite, and cqpoll as a meson subproject of a parent
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
 #               but the SPIN model (no C of ours runs there), leak checking on
 #   build-tsan  ThreadSanitizer, the stress suite with 10^5 transitions per arm
@@ -24,7 +26,8 @@ test_args=(--print-errorlogs --num-processes 2)
 
 # Fewer stress transitions under ASan: the 10^6 runs are in the normal build.
 asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=200000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=50000)
+    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=50000
+    -Dofi_stress_transitions=50000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -40,7 +43,8 @@ if [ -f devtools/lsan.supp ]; then
 fi
 
 tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=100000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=30000)
+    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=30000
+    -Dofi_stress_transitions=20000)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
 tsan_wrap=() # setarch -R if TSan needs ASLR off on this kernel
 
@@ -185,6 +189,17 @@ if phase build ./devtools/build.sh build; then
     phase test run_tests build "" 1 || true
 else
     skip test "build failed"
+fi
+
+# The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
+# and the other drivers found, libcqpoll_emu) and the parent project that
+# takes cqpoll as a subproject; the other suites ran on the full build.
+core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled)
+if phase build-core ./devtools/build.sh build-core "${core_args[@]}"; then
+    phase test-core run_tests build-core fast 1 || true
+    phase test-subproject run_tests build-core subproject 1 || true
+else
+    skip test-core "build-core failed"
 fi
 
 if phase build-asan ./devtools/build.sh build-asan "${asan_args[@]}"; then

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cqpoll_emu.h"
+#include "cqpoll_sw_emu.h"
+
 enum test_result { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 77 };
 
 #define TEST_ASSERT(cond, ...) do {					\

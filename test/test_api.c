@@ -13,6 +13,7 @@
 
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
+#include "cqpoll_group.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
 
@@ -21,7 +22,8 @@ struct mock {
 	/* Scripted results, consumed in order; past the end: 0. */
 	int poll_script[16];
 	int arm_script[16];
-	unsigned int n_poll, n_arm;
+	int arm_after;  /* what arms past the script return */
+	unsigned int n_poll, n_arm, arm_calls;
 	char trace[64]; /* 'P' poll with results, 'p' empty poll, 'A' arm */
 	unsigned int trace_len;
 	unsigned int acked, ack_calls;
@@ -57,7 +59,10 @@ mock_arm(void *priv)
 	struct mock *m = priv;
 
 	trace(m, 'A');
-	return m->n_arm < 16 ? m->arm_script[m->n_arm++] : 0;
+	/* An unbounded re-arm loop would never stop: report it instead. */
+	if (++m->arm_calls > 100000)
+		return -ELOOP;
+	return m->n_arm < 16 ? m->arm_script[m->n_arm++] : m->arm_after;
 }
 
 static int
@@ -190,7 +195,7 @@ test_bad_arguments(void)
 	TEST_ASSERT(cqpoll_cq_driver(cq) == &mock_ops, "driver table");
 	/* A handle of another driver is refused by the sw producer. */
 	TEST_ASSERT_EQ(cqpoll_sw_post(cq, c), -EINVAL);
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM, NULL, NULL),
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM, NULL, NULL),
 		       -EINVAL);
 	return drop(cq, &m);
 }
@@ -336,10 +341,72 @@ test_event_ack_batching(void)
 	return TEST_PASS;
 }
 
+static void
+ignore_completions(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
+		   unsigned int n, void *arg)
+{
+	(void)cq;
+	(void)c;
+	(void)n;
+	(void)arg;
+}
+
+/*
+ * A report-missed device that says "missed" on every arm while its polls find
+ * nothing: poll-and-arm gives up after a bounded number of arms with -EAGAIN
+ * (not armed), and a group does not sleep on such a CQ. The unbounded loop
+ * this replaces is caught by the mock (-ELOOP after 100000 arms).
+ */
+static int
+test_missed_reports_bounded(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					.wait_timeout_ms = 1000 };
+	struct cqpoll_completion c[8];
+	struct cqpoll_cq_stats st;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	struct mock m;
+
+	cq = mock_cq(&m, CQPOLL_ARM_REPORT_MISSED, 0);
+	TEST_ASSERT(cq != NULL, "create");
+	m.n_arm = 16; /* no script: every arm reports a miss */
+	m.arm_after = 1;
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), -EAGAIN);
+	TEST_ASSERT(!cqpoll_cq_is_armed(cq), "not armed");
+	TEST_ASSERT_EQ(m.arm_calls, 64);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.missed_reports, 64);
+	/* The next call tries again, and a clean arm ends it as usual. */
+	m.arm_after = 0;
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), 0);
+	TEST_ASSERT(cqpoll_cq_is_armed(cq), "armed");
+	TEST_ASSERT_EQ(drop(cq, &m), TEST_PASS);
+
+	/* A group never sleeps on a CQ it could not arm. */
+	cq = mock_cq(&m, CQPOLL_ARM_REPORT_MISSED, 0);
+	TEST_ASSERT(cq != NULL, "create");
+	m.n_arm = 16;
+	m.arm_after = 1;
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "group");
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, ignore_completions, NULL), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), -EAGAIN);
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), -EAGAIN);
+	m.arm_after = 0;
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_remove(g, cq), 0);
+	cqpoll_group_destroy(g);
+	return drop(cq, &m);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_arguments),
 	TEST_CASE(test_names),
 	TEST_CASE(test_sequences),
+	TEST_CASE(test_missed_reports_bounded),
 	TEST_CASE(test_armed_until_event),
 	TEST_CASE(test_event_ack_batching),
 };

@@ -18,8 +18,16 @@
 #include "test_mixed_channel.h"
 #endif
 #include "cqpoll_test.h"
+#ifdef CQPOLL_TEST_VERBS
 #include "cqpoll_verbs.h"
 #include "cqpoll_verbs_emu.h"
+#endif
+#ifdef CQPOLL_TEST_URING
+#include "uring_test.h"
+#endif
+#ifdef CQPOLL_TEST_OFI
+#include "ofi_test.h"
+#endif
 
 struct conf_device {
 	const char *name;
@@ -29,15 +37,22 @@ struct conf_device {
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *c);
 	/* Destroy what create made; NULL: cqpoll_cq_destroy(). TEST_PASS or not. */
 	int (*destroy)(struct cqpoll_cq *cq);
+	/*
+	 * Its entries carry only wr_id, status and (where it can) byte_len: no
+	 * opcode or QP, as an io_uring CQE or a libfabric receive.
+	 */
+	bool wr_id_only;
+	/* A full CQ keeps the excess and delivers it later (io_uring's NODROP). */
+	bool keeps_overflow;
 };
 
 static struct cqpoll_cq *
 sw_create(uint32_t size, enum cqpoll_arm_semantics arm, uint32_t keeps)
 {
-	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+	struct cqpoll_sw_emu_conf conf = { .size = size, .arm = arm };
 
 	conf.faults.report_missed_keeps_armed = keeps;
-	return cqpoll_sw_cq_create(&conf);
+	return cqpoll_sw_emu_cq_create(&conf);
 }
 
 static struct cqpoll_cq *
@@ -64,6 +79,7 @@ sw_report_missed_keeps(uint32_t size)
 	return sw_create(size, CQPOLL_ARM_REPORT_MISSED, 1);
 }
 
+#ifdef CQPOLL_TEST_VERBS
 /* The verbs driver on verbs-emu: extended CQ with timestamps, then ibv_poll_cq(). */
 static struct cqpoll_cq *
 verbs_emu_create(uint32_t size, uint32_t emu_flags)
@@ -85,6 +101,7 @@ verbs_emu_wc(uint32_t size)
 	/* A device without create_cq_ex: the driver falls back to ibv_poll_cq(). */
 	return verbs_emu_create(size, CQPOLL_VERBS_EMU_F_NO_CQ_EX);
 }
+#endif
 
 #ifdef CQPOLL_TEST_MLX5
 static struct cqpoll_cq *
@@ -132,12 +149,14 @@ mlx5_emu_ci_wrap(uint32_t size)
  * hand it over (the demux), and its own events must reach it the same way.
  */
 static struct mix shared;
+/* --old-routing: the mlx5 CQ takes every event of the channel (the control). */
+static int old_routing;
 
 static struct cqpoll_cq *
 shared_create(uint32_t size, int first_mlx5)
 {
 	struct cqpoll_completion c[2], p = { .wr_id = 0, .byte_len = 8 };
-	int r = mix_create(&shared, 2, size, first_mlx5, 0, NULL, 0);
+	int r = mix_create(&shared, 2, size, first_mlx5, old_routing, NULL, 0, 0);
 
 	if (r == 0 && cqpoll_poll_and_arm(shared.cq[1], c, 2) != 0)
 		r = -EIO;
@@ -175,37 +194,143 @@ shared_destroy(struct cqpoll_cq *cq)
 {
 	struct cqpoll_completion c[2];
 	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
-	int r;
+	int r, n, d;
 
 	(void)cq;
 	/* The other CQ's event reached it, whoever read it off the channel. */
 	r = cqpoll_cq_event_get(shared.cq[1]);
 	if (r == 0) {
-		/* Not read by anyone yet: the fd says it is there. */
-		r = cqpoll_cq_wait(shared.cq[1], 1000);
+		/* Not read by anyone yet: the fd says it is there, at once. */
+		r = cqpoll_cq_wait(shared.cq[1], 200);
 	}
+	n = cqpoll_poll_burst(shared.cq[1], c, 2);
+	/* Torn down whatever happened, so that a failed case leaks nothing. */
+	d = mix_destroy(&shared);
 	TEST_ASSERT_EQ(r, 1);
-	TEST_ASSERT_EQ(cqpoll_poll_burst(shared.cq[1], c, 2), 1);
-	TEST_ASSERT_EQ(mix_destroy(&shared), 0);
+	TEST_ASSERT_EQ(n, 1);
+	TEST_ASSERT_EQ(d, 0);
 	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
 	return TEST_PASS;
 }
 #endif
 
+#ifdef CQPOLL_TEST_URING
+/* 1 if NOPs carry byte_len here, else 0; < 0: io_uring unavailable. */
+static int uring_inject = -1;
+static char uring_why[256];
+
+static struct cqpoll_cq *
+uring_create(uint32_t size)
+{
+	struct cqpoll_uring_conf conf = { .size = size };
+
+	if (uring_inject < 0) {
+		errno = ENODEV;
+		return NULL;
+	}
+	return cqpoll_uring_cq_create(&conf);
+}
+
+/* A NOP completes in the kernel, which writes its CQE as for real I/O. */
+static int
+uring_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	return test_uring_nop(cqpoll_uring_cq_ring(cq), c->wr_id,
+			      (int32_t)c->byte_len, uring_inject == 1, 0);
+}
+#endif
+
+#ifdef CQPOLL_TEST_OFI
+/* One libfabric CQ at a time: the endpoints that feed it. */
+static struct test_ofi ofi;
+
+static struct cqpoll_cq *
+ofi_create(uint32_t size, const char *prov)
+{
+	struct cqpoll_ofi_conf conf = { .size = size };
+	struct cqpoll_cq *cq;
+	char why[256];
+	int r;
+
+	r = test_ofi_open(&ofi, prov, why, sizeof(why));
+	if (r != 0) {
+		printf("ofi-%s: %s\n", prov, why);
+		test_ofi_close(&ofi);
+		errno = ENODEV;
+		return NULL;
+	}
+	cq = cqpoll_ofi_cq_open(ofi.fabric, ofi.domain, &conf);
+	if (cq == NULL) {
+		r = errno;
+		printf("ofi-%s: cqpoll_ofi_cq_open: %s\n", prov, strerror(r));
+		test_ofi_close(&ofi);
+		errno = r;
+		return NULL;
+	}
+	if (test_ofi_attach(&ofi, cqpoll_ofi_cq_fid(cq), why, sizeof(why)) != 0) {
+		printf("ofi-%s: %s\n", prov, why);
+		test_ofi_close_eps(&ofi);
+		cqpoll_cq_destroy(cq);
+		test_ofi_close(&ofi);
+		errno = EIO;
+		return NULL;
+	}
+	return cq;
+}
+
+static struct cqpoll_cq *
+ofi_tcp_create(uint32_t size)
+{
+	return ofi_create(size, "tcp");
+}
+
+static struct cqpoll_cq *
+ofi_shm_create(uint32_t size)
+{
+	return ofi_create(size, "shm");
+}
+
+/* The provider writes B's receive completion when A's message arrives. */
+static int
+ofi_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	(void)cq;
+	return test_ofi_post(&ofi, c->wr_id, c->byte_len);
+}
+
+static int
+ofi_destroy(struct cqpoll_cq *cq)
+{
+	test_ofi_close_eps(&ofi);
+	cqpoll_cq_destroy(cq);
+	test_ofi_close(&ofi);
+	return TEST_PASS;
+}
+#endif
+
 static const struct conf_device devices[] = {
-	{ "sw-level", sw_level, cqpoll_sw_post, NULL },
-	{ "sw-edge", sw_edge, cqpoll_sw_post, NULL },
-	{ "sw-report-missed", sw_report_missed, cqpoll_sw_post, NULL },
-	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_post, NULL },
-	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, NULL },
-	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, NULL },
+	{ "sw-level", sw_level, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-edge", sw_edge, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-report-missed", sw_report_missed, cqpoll_sw_emu_post, NULL, false, false },
+	{ "sw-report-missed-keeps-armed", sw_report_missed_keeps, cqpoll_sw_emu_post, NULL, false, false },
+#ifdef CQPOLL_TEST_VERBS
+	{ "verbs-emu", verbs_emu_ex, cqpoll_verbs_emu_cq_post, NULL, false, false },
+	{ "verbs-emu-poll-cq", verbs_emu_wc, cqpoll_verbs_emu_cq_post, NULL, false, false },
+#endif
 #ifdef CQPOLL_TEST_MLX5
-	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, NULL },
-	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, NULL },
-	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, NULL },
-	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, NULL },
-	{ "mlx5-emu-channel-shared", shared_mlx5, shared_post, shared_destroy },
-	{ "verbs-emu-channel-shared", shared_verbs, shared_post, shared_destroy },
+	{ "mlx5-emu-level", mlx5_emu_level, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-lazy", mlx5_emu_lazy, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-cqe128", mlx5_emu_cqe128, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-ci-wrap", mlx5_emu_ci_wrap, cqpoll_mlx5_emu_post, NULL, false, false },
+	{ "mlx5-emu-channel-shared", shared_mlx5, shared_post, shared_destroy, false, false },
+	{ "verbs-emu-channel-shared", shared_verbs, shared_post, shared_destroy, false, false },
+#endif
+#ifdef CQPOLL_TEST_OFI
+	{ "ofi-tcp", ofi_tcp_create, ofi_post, ofi_destroy, true, true },
+	{ "ofi-shm", ofi_shm_create, ofi_post, ofi_destroy, true, true },
+#endif
+#ifdef CQPOLL_TEST_URING
+	{ "uring", uring_create, uring_post, NULL, true, true },
 #endif
 };
 
@@ -237,10 +362,23 @@ names(const struct cqpoll_completion *c, uint64_t id)
 }
 
 static int
-check_comp(const struct cqpoll_completion *c, uint64_t id)
+check_comp(const struct conf_device *d, const struct cqpoll_completion *c,
+	   uint64_t id)
 {
 	struct cqpoll_completion e = make_comp(id);
 
+	if (d->wr_id_only) {
+		TEST_ASSERT_EQ(c->wr_id, e.wr_id);
+		TEST_ASSERT(c->flags & CQPOLL_COMPLETION_F_WR_ID, "wr_id flagged");
+		TEST_ASSERT_EQ(c->status, e.status);
+#ifdef CQPOLL_TEST_URING
+		/* NOPs carry a length only where they can inject results. */
+		if (d->create == uring_create && uring_inject != 1)
+			return TEST_PASS;
+#endif
+		TEST_ASSERT_EQ(c->byte_len, e.byte_len);
+		return TEST_PASS;
+	}
 	TEST_ASSERT(names(c, id), "completion of %" PRIu64 ": flags %x wr_id %" PRIu64
 		    " wqe_counter %u", id, c->flags, c->wr_id, c->wqe_counter);
 	TEST_ASSERT_EQ(c->status, e.status);
@@ -287,7 +425,7 @@ case_laps(const struct conf_device *d, struct cqpoll_cq *cq)
 		}
 		while ((r = cqpoll_poll_burst(cq, c, 7)) > 0)
 			for (i = 0; i < r; i++)
-				if (check_comp(&c[i], polled++) != TEST_PASS)
+				if (check_comp(d, &c[i], polled++) != TEST_PASS)
 					return TEST_FAIL;
 		TEST_ASSERT_EQ(r, 0);
 	}
@@ -318,9 +456,18 @@ case_full(const struct conf_device *d, struct cqpoll_cq *cq)
 	if (r == -ENOSPC) {
 		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
 			for (int k = 0; k < r; k++)
-				if (check_comp(&c[k], (uint64_t)got++) != TEST_PASS)
+				if (check_comp(d, &c[k], (uint64_t)got++) != TEST_PASS)
 					return TEST_FAIL;
 		TEST_ASSERT_EQ(got, info.size);
+	} else if (d->keeps_overflow) {
+		/* Kept aside while the CQ was full: every entry, once, in order. */
+		TEST_ASSERT_EQ(r, 0);
+		while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
+			for (int k = 0; k < r; k++)
+				if (check_comp(d, &c[k], (uint64_t)got++) != TEST_PASS)
+					return TEST_FAIL;
+		TEST_ASSERT_EQ(r, 0);
+		TEST_ASSERT_EQ(got, info.size + 1);
 	} else {
 		/* A device that overruns: the consumer must be told. */
 		TEST_ASSERT_EQ(r, 0);
@@ -411,15 +558,41 @@ static const struct conf_case conf_cases[] = {
 	{ "single-arm", case_single_arm },
 };
 
+/*
+ * With --old-routing only the shared-channel devices run, their mlx5 CQ with
+ * the routing it had before the channel demux: the run passes only if some
+ * case fails (the negative control).
+ */
 int
-main(void)
+main(int argc, char **argv)
 {
 	size_t di, ci;
 	int failed = 0, ran = 0;
 
+#ifdef CQPOLL_TEST_URING
+	uring_inject = test_uring_probe(uring_why, sizeof(uring_why));
+	if (uring_inject < 0)
+		printf("uring: %s\n", uring_why);
+#endif
+
+	if (argc > 1 && strcmp(argv[1], "--old-routing") == 0) {
+#ifdef CQPOLL_TEST_MLX5
+		old_routing = 1;
+#else
+		printf("no mlx5 driver in this build: skipped\n");
+		return TEST_SKIP;
+#endif
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: %s [--old-routing]\n", argv[0]);
+		return TEST_FAIL;
+	}
 	for (di = 0; di < sizeof(devices) / sizeof(devices[0]); di++) {
 		const struct conf_device *d = &devices[di];
 
+#ifdef CQPOLL_TEST_MLX5
+		if (old_routing && d->destroy != shared_destroy)
+			continue;
+#endif
 		for (ci = 0; ci < sizeof(conf_cases) / sizeof(conf_cases[0]); ci++) {
 			struct cqpoll_cq *cq;
 			int r;
@@ -443,6 +616,12 @@ main(void)
 		}
 	}
 	printf("conformance: %d runs, %d failed\n", ran, failed);
+#ifdef CQPOLL_TEST_MLX5
+	if (old_routing) {
+		printf("old routing %s\n", failed != 0 ? "caught" : "NOT caught");
+		return failed != 0 ? TEST_PASS : TEST_FAIL;
+	}
+#endif
 	if (failed != 0)
 		return TEST_FAIL;
 	return ran == 0 ? TEST_SKIP : TEST_PASS;

@@ -45,7 +45,7 @@ post_from_hook(void *arg)
 	/* All at once, at the first time the transition passes this point. */
 	while (s->posts_left > 0) {
 		c.wr_id = (uint64_t)s->posted;
-		if (cqpoll_sw_post(s->cq, &c) != 0)
+		if (cqpoll_sw_emu_post(s->cq, &c) != 0)
 			return;
 		s->posts_left--;
 		s->posted++;
@@ -62,20 +62,20 @@ static int
 run_transition(enum cqpoll_arm_semantics arm, int keeps_armed, enum inject where,
 	       int npost, int naive, int *lost)
 {
-	struct cqpoll_sw_conf conf = { .size = 16, .arm = arm };
+	struct cqpoll_sw_emu_conf conf = { .size = 16, .arm = arm };
 	struct cqpoll_completion c[16];
 	struct scenario s = { .posts_left = npost };
 	int consumed = 0, r, w, i;
 
 	conf.faults.report_missed_keeps_armed = (uint32_t)keeps_armed;
-	s.cq = cqpoll_sw_cq_create(&conf);
+	s.cq = cqpoll_sw_emu_cq_create(&conf);
 	TEST_ASSERT(s.cq != NULL, "create");
 	if (where == INJECT_BEFORE_POLL)
 		post_from_hook(&s);
 	else if (where == INJECT_BEFORE_ARM)
-		cqpoll_sw_set_hook(s.cq, CQPOLL_SW_HOOK_BEFORE_ARM, post_from_hook, &s);
+		cqpoll_sw_emu_set_hook(s.cq, CQPOLL_SW_HOOK_BEFORE_ARM, post_from_hook, &s);
 	else if (where == INJECT_AFTER_ARM)
-		cqpoll_sw_set_hook(s.cq, CQPOLL_SW_HOOK_AFTER_ARM, post_from_hook, &s);
+		cqpoll_sw_emu_set_hook(s.cq, CQPOLL_SW_HOOK_AFTER_ARM, post_from_hook, &s);
 
 	if (naive) {
 		while ((r = cqpoll_poll_burst(s.cq, c, 16)) > 0)

@@ -43,7 +43,7 @@ post_range(struct cqpoll_group *g, struct cqpoll_cq *cq, uint64_t *next,
 	while (*next < end) {
 		struct cqpoll_completion c = { .wr_id = *next, .byte_len = 8 };
 
-		r = cqpoll_sw_post(cq, &c);
+		r = cqpoll_sw_emu_post(cq, &c);
 		if (r == -ENOSPC) {
 			r = cqpoll_group_run_once(g);
 			if (r < 0)
@@ -110,7 +110,7 @@ test_handoff_drop(void)
 	TEST_ASSERT(h != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(rte_ring_get_capacity(cqpoll_dpdk_handoff_ring(h)), 64);
 	g = cqpoll_group_create(&gc);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(g != NULL && cq != NULL, "group, cq");
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, cqpoll_dpdk_handoff_cb, h), 0);
 	TEST_ASSERT_EQ(post_range(g, cq, &next, 100), 0);
@@ -183,7 +183,7 @@ test_handoff_wait_worker(void)
 	TEST_ASSERT(w.h != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(cqpoll_dpdk_handoff_ring(w.h)->memzone->socket_id, socket);
 	g = cqpoll_group_create(&gc);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(g != NULL && cq != NULL, "group, cq");
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, cqpoll_dpdk_handoff_cb, w.h), 0);
 	TEST_ASSERT_EQ(rte_eal_remote_launch(consume, &w, worker), 0);
@@ -287,7 +287,7 @@ test_epoll_cq(void)
 	TEST_ASSERT(cqpoll_dpdk_epoll_add_cq(RTE_EPOLL_PER_THREAD, NULL, NULL) == NULL &&
 		    errno == EINVAL, "NULL cq");
 	TEST_ASSERT_EQ(cqpoll_dpdk_epoll_del_cq(NULL), 0);
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(cq != NULL, "cq");
 	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	TEST_ASSERT(efd >= 0, "eventfd");
@@ -301,7 +301,7 @@ test_epoll_cq(void)
 
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, out, 4), 0);
 	TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 0), 0);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
 	TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 1000), 1);
 	TEST_ASSERT(ev[0].epdata.data == &marker, "data of the CQ's event");
 	TEST_ASSERT_EQ(ev[0].fd, cqpoll_cq_event_fd(cq));
@@ -311,7 +311,7 @@ test_epoll_cq(void)
 
 	TEST_ASSERT_EQ(cqpoll_dpdk_epoll_del_cq(e), 0);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, out, 4), 0);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &c), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
 	TEST_ASSERT_EQ(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
 	TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 1000), 1);
 	TEST_ASSERT(ev[0].epdata.data == &other_marker, "only the other fd");
@@ -361,9 +361,9 @@ test_epoll_group(void)
 	g = cqpoll_group_create(&gc);
 	TEST_ASSERT(g != NULL, "group");
 	for (i = 0; i < 3; i++) {
-		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)i };
+		struct cqpoll_sw_emu_conf sw = { .arm = (enum cqpoll_arm_semantics)i };
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "cq");
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], count_cb, NULL), 0);
 	}
@@ -377,7 +377,7 @@ test_epoll_group(void)
 	for (i = 0; i < 3; i++) {
 		TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
 		TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 0), 0);
-		TEST_ASSERT_EQ(cqpoll_sw_post(cq[i], &c), 0);
+		TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[i], &c), 0);
 		TEST_ASSERT_EQ(rte_epoll_wait(RTE_EPOLL_PER_THREAD, ev, 4, 1000), 1);
 		TEST_ASSERT(ev[0].epdata.data == g, "the group's event");
 		TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 1);

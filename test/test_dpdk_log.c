@@ -12,6 +12,9 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_memory.h>
+#include <rte_cpuflags.h>
+#include <rte_power_intrinsics.h>
 
 #include "cqpoll.h"
 #include "cqpoll_dpdk.h"
@@ -20,6 +23,8 @@
 #include "cqpoll_dpdk_lcore.h"
 #include "cqpoll_group.h"
 #include "cqpoll_log.h"
+#include "cqpoll_monitor.h"
+#include "cqpoll_dpdk_private.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
 
@@ -240,12 +245,109 @@ test_rte_errno(void)
 	return TEST_PASS;
 }
 
+/*
+ * Through libcqpoll_dpdk's allocator hook, a group or CQ created on a socket
+ * lives in DPDK's heap on that socket; without a socket, in the C library's
+ * (the negative control); a socket the EAL does not know is refused, and
+ * says so.
+ */
+static int
+test_numa_dpdk(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					.flags = CQPOLL_GROUP_F_SOCKET_ID,
+					.socket_id = (int)rte_socket_id() };
+	struct cqpoll_sw_conf sc = { .flags = CQPOLL_SW_F_SOCKET_ID,
+				     .socket_id = (int)rte_socket_id() };
+	struct cqpoll_dpdk_handoff_conf hc = { .name = "numa-bad" };
+	const struct rte_memseg_list *msl;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	int bad = RTE_MAX_NUMA_NODES - 1;
+
+	g = cqpoll_group_create(&gc);
+	cq = cqpoll_sw_cq_create(&sc);
+	TEST_ASSERT(g != NULL && cq != NULL, "create on socket %d: %s",
+		    gc.socket_id, strerror(errno));
+	msl = rte_mem_virt2memseg_list(g);
+	TEST_ASSERT(msl != NULL && msl->socket_id == gc.socket_id,
+		    "group not in DPDK's heap on socket %d", gc.socket_id);
+	msl = rte_mem_virt2memseg_list(cq);
+	TEST_ASSERT(msl != NULL && msl->socket_id == gc.socket_id,
+		    "cq not in DPDK's heap on socket %d", gc.socket_id);
+	cqpoll_cq_destroy(cq);
+	cqpoll_group_destroy(g);
+	gc.flags = 0;
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "create");
+	TEST_ASSERT(rte_mem_virt2memseg_list(g) == NULL,
+		    "a group without socket in DPDK's heap");
+	cqpoll_group_destroy(g);
+
+	TEST_ASSERT(log_capture() == 0, "memstream");
+	gc.flags = CQPOLL_GROUP_F_SOCKET_ID;
+	gc.socket_id = bad;
+	TEST_ASSERT(cqpoll_group_create(&gc) == NULL && errno == EINVAL,
+		    "group on socket %d", bad);
+	TEST_ASSERT(cqpoll_dpdk_handoff_create(&hc, bad) == NULL &&
+		    rte_errno == EINVAL, "handoff on socket %d", bad);
+	if (strstr(log_text(), "group create: socket") == NULL ||
+	    strstr(log_text(), "does not exist") == NULL ||
+	    strstr(log_text(), "handoff create: no such socket in the EAL") == NULL) {
+		log_show();
+		TEST_ASSERT(0, "the bad socket's reason is not logged");
+	}
+	return TEST_PASS;
+}
+
+/*
+ * The power-monitor tier on DPDK: on or off as rte_cpu_get_intrinsics_support()
+ * says, with the reason when off; and the conditions handed to
+ * rte_power_monitor() abort the wait exactly when a completion is there
+ * (checked through DPDK's callback, since this CPU cannot wait).
+ */
+static int
+test_monitor_dpdk(void)
+{
+	struct cqpoll_monitor_cond c = { .mask = 1, .val = 1, .size = 1,
+					 .match = CQPOLL_MONITOR_EQUAL };
+	struct rte_power_monitor_cond pmc;
+	struct rte_cpu_intrinsics intr;
+	const char *why = NULL;
+	uint8_t byte = 0xf0;
+	int on;
+
+	rte_cpu_get_intrinsics_support(&intr);
+	on = cqpoll_monitor_available(1, &why);
+	printf("  power monitor: %s%s\n", on ? "on" : "off: ", on ? "" : why);
+	TEST_ASSERT_EQ(on, intr.power_monitor);
+	if (!on)
+		TEST_ASSERT(why != NULL && strstr(why, "neither WAITPKG") != NULL,
+			    "reason: %s", why != NULL ? why : "(none)");
+	TEST_ASSERT_EQ(cqpoll_monitor_available(2, NULL), intr.power_monitor_multi);
+
+	c.addr = &byte;
+	cqpoll_dpdk_monitor_cond(&c, &pmc);
+	TEST_ASSERT(pmc.addr == &byte && pmc.size == 1, "address, size");
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0xf0), 0);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0x21), -1);
+	c.match = CQPOLL_MONITOR_NOT_EQUAL;
+	c.mask = 0xff;
+	c.val = 0xf0;
+	cqpoll_dpdk_monitor_cond(&c, &pmc);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0xf0), 0);
+	TEST_ASSERT_EQ(cqpoll_dpdk_monitor_cond_clb(&pmc, 0x20), -1);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_driver_error_logged),
 	TEST_CASE(test_core_error_logged),
 	TEST_CASE(test_debug_transitions),
 	TEST_CASE(test_no_hook_silent),
 	TEST_CASE(test_rte_errno),
+	TEST_CASE(test_numa_dpdk),
+	TEST_CASE(test_monitor_dpdk),
 };
 
 int

@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -33,7 +34,7 @@ struct tg_rx {
 struct tg_prod {
 	struct cqpoll_cq **cqs;
 	unsigned int ncqs;
-	/* Post as the device of CQ q; NULL: cqpoll_sw_post() on cqs[q]. */
+	/* Post as the device of CQ q; NULL: cqpoll_sw_emu_post() on cqs[q]. */
 	int (*post)(void *arg, unsigned int q, const struct cqpoll_completion *c);
 	void *post_arg;
 	uint64_t total;          /* stop after this many; 0: until stop */
@@ -75,6 +76,25 @@ tg_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 	__atomic_fetch_add(rx->consumed, n, __ATOMIC_RELEASE);
 }
 
+/* What each CQ looked like when a drain wait ran out: for the log. */
+static inline void
+tg_stall_report(const struct tg_prod *p)
+{
+	struct cqpoll_cq_stats cs;
+	struct cqpoll_cq_info ci;
+	unsigned int q;
+
+	for (q = 0; q < p->ncqs; q++) {
+		if (cqpoll_cq_stats_get(p->cqs[q], &cs) != 0 ||
+		    cqpoll_cq_info_get(p->cqs[q], &ci) != 0)
+			continue;
+		fprintf(stderr, "stall: cq %u (%s) posted %" PRIu64 " polled %" PRIu64
+			" arms %" PRIu64 " events %" PRIu64 " spurious %" PRIu64
+			" lost %" PRIu64 "\n", q, ci.driver, p->posted[q], cs.completions,
+			cs.arms, cs.events, cs.spurious_events, cs.lost_wakeups);
+	}
+}
+
 static inline void *
 tg_producer(void *arg)
 {
@@ -92,7 +112,7 @@ tg_producer(void *arg)
 			q = (unsigned int)(test_rnd(&p->seed) % p->ncqs);
 			c.wr_id = p->posted[q];
 			while ((r = p->post != NULL ? p->post(p->post_arg, q, &c) :
-				    cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+				    cqpoll_sw_emu_post(p->cqs[q], &c)) == -ENOSPC)
 				;
 			if (r != 0) {
 				fprintf(stderr, "post: %d\n", r);
@@ -110,6 +130,7 @@ tg_producer(void *arg)
 		       !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
 			if (test_now_ns() - t0 >= 1000000000ull) {
 				p->stalls++;
+				tg_stall_report(p);
 				break;
 			}
 		}

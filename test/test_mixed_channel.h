@@ -90,7 +90,6 @@ mix_old_wrap(struct cqpoll_cq *real)
 		.arm = d->arm,
 		.event_fd = mix_old_event_fd,
 		.event_get = mix_old_event_get,
-		.stranded = d->stranded,
 		.destroy = mix_old_destroy,
 	};
 	if (cqpoll_cq_info_get(real, &info) == 0) {
@@ -105,11 +104,13 @@ mix_old_wrap(struct cqpoll_cq *real)
 /*
  * n CQs on one channel, mlx5-emu at even indexes and verbs-emu at odd ones
  * (first_mlx5 = 0 swaps them). old_routing: the mlx5 CQs get the old event
- * side. faults apply to the verbs-emu device; event_delay_us to mlx5-emu.
+ * side. faults apply to the verbs-emu device; event_delay_us and
+ * mlx5_emu_flags (CQPOLL_MLX5_EMU_F_*) to the mlx5-emu ones.
  */
 static inline int
 mix_create(struct mix *m, unsigned int n, uint32_t size, int first_mlx5, int old_routing,
-	   const struct cqpoll_verbs_emu_faults *faults, uint32_t event_delay_us)
+	   const struct cqpoll_verbs_emu_faults *faults, uint32_t event_delay_us,
+	   uint32_t mlx5_emu_flags)
 {
 	unsigned int i;
 
@@ -127,7 +128,7 @@ mix_create(struct mix *m, unsigned int n, uint32_t size, int first_mlx5, int old
 		if (m->is_mlx5[i]) {
 			struct cqpoll_mlx5_emu_conf c = {
 				.size = size, .arm = CQPOLL_ARM_LEVEL, .channel = m->ch,
-				.event_delay_us = event_delay_us,
+				.event_delay_us = event_delay_us, .emu_flags = mlx5_emu_flags,
 			};
 
 			m->real[i] = cqpoll_mlx5_emu_cq_create(&c);

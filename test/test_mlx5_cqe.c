@@ -61,7 +61,7 @@ put(struct ring *r, uint32_t idx, uint8_t opcode, uint8_t wqe_op, uint32_t qpn,
 static int
 poll(struct ring *r, struct cqpoll_completion *c, unsigned int n)
 {
-	return cqpoll_mlx5_poll_select(r->q.cqe_size)(&r->q, c, n);
+	return cqpoll_mlx5_poll_of(&r->q)(&r->q, c, n);
 }
 
 static int
@@ -474,7 +474,7 @@ test_compressed_basic(void)
 
 	for (b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
 		ring_init(&r, 64, b == 1 ? 128 : 64, 0);
-		r.q.slow.compressed = 1;
+		r.q.slow.layout = CQPOLL_MLX5_COMP_BASIC;
 		put(&r, 0, MLX5_CQE_REQ, MLX5_OPCODE_SEND, 7, 1, 0);
 		put_session(&r, 1, 19, MLX5_CQE_RESP_SEND, 100, 0, 1);
 		put_session(&r, 20, 10, MLX5_CQE_REQ, 500, MLX5_OPCODE_SEND, 1);
@@ -533,7 +533,7 @@ test_compressed_wrap_and_holes(void)
 	uint32_t i;
 
 	ring_init(&r, 16, 64, 12);
-	r.q.slow.compressed = 1;
+	r.q.slow.layout = CQPOLL_MLX5_COMP_BASIC;
 	/* Stale entries from an earlier lap in two holes: owner 1, as lap 1. */
 	put(&r, 30, MLX5_CQE_REQ, MLX5_OPCODE_SEND, 9, 0x999, 9);
 	put(&r, 31, MLX5_CQE_REQ, MLX5_OPCODE_SEND, 9, 0x999, 9);
@@ -613,6 +613,100 @@ test_doorbell_encoding(void)
 	return TEST_PASS;
 }
 
+/* A CQE of the enhanced layout: validity is the lap's count at byte 62. */
+static struct mlx5_cqe64 *
+put_vic(struct ring *r, uint32_t idx, uint8_t opcode, uint8_t wop, uint16_t wqe_counter,
+	uint32_t bytes)
+{
+	struct mlx5_cqe64 *c = put(r, idx, opcode, wop, 7, wqe_counter, bytes);
+
+	c->signature = cqpoll_mlx5_vic(idx, r->q.cqe_cnt);
+	return c;
+}
+
+/* A block of @p k minis at @p idx (enhanced layout, §6). */
+static void
+put_block(struct ring *r, uint32_t idx, uint32_t k, uint32_t bytes0, uint16_t wqe0, uint8_t wop)
+{
+	struct mlx5_cqe64 *c = cqpoll_mlx5_cqe(r->buf, idx, r->q.cqe_cnt, r->q.cqe_size);
+	struct cqpoll_mlx5_mini_cqe mini[CQPOLL_MLX5_MINI_PER_BLOCK];
+	uint32_t i;
+
+	memset(mini, 0, sizeof(mini));
+	for (i = 0; i < k; i++) {
+		mini[i].byte_cnt = htobe32(bytes0 + i);
+		mini[i].wqe_counter = htobe16((uint16_t)(wqe0 + i));
+		mini[i].s_wqe_opcode = wop;
+	}
+	memset(c, 0, 62);
+	memcpy(c, mini, k * sizeof(mini[0]));
+	c->signature = cqpoll_mlx5_vic(idx, r->q.cqe_cnt);
+	c->op_own = (uint8_t)((k - 1) << 4 | CQPOLL_MLX5_OP_OWN_FORMAT |
+			      cqpoll_mlx5_sw_owner(idx, r->q.cqe_cnt));
+}
+
+/*
+ * The enhanced layout: blocks after the last plain CQE (their title, kept
+ * across bursts), responders continuing its WQE index, requesters reading
+ * theirs from the minis; validity by the lap's count, not the owner bit.
+ */
+static int
+test_compressed_enhanced(void)
+{
+	static const uint16_t want[] = { 10, 11, 12, 13, 14, 15, 50, 51, 52, 16 };
+	struct cqpoll_completion c[16], all[16];
+	unsigned int got, burst, i;
+	struct ring r;
+	int n;
+
+	for (burst = 1; burst <= 16; burst += 15) {
+		ring_init(&r, 16, 64, 0);
+		r.q.slow.layout = CQPOLL_MLX5_COMP_ENHANCED;
+		put_vic(&r, 0, MLX5_CQE_RESP_SEND, 0, 10, 100);
+		put_block(&r, 1, 3, 101, 0, 0);       /* 11, 12, 13 */
+		put_block(&r, 4, 2, 104, 0, 0);       /* 14, 15: same title */
+		put_vic(&r, 6, MLX5_CQE_REQ, MLX5_OPCODE_SEND, 50, 0);
+		put_block(&r, 7, 2, 200, 51, MLX5_OPCODE_RDMA_WRITE);
+		put_vic(&r, 9, MLX5_CQE_RESP_SEND, 0, 16, 106);
+		for (got = 0; got < 10; got += (unsigned int)n) {
+			n = poll(&r, c, burst);
+			TEST_ASSERT(n > 0, "burst %u: %d at %u", burst, n, got);
+			memcpy(&all[got], c, (size_t)n * sizeof(c[0]));
+		}
+		TEST_ASSERT_EQ(got, 10);
+		TEST_ASSERT_EQ(poll(&r, c, 16), 0);
+		for (i = 0; i < 10; i++) {
+			TEST_ASSERT_EQ(all[i].wqe_counter, want[i]);
+			TEST_ASSERT_EQ(all[i].status, CQPOLL_STATUS_SUCCESS);
+			TEST_ASSERT_EQ(all[i].qp_num, 7);
+		}
+		for (i = 0; i < 6; i++) {
+			TEST_ASSERT_EQ(all[i].opcode, CQPOLL_OP_RECV);
+			TEST_ASSERT_EQ(all[i].byte_len, 100 + i);
+		}
+		TEST_ASSERT_EQ(all[7].opcode, CQPOLL_OP_RDMA_WRITE);
+		TEST_ASSERT_EQ(all[8].byte_len, 201);
+		TEST_ASSERT_EQ(all[9].byte_len, 106);
+		free(r.buf);
+	}
+	/*
+	 * Next lap: an entry with the right owner bit but last lap's count is
+	 * not valid here. Negative control: the owner-bit poll takes it.
+	 */
+	ring_init(&r, 4, 64, 0);
+	r.q.slow.layout = CQPOLL_MLX5_COMP_ENHANCED;
+	for (i = 0; i < 4; i++)
+		put_vic(&r, i, MLX5_CQE_RESP_SEND, 0, (uint16_t)i, 1);
+	TEST_ASSERT_EQ(poll(&r, c, 4), 4);
+	put_vic(&r, 4, MLX5_CQE_RESP_SEND, 0, 4, 1);
+	put_vic(&r, 5, MLX5_CQE_RESP_SEND, 0, 5, 1)->signature = 0;
+	TEST_ASSERT_EQ(poll(&r, c, 4), 1);
+	TEST_ASSERT_EQ(poll(&r, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_mlx5_poll_select(64, 0)(&r.q, c, 4), 1);
+	free(r.buf);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_requester_opcodes),
 	TEST_CASE(test_responder_opcodes),
@@ -625,6 +719,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_inline_scratch_full),
 	TEST_CASE(test_compressed_basic),
 	TEST_CASE(test_compressed_wrap_and_holes),
+	TEST_CASE(test_compressed_enhanced),
 	TEST_CASE(test_device_error_after_drain),
 	TEST_CASE(test_doorbell_encoding),
 };

@@ -2,7 +2,8 @@
 /*
  * The mlx5 driver on the emulated mlx5 device, through the public API:
  * round trips, level and lazy arms, the stale-ci negative control, event
- * delay, overrun, error CQEs, 128-byte CQEs, solicited-only and stale-sn arms.
+ * delay (on the CQ's own fd and on a shared emulated channel), overrun, error
+ * CQEs, 128-byte CQEs, solicited-only and stale-sn arms.
  * Most cases run the device without its thread (CQPOLL_MLX5_EMU_F_MANUAL), so
  * that when the device reads a doorbell is decided by the test.
  */
@@ -11,6 +12,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -19,6 +22,7 @@
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
 #include "cqpoll_test.h"
+#include "cqpoll_verbs_emu.h"
 
 static struct cqpoll_cq *
 emu(enum cqpoll_arm_semantics arm, uint32_t size, uint32_t flags, uint32_t emu_flags)
@@ -273,6 +277,63 @@ test_device_thread(void)
 	return TEST_PASS;
 }
 
+/*
+ * On a shared emulated channel the delayed event is queued by the device's
+ * doorbell check once due: not before (the fd stays quiet, the oracle counts
+ * it as on its way), then it names this CQ, is taken, and its ack lets the
+ * device's ibv_cq go (no busy destroy).
+ */
+static int
+test_channel_event_delay(void)
+{
+	struct cqpoll_mlx5_emu_conf conf = {
+		.size = 16, .event_delay_us = 30000, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
+	};
+	uint64_t busy = cqpoll_verbs_emu_busy_destroys();
+	struct cqpoll_completion c[4];
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct cqpoll_cq *cq;
+	int manual;
+
+	ctx = cqpoll_verbs_emu_open(NULL, 0);
+	TEST_ASSERT(ctx != NULL, "open");
+	ch = cqpoll_verbs_emu_ibv_create_comp_channel(ctx);
+	TEST_ASSERT(ch != NULL, "channel");
+	conf.channel = ch;
+	for (manual = 1; manual >= 0; manual--) {
+		conf.emu_flags = manual ? CQPOLL_MLX5_EMU_F_MANUAL : 0;
+		cq = cqpoll_mlx5_emu_cq_create(&conf);
+		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(post(cq, 1), 0);
+		TEST_ASSERT(!readable(cq, 5), "event delivered late");
+		TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0); /* on its way: not lost */
+		if (manual) {
+			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
+			TEST_ASSERT(!readable(cq, 0), "not due yet");
+			usleep(40000);
+			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
+		}
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+		TEST_ASSERT_EQ(drain(cq), 1);
+		cqpoll_cq_destroy(cq);
+	}
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_busy_destroys(), busy);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_comp_channel(ch), 0);
+	/* A channel of no emulated context: refused. */
+	{
+		struct ibv_comp_channel other = { .context = NULL, .fd = -1 };
+
+		conf.channel = &other;
+		errno = 0;
+		TEST_ASSERT(cqpoll_mlx5_emu_cq_create(&conf) == NULL && errno == EINVAL,
+			    "foreign channel");
+	}
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_close(ctx), 0);
+	return TEST_PASS;
+}
+
 static int
 test_event_delay(void)
 {
@@ -469,6 +530,130 @@ test_wrap_end_to_end(void)
 	return TEST_PASS;
 }
 
+/* The device scatters payloads into the CQE; the driver hands them back. */
+static int
+test_inline_payloads(void)
+{
+	static const struct { uint8_t op; uint32_t len; uint32_t flags; } t[] = {
+		{ CQPOLL_OP_RECV, 20, 0 },                       /* format 1 */
+		{ CQPOLL_OP_RECV, 50, CQPOLL_MLX5_F_CQE128 },    /* format 2 */
+		{ CQPOLL_OP_RDMA_READ, 16, CQPOLL_MLX5_F_CQE128 },
+		{ CQPOLL_OP_FETCH_ADD, 8, 0 },
+		{ CQPOLL_OP_RECV_RDMA_WITH_IMM, 64, CQPOLL_MLX5_F_CQE128 },
+	};
+	struct cqpoll_completion c[4], in;
+	uint8_t payload[80];
+	struct cqpoll_cq *cq;
+	unsigned int i, k;
+
+	for (k = 0; k < sizeof(payload); k++)
+		payload[k] = (uint8_t)(k * 11 + 3);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cq = emu(CQPOLL_ARM_LEVEL, 8, t[i].flags, 0);
+		TEST_ASSERT(cq != NULL, "create");
+		memset(&in, 0, sizeof(in));
+		in.opcode = t[i].op;
+		in.byte_len = t[i].len;
+		in.qp_num = 3;
+		in.wr_id = 40 + i;
+		in.flags = CQPOLL_COMPLETION_F_INLINE;
+		in.inline_data = payload;
+		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), 0);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+		TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_INLINE, "F_INLINE %u", i);
+		TEST_ASSERT_EQ(c[0].byte_len, t[i].len);
+		TEST_ASSERT(memcmp(c[0].inline_data, payload, t[i].len) == 0, "payload %u", i);
+		TEST_ASSERT_EQ(c[0].wqe_counter, 40 + i);
+		TEST_ASSERT_EQ(c[0].opcode, t[i].op);
+		/* More than the CQE holds, or an opcode hardware never scatters. */
+		in.byte_len = t[i].flags ? 65 : 33;
+		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), in.opcode == CQPOLL_OP_FETCH_ADD ? 0 : -EINVAL);
+		in.byte_len = 8;
+		in.opcode = CQPOLL_OP_SEND;
+		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), -EINVAL);
+		cqpoll_cq_destroy(cq);
+	}
+	return TEST_PASS;
+}
+
+/*
+ * The device compresses runs of like completions into sessions; the driver
+ * expands them into the same completions, in order.
+ */
+static int
+compressed_sessions(uint32_t flags)
+{
+	struct cqpoll_mlx5_emu_stats st;
+	struct cqpoll_completion c[64 + 3], in;
+	struct cqpoll_cq *cq;
+	unsigned int i;
+	int n;
+
+	cq = emu(CQPOLL_ARM_LEVEL, 64, flags, 0);
+	TEST_ASSERT(cq != NULL, "create");
+	for (i = 0; i < 37; i++) {
+		memset(&in, 0, sizeof(in));
+		in.qp_num = i < 20 ? 6 : 5;
+		in.wr_id = 100 + i;
+		in.byte_len = 200 + i;
+		in.opcode = i < 20 ? CQPOLL_OP_RECV :
+			i % 2 ? CQPOLL_OP_RDMA_WRITE : CQPOLL_OP_SEND;
+		if (i == 36) {
+			/* Immediate data never goes into a mini CQE. */
+			in.opcode = CQPOLL_OP_RECV;
+			in.flags = CQPOLL_COMPLETION_F_IMM;
+			in.imm_data = 0x01020304;
+		}
+		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), 0);
+	}
+	/* The last one is written at once; held ones wait for the window. */
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.sessions, 2);
+	TEST_ASSERT_EQ(st.cqes, 37);
+	/* A run of one is held for its window, then written as a plain CQE. */
+	in.opcode = CQPOLL_OP_RECV;
+	in.flags = 0;
+	in.wr_id = 137;
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, &in), 0);
+	test_spin_ns(30000);
+	cqpoll_mlx5_emu_service(cq);
+	TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.sessions, 2);
+	TEST_ASSERT_EQ(st.cqes, 38);
+	/* Small bursts: most end inside a session. */
+	for (i = 0; i < 38; i += (unsigned int)n) {
+		n = cqpoll_poll_burst(cq, &c[i], 3);
+		TEST_ASSERT(n > 0, "poll at %u: %d", i, n);
+	}
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	for (i = 0; i < 37; i++) {
+		TEST_ASSERT_EQ(c[i].status, CQPOLL_STATUS_SUCCESS);
+		TEST_ASSERT_EQ(c[i].wqe_counter, 100 + i);
+		TEST_ASSERT_EQ(c[i].qp_num, i < 20 ? 6 : 5);
+		TEST_ASSERT_EQ(c[i].opcode, i < 20 || i == 36 ? CQPOLL_OP_RECV :
+			       i % 2 ? CQPOLL_OP_RDMA_WRITE : CQPOLL_OP_SEND);
+		if (i < 20 || i == 36)
+			TEST_ASSERT_EQ(c[i].byte_len, 200 + i);
+	}
+	TEST_ASSERT_EQ(c[36].imm_data, 0x01020304);
+	TEST_ASSERT_EQ(c[37].wqe_counter, 137);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_compressed_sessions(void)
+{
+	if (compressed_sessions(CQPOLL_MLX5_F_CQE_COMPRESS) != TEST_PASS ||
+	    compressed_sessions(CQPOLL_MLX5_F_CQE_COMPRESS | CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED |
+				CQPOLL_MLX5_F_CQE128) != TEST_PASS)
+		return TEST_FAIL;
+	/* The enhanced layout needs compression. */
+	TEST_ASSERT(emu(CQPOLL_ARM_LEVEL, 64, CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED, 0) == NULL &&
+		    errno == EINVAL, "enhanced without compression");
+	return TEST_PASS;
+}
+
 static int
 test_bad_args(void)
 {
@@ -497,7 +682,10 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_solicited_only),
 	TEST_CASE(test_stale_sn),
 	TEST_CASE(test_wrap_end_to_end),
+	TEST_CASE(test_inline_payloads),
+	TEST_CASE(test_compressed_sessions),
 	TEST_CASE(test_bad_args),
+	TEST_CASE(test_channel_event_delay),
 };
 
 TEST_MAIN("mlx5-emu", cases)

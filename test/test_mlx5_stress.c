@@ -15,7 +15,7 @@
  * detectors catch it. With --arm=level the naive transition is safe on mlx5.
  *
  * Usage: test_mlx5_stress --arm=level|edge [--transitions=N] [--naive]
- *        [--expect-lost] [--cqe128]
+ *        [--expect-lost] [--cqe128] [--compress] [--enhanced]
  */
 
 #include <errno.h>
@@ -96,11 +96,11 @@ take(struct result *res, struct shared *sh, const struct cqpoll_completion *c, i
 }
 
 static int
-run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
+run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, uint32_t flags,
     struct result *res)
 {
 	struct cqpoll_mlx5_emu_conf conf = {
-		.size = 256, .arm = arm, .flags = cqe128 ? CQPOLL_MLX5_F_CQE128 : 0,
+		.size = 256, .arm = arm, .flags = flags,
 	};
 	struct cqpoll_completion c[BURST];
 	struct shared sh = { 0 };
@@ -167,7 +167,8 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, int cqe128,
 	       " consumed=%" PRIu64 " order_errors=%" PRIu64 " lost_oracle=%" PRIu64
 	       " lost_timeout=%" PRIu64 " waits=%" PRIu64 " wait_timeouts=%" PRIu64
 	       " events=%" PRIu64 " spurious=%" PRIu64 " arms=%" PRIu64 "\n",
-	       cqpoll_arm_semantics_name(arm), naive, cqe128 ? 128 : 64, res->transitions,
+	       cqpoll_arm_semantics_name(arm), naive,
+	       (flags & CQPOLL_MLX5_F_CQE128) ? 128 : 64, res->transitions,
 	       sh.posted, res->consumed, res->order_errors, res->st.lost_wakeups,
 	       res->timeout_lost, res->st.waits, res->st.wait_timeouts, res->st.events,
 	       res->st.spurious_events, res->st.arms);
@@ -185,11 +186,14 @@ main(int argc, char **argv)
 		{ "naive", no_argument, NULL, 'n' },
 		{ "expect-lost", no_argument, NULL, 'x' },
 		{ "cqe128", no_argument, NULL, 'c' },
+		{ "compress", no_argument, NULL, 'z' },
+		{ "enhanced", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum cqpoll_arm_semantics arm = CQPOLL_ARM_LEVEL;
 	uint64_t transitions = 20000;
-	int naive = 0, expect_lost = 0, cqe128 = 0, o;
+	int naive = 0, expect_lost = 0, o;
+	uint32_t flags = 0;
 	struct result res;
 
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -210,13 +214,20 @@ main(int argc, char **argv)
 			expect_lost = 1;
 			break;
 		case 'c':
-			cqe128 = 1;
+			flags |= CQPOLL_MLX5_F_CQE128;
+			break;
+		case 'e':
+			/* The enhanced layout is compression's. */
+			flags |= CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED | CQPOLL_MLX5_F_CQE_COMPRESS;
+			break;
+		case 'z':
+			flags |= CQPOLL_MLX5_F_CQE_COMPRESS;
 			break;
 		default:
 			return TEST_FAIL;
 		}
 	}
-	if (transitions == 0 || run(arm, transitions, naive, cqe128, &res) != TEST_PASS)
+	if (transitions == 0 || run(arm, transitions, naive, flags, &res) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT_EQ(res.order_errors, 0);
 	if (expect_lost) {

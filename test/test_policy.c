@@ -359,7 +359,7 @@ paced_producer(void *arg)
 
 		q = (unsigned int)(i % p->n);
 		c.wr_id = p->posted[q];
-		while ((r = cqpoll_sw_post(p->cqs[q], &c)) == -ENOSPC)
+		while ((r = cqpoll_sw_emu_post(p->cqs[q], &c)) == -ENOSPC)
 			;
 		if (r != 0)
 			abort();
@@ -398,9 +398,9 @@ run_group(const char *spec, uint64_t total, uint64_t paced_gap_ns)
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create %s: %s", spec, strerror(errno));
 	for (i = 0; i < 4; i++) {
-		struct cqpoll_sw_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
+		struct cqpoll_sw_emu_conf sw = { .arm = (enum cqpoll_arm_semantics)(i % 3) };
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw");
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);

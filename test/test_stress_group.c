@@ -242,7 +242,7 @@ test_stress_group(void)
 				.seed = 0x1234567ull,
 			};
 
-			TEST_ASSERT_EQ(mix_create(&mix, ncqs, 256, 1, old_routing, &f, 0), 0);
+			TEST_ASSERT_EQ(mix_create(&mix, ncqs, 256, 1, old_routing, &f, 0, 0), 0);
 		}
 		cq[i] = mix.cq[i];
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
@@ -250,7 +250,7 @@ test_stress_group(void)
 #endif
 	}
 	for (i = 0; i < ncqs && !mixed; i++) {
-		struct cqpoll_sw_conf sw = {
+		struct cqpoll_sw_emu_conf sw = {
 			.size = 256,
 			/* The negative control needs windows to fall in: edge, wide. */
 			.arm = naive ? CQPOLL_ARM_EDGE : arm >= 0 ?
@@ -267,7 +267,7 @@ test_stress_group(void)
 			},
 		};
 
-		cq[i] = cqpoll_sw_cq_create(&sw);
+		cq[i] = cqpoll_sw_emu_cq_create(&sw);
 		TEST_ASSERT(cq[i] != NULL, "sw: %s", strerror(errno));
 		rx[i] = (struct tg_rx){ .consumed = &consumed };
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);

@@ -36,7 +36,9 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
+#ifdef CQPOLL_TEST_VERBS
 #include "cqpoll_verbs_emu.h"
+#endif
 
 #define BURST 32
 #define WAIT_TIMEOUT_MS 100
@@ -111,9 +113,10 @@ check_order(struct completion_check *chk, const struct cqpoll_completion *c, int
 	}
 }
 
+#ifdef CQPOLL_TEST_VERBS
 /* The same device faults on the verbs emulator (which is edge-only). */
 static struct cqpoll_cq *
-verbs_emu_create(const struct cqpoll_sw_conf *sw)
+verbs_emu_create(const struct cqpoll_sw_emu_conf *sw)
 {
 	struct cqpoll_verbs_emu_conf conf = {
 		.size = sw->size,
@@ -130,12 +133,23 @@ verbs_emu_create(const struct cqpoll_sw_conf *sw)
 
 	return cqpoll_verbs_emu_cq_create(&conf);
 }
+#else
+/* Built without the verbs driver: no such device. */
+static struct cqpoll_cq *
+verbs_emu_create(const struct cqpoll_sw_emu_conf *sw)
+{
+	(void)sw;
+	errno = ENODEV;
+	return NULL;
+}
+#define cqpoll_verbs_emu_cq_post cqpoll_sw_emu_post
+#endif
 
 static int
 run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
     int naive, int verbs_emu, struct result *res)
 {
-	struct cqpoll_sw_conf conf = {
+	struct cqpoll_sw_emu_conf conf = {
 		.size = 256,
 		.arm = arm,
 		.faults = {
@@ -153,8 +167,8 @@ run(enum cqpoll_arm_semantics arm, int keeps_armed, uint64_t transitions,
 	uint64_t rng = 0x9e3779b97f4a7c15ull, sleep_start;
 	int r, w, i;
 
-	sh.cq = verbs_emu ? verbs_emu_create(&conf) : cqpoll_sw_cq_create(&conf);
-	sh.post = verbs_emu ? cqpoll_verbs_emu_cq_post : cqpoll_sw_post;
+	sh.cq = verbs_emu ? verbs_emu_create(&conf) : cqpoll_sw_emu_cq_create(&conf);
+	sh.post = verbs_emu ? cqpoll_verbs_emu_cq_post : cqpoll_sw_emu_post;
 	TEST_ASSERT(sh.cq != NULL, "create: %s", strerror(errno));
 	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, &sh), 0);
 	memset(res, 0, sizeof(*res));

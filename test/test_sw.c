@@ -17,11 +17,11 @@
 static struct cqpoll_cq *
 sw_cq(uint32_t size, enum cqpoll_arm_semantics arm, const struct cqpoll_sw_faults *f)
 {
-	struct cqpoll_sw_conf conf = { .size = size, .arm = arm };
+	struct cqpoll_sw_emu_conf conf = { .size = size, .arm = arm };
 
 	if (f != NULL)
 		conf.faults = *f;
-	return cqpoll_sw_cq_create(&conf);
+	return cqpoll_sw_emu_cq_create(&conf);
 }
 
 static int
@@ -30,33 +30,33 @@ post_id(struct cqpoll_cq *cq, uint64_t id)
 	struct cqpoll_completion c = { .wr_id = id, .byte_len = 64,
 				       .opcode = CQPOLL_OP_RECV };
 
-	return cqpoll_sw_post(cq, &c);
+	return cqpoll_sw_emu_post(cq, &c);
 }
 
 static int
 test_bad_config(void)
 {
-	struct cqpoll_sw_conf conf = { .arm = (enum cqpoll_arm_semantics)5 };
+	struct cqpoll_sw_emu_conf conf = { .arm = (enum cqpoll_arm_semantics)5 };
 	struct cqpoll_cq_info info;
 	struct cqpoll_cq *cq;
 
 	errno = 0;
-	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "bad arm");
+	TEST_ASSERT(cqpoll_sw_emu_cq_create(&conf) == NULL && errno == EINVAL, "bad arm");
 	conf.arm = CQPOLL_ARM_EDGE;
 	conf.size = (1u << 24) + 1;
-	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "too big");
+	TEST_ASSERT(cqpoll_sw_emu_cq_create(&conf) == NULL && errno == EINVAL, "too big");
 	conf.size = 0;
 	conf.faults.spurious_event_pct = 101;
-	TEST_ASSERT(cqpoll_sw_cq_create(&conf) == NULL && errno == EINVAL, "pct > 100");
-	TEST_ASSERT_EQ(cqpoll_sw_post(NULL, NULL), -EINVAL);
+	TEST_ASSERT(cqpoll_sw_emu_cq_create(&conf) == NULL && errno == EINVAL, "pct > 100");
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(NULL, NULL), -EINVAL);
 
-	cq = cqpoll_sw_cq_create(NULL);
+	cq = cqpoll_sw_emu_cq_create(NULL);
 	TEST_ASSERT(cq != NULL, "defaults");
 	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
 	TEST_ASSERT(info.size >= CQPOLL_SW_CQ_SIZE_DEFAULT, "default size %u", info.size);
 	TEST_ASSERT_EQ(info.arm, CQPOLL_ARM_EDGE);
-	TEST_ASSERT_EQ(cqpoll_sw_post(cq, NULL), -EINVAL);
-	TEST_ASSERT_EQ(cqpoll_sw_set_hook(cq, CQPOLL_SW_HOOK_COUNT, NULL, NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_COUNT, NULL, NULL), -EINVAL);
 	cqpoll_cq_destroy(cq);
 
 	cq = sw_cq(5, CQPOLL_ARM_LEVEL, NULL);

@@ -6,16 +6,20 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "cqpoll.h"
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
+#include "cqpoll_sw_emu.h"
 #include "cqpoll_test.h"
 #include "cqpoll_trace.h"
 
 struct seen {
 	unsigned int arms, transitions, sleeps, decisions_sleep, mode_changes;
 	unsigned int wakes[CQPOLL_TRACE_WAKE_RECOVERY + 1];
+	unsigned int cq_recoveries; /* a CQ's own recovery (no group) */
 	const void *last_group, *last_cq;
 	int last_timeout;
 	uint32_t last_found, last_completions;
@@ -62,6 +66,10 @@ on_wake(void *arg, const struct cqpoll_group *g, const struct cqpoll_cq *cq,
 {
 	(void)arg;
 	(void)asleep_ns;
+	if (why == CQPOLL_TRACE_WAKE_RECOVERY && g == NULL) {
+		seen.cq_recoveries++;
+		return;
+	}
 	seen.wakes[why]++;
 	seen.last_group = g;
 	seen.last_cq = cq;
@@ -215,6 +223,59 @@ test_cq_events(void)
 	return TEST_PASS;
 }
 
+/* Inside the arm: post a completion and consume its event behind our back. */
+static void
+post_and_steal(void *arg)
+{
+	struct cqpoll_cq *cq = arg;
+	uint64_t v;
+	static int fired;
+	struct cqpoll_completion c = { .wr_id = 9, .byte_len = 8 };
+
+	if (fired++ != 0)
+		return;
+	if (cqpoll_sw_emu_post(cq, &c) != 0 ||
+	    read(cqpoll_cq_event_fd(cq), &v, sizeof(v)) != sizeof(v))
+		abort();
+}
+
+/*
+ * An event lost during the arm: the group's timeout finds the completion,
+ * and the wake is reported as a recovery, not a plain timeout.
+ */
+static int
+test_group_recovery(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					.wait_timeout_ms = 1 };
+	struct cqpoll_sw_emu_conf sc = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	unsigned int got = 0, i;
+
+	memset(&seen, 0, sizeof(seen));
+	/* The emulated sw CQ: its arm has a hook to lose the event in. */
+	cq = cqpoll_sw_emu_cq_create(&sc);
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(cq != NULL && g != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, on_comp, &got), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(cq, CQPOLL_SW_HOOK_AFTER_ARM,
+					  post_and_steal, cq), 0);
+	cqpoll_trace_set_hook(&hook);
+	for (i = 0; i < 10 && got == 0; i++)
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
+	cqpoll_trace_set_hook(NULL);
+	TEST_ASSERT_EQ(got, 1);
+	TEST_ASSERT_EQ(seen.wakes[CQPOLL_TRACE_WAKE_RECOVERY], 1);
+	TEST_ASSERT_EQ(seen.wakes[CQPOLL_TRACE_WAKE_TIMEOUT], 0);
+	TEST_ASSERT_EQ(seen.last_completions, 1);
+	/* And the CQ that held the work says so, with no group. */
+	TEST_ASSERT_EQ(seen.cq_recoveries, 1);
+	cqpoll_group_destroy(g);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
 static int
 test_names(void)
 {
@@ -231,6 +292,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_group_events),
 	TEST_CASE(test_group_no_hook),
 	TEST_CASE(test_cq_events),
+	TEST_CASE(test_group_recovery),
 };
 
 TEST_MAIN("trace", cases)

@@ -4,6 +4,7 @@
  * (by its own sequence), well formed, and its latency. Shared by the
  * single-CQ loops and the poll group's callbacks.
  */
+#include <stdbool.h>
 #include <time.h>
 
 #include "testpmd_cq.h"
@@ -22,6 +23,21 @@ seq_of(const struct tpcq_check *ck, uint64_t wr_id)
 	if (d & ((ck->wr_id_mask >> 1) + 1))
 		d |= ~ck->wr_id_mask;
 	return ck->expected + d;
+}
+
+/* The payload the device scattered is the one posted for @p seq. */
+static bool
+payload_ok(const struct cqpoll_completion *c, uint64_t seq, uint32_t len)
+{
+	const uint8_t *p = c->inline_data;
+	unsigned int i;
+
+	if (!(c->flags & CQPOLL_COMPLETION_F_INLINE) || p == NULL || c->byte_len != len)
+		return false;
+	for (i = 0; i < len; i++)
+		if (p[i] != tpcq_payload_byte(seq, i))
+			return false;
+	return true;
 }
 
 static inline uint64_t
@@ -53,7 +69,8 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 		ck->expected = seq + 1;
 		if (c->status != CQPOLL_STATUS_SUCCESS || c->opcode != e->opcode ||
 		    (e->check_byte_len && c->byte_len != e->byte_len) ||
-		    c->qp_num != e->qp_num)
+		    c->qp_num != e->qp_num ||
+		    (e->inline_len != 0 && !payload_ok(c, seq, e->inline_len)))
 			res->bad_completions++;
 		if (run->post_ns != NULL) {
 			/* Post times are kept by the schedule's index. */

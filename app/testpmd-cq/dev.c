@@ -24,6 +24,12 @@ static const struct tpcq_dev *const devs[] = {
 #ifdef TPCQ_HAVE_VERBS
 	&tpcq_dev_verbs_hw,
 #endif
+#ifdef TPCQ_HAVE_URING
+	&tpcq_dev_uring,
+#endif
+#ifdef TPCQ_HAVE_OFI
+	&tpcq_dev_ofi,
+#endif
 };
 
 #define NB_DEVS (sizeof(devs) / sizeof(devs[0]))

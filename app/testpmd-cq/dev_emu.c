@@ -5,6 +5,7 @@
  * from the moment the completion became visible.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,12 @@
 #include <cqpoll_verbs_emu.h>
 #endif
 
-/* The completion every post writes; only wr_id changes. One per device. */
+/* The completion every post writes; only wr_id (and the payload) change. */
 struct emu {
 	struct cqpoll_completion comp;
 	uint64_t events;          /* mlx5-emu: events the device had fired */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+	uint8_t payload[64];      /* with --inline-scatter */
 };
 
 static int
@@ -66,8 +68,11 @@ static int
 emu_post(struct tpcq_devctx *dc, uint64_t seq)
 {
 	struct emu *e = dc->priv;
+	unsigned int i;
 
 	e->comp.wr_id = seq;
+	for (i = 0; i < dc->expect.inline_len; i++)
+		e->payload[i] = tpcq_payload_byte(seq, i);
 	return e->post(dc->cq, &e->comp);
 }
 
@@ -81,14 +86,14 @@ emu_close(struct tpcq_devctx *dc)
 static int
 sw_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 {
-	struct cqpoll_sw_conf conf;
+	struct cqpoll_sw_emu_conf conf;
 
 	memset(&conf, 0, sizeof(conf));
 	conf.size = p->size;
 	conf.arm = p->arm;
 	conf.faults = p->faults;
 	errno = 0;
-	return emu_open(dc, cqpoll_sw_cq_create(&conf), "sw", cqpoll_sw_post);
+	return emu_open(dc, cqpoll_sw_emu_cq_create(&conf), "sw", cqpoll_sw_emu_post);
 }
 
 const struct tpcq_dev tpcq_dev_sw = {
@@ -115,6 +120,13 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	conf.size = p->size;
 	conf.arm = p->arm;
 	conf.event_delay_us = p->faults.event_delay_us;
+	/* 64 bytes inline need 128-byte CQEs (format 2). */
+	if (p->inline_scatter == 64)
+		conf.flags |= CQPOLL_MLX5_F_CQE128;
+	if (p->cqe_compress)
+		conf.flags |= CQPOLL_MLX5_F_CQE_COMPRESS;
+	if (p->cqe_compress_enhanced)
+		conf.flags |= CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED;
 	/*
 	 * No device thread: the generator reads the doorbells from its own
 	 * loop (tpcq_gen_service()) instead of a thread waking every 20 us
@@ -136,7 +148,30 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 		dc->wr_id_mask = UINT16_MAX;
 		dc->monotonic_ts = false;
 	}
+	if (r == 0)
+		dc->compress = p->cqe_compress;
+	if (r == 0 && p->inline_scatter != 0) {
+		struct emu *e = dc->priv;
+
+		e->comp.flags |= CQPOLL_COMPLETION_F_INLINE;
+		e->comp.inline_data = e->payload;
+		e->comp.byte_len = p->inline_scatter;
+		dc->expect.byte_len = p->inline_scatter;
+		dc->expect.inline_len = p->inline_scatter;
+	}
 	return r;
+}
+
+static void
+mlx5_emu_close(struct tpcq_devctx *dc)
+{
+	struct cqpoll_mlx5_emu_stats st;
+
+	/* Say how much the CQ was compressed: a run with none proved nothing. */
+	if (dc->compress && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0)
+		printf("mlx5-emu: %" PRIu64 " CQEs written, %" PRIu64
+		       " compressed sessions\n", st.cqes, st.sessions);
+	emu_close(dc);
 }
 
 /*
@@ -176,7 +211,7 @@ const struct tpcq_dev tpcq_dev_mlx5_emu = {
 	.open = mlx5_emu_open,
 	.post = mlx5_emu_post,
 	.service = mlx5_emu_service,
-	.close = emu_close,
+	.close = mlx5_emu_close,
 };
 #endif /* TPCQ_HAVE_MLX5 */
 

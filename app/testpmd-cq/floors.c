@@ -121,8 +121,11 @@ measure_handoff(struct floor_ctx *c, struct tpcq_hist *h)
 		while (__atomic_load_n(&c->pong, __ATOMIC_ACQUIRE) != i)
 			rte_pause();
 		t1 = tpcq_now_ns(CLOCK_MONOTONIC);
-		/* The first round trips warm both caches and the branch. */
-		if (i > 100)
+		/*
+		 * The first round trips warm both caches and the branch; few,
+		 * so that a loaded machine's slow ones still leave samples.
+		 */
+		if (i > 10)
 			tpcq_hist_add(h, (t1 - t0) / 2);
 		if (t1 > deadline)
 			break;

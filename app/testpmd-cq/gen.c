@@ -121,6 +121,8 @@ tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 		return r;
 	}
 	run->gen_watch |= run->dcs[seq % ncqs].watch;
+	if (run->record != NULL && seq < run->total)
+		run->record[seq] = tpcq_now_ns(CLOCK_MONOTONIC);
 	/* Release: the poller that reads this count may expect the entry. */
 	__atomic_store_n(&run->posted, seq + 1, __ATOMIC_RELEASE);
 	return 0;

@@ -20,7 +20,9 @@
 #include <rte_lcore.h>
 
 #include <cqpoll_dpdk.h>
+#include <cqpoll_monitor.h>
 
+#include "lab.h"
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
@@ -57,6 +59,19 @@ runtime_dir_remove(void)
 {
 	if (runtime_dir[0] != '\0')
 		rmdir(runtime_dir);
+}
+
+/* Whether policies can wait in a power monitor here, and if not why. */
+static void
+monitor_announce(void)
+{
+	const char *why;
+
+	if (cqpoll_monitor_available(1, &why))
+		fprintf(stderr, TPCQ_PROG ": power-monitor tier: on "
+			"(rte_power_monitor)\n");
+	else
+		fprintf(stderr, TPCQ_PROG ": power-monitor tier: off: %s\n", why);
 }
 
 /* Where dpdk-telemetry.py finds this process: the runtime dir's name. */
@@ -258,6 +273,15 @@ tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 		dcs[i].consumed = &tr->consumed;
 
 	res->latency = tpcq_hist_create();
+	if (p->record_path != NULL) {
+		tr->record = calloc(total, sizeof(*tr->record));
+		if (tr->record == NULL) {
+			fprintf(stderr, TPCQ_PROG ": --record: out of memory for "
+				"%" PRIu64 " timestamps\n", total);
+			tpcq_run_release(tr, res);
+			return -1;
+		}
+	}
 	if (!dc->monotonic_ts) {
 		tr->post_ns_mask = post_ns_slots(dc, tr->total) - 1;
 		tr->post_ns = calloc(tr->post_ns_mask + 1, sizeof(*tr->post_ns));
@@ -286,6 +310,22 @@ tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
 		cqpoll_cq_stats_get(tr->cq, &res->stats);
 }
 
+/* --record: the posts made, one CLOCK_MONOTONIC ns a line. */
+static int
+record_write(const char *path, const struct tpcq_run *tr)
+{
+	uint64_t i, n = tr->posted < tr->total ? tr->posted : tr->total;
+	FILE *out;
+
+	out = tpcq_outfile_open("record", path, false);
+	if (out == NULL)
+		return -EIO;
+	fprintf(out, "# testpmd-cq --record: post times, CLOCK_MONOTONIC ns\n");
+	for (i = 0; i < n; i++)
+		fprintf(out, "%" PRIu64 "\n", tr->record[i]);
+	return tpcq_report_close(out, path);
+}
+
 /* The table, the JSON and CSV files if asked, and the verdict: an exit status. */
 int
 tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
@@ -300,6 +340,8 @@ tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
 	if (p->csv_path != NULL &&
 	    tpcq_report_csv(p->csv_path, p, tr, res) != 0)
 		ret = TPCQ_EXIT_FAIL;
+	if (tr->record != NULL && record_write(p->record_path, tr) != 0)
+		ret = TPCQ_EXIT_FAIL;
 
 	if (verdict(p, tr, res) != 0)
 		ret = TPCQ_EXIT_FAIL;
@@ -313,6 +355,8 @@ tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res)
 	res->latency = NULL;
 	free(tr->post_ns);
 	tr->post_ns = NULL;
+	free(tr->record);
+	tr->record = NULL;
 }
 
 static int
@@ -390,6 +434,7 @@ main(int argc, char **argv)
 	struct tpcq_floors floors;
 	struct tpcq_devctx *dcs;
 	char **eal_argv, **app_argv;
+	bool sim = false;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
 	char lcores[64], prefix[64];
 	bool eal_own = false;
@@ -408,8 +453,12 @@ main(int argc, char **argv)
 		if (strcmp(argv[sep], "--") == 0)
 			break;
 	app_argv[app_argc++] = argv[0];
+	/* The lab (--sim) has no EAL: there --trace names its arrivals. */
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
-		if (!eal_passthrough(argv[i]))
+		if (strcmp(argv[i], "--sim") == 0)
+			sim = true;
+	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
+		if (sim || !eal_passthrough(argv[i]))
 			app_argv[app_argc++] = argv[i];
 	app_argv[app_argc] = NULL;
 	for (i = 1; sep < argc && i < sep; i++)
@@ -433,6 +482,11 @@ main(int argc, char **argv)
 	if (tpcq_outfiles_check(&params) != 0) {
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
+	}
+	/* The policy lab needs neither the EAL nor a device. */
+	if (params.sim) {
+		free(eal_argv);
+		return tpcq_lab_run(&params);
 	}
 	/* Before the EAL and the devices, whose threads would disturb them. */
 	if (params.floors && !params.sweep.on && !params.sweep.point) {
@@ -510,6 +564,7 @@ main(int argc, char **argv)
 		ret = TPCQ_EXIT_FAIL;
 	} else {
 		telemetry_announce(&params);
+		monitor_announce();
 		if (!eal_own)
 			snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 				 rte_eal_get_runtime_dir());

@@ -192,6 +192,9 @@ tpcq_outfiles_check(const struct tpcq_params *p)
 {
 	if (p->json_path != NULL && tpcq_outfile_check("json", p->json_path) != 0)
 		return -1;
+	if (p->record_path != NULL &&
+	    tpcq_outfile_check("record", p->record_path) != 0)
+		return -1;
 	if (p->csv_path != NULL &&
 	    (tpcq_outfile_check("csv", p->csv_path) != 0 ||
 	     tpcq_report_csv_check(p) != 0))

@@ -16,6 +16,7 @@
 #include <cqpoll_config.h>
 #include <cqpoll_group.h>
 
+#include "lab.h"
 #include "testpmd_cq.h"
 
 enum {
@@ -43,6 +44,8 @@ enum {
 	OPT_JSON,
 	OPT_CQS,
 	OPT_ACTIVE_CQS,
+	OPT_INLINE_SCATTER,
+	OPT_CQE_COMPRESS,
 	OPT_POLICY,
 	OPT_TELEMETRY,
 	OPT_NO_TELEMETRY,
@@ -51,6 +54,12 @@ enum {
 	OPT_ENGINE,
 	OPT_POLLERS,
 	OPT_FLOORS,
+	OPT_RECORD,
+	OPT_SIM,
+	OPT_TRACE,
+	OPT_SIM_COST,
+	OPT_SIM_POLICIES,
+	OPT_SIM_PENALTY,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -78,10 +87,18 @@ static const struct option long_opts[] = {
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
 	{ "active-cqs", required_argument, NULL, OPT_ACTIVE_CQS },
+	{ "inline-scatter", required_argument, NULL, OPT_INLINE_SCATTER },
+	{ "cqe-compress", optional_argument, NULL, OPT_CQE_COMPRESS },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "telemetry", no_argument, NULL, OPT_TELEMETRY },
 	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
 	{ "floors", no_argument, NULL, OPT_FLOORS },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "sim", no_argument, NULL, OPT_SIM },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "sim-cost", required_argument, NULL, OPT_SIM_COST },
+	{ "sim-policies", required_argument, NULL, OPT_SIM_POLICIES },
+	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -194,6 +211,14 @@ usage(FILE *f, const char *prog)
 "  --active-cqs=N             send all the traffic to the first N CQs\n"
 "                             (1..--cqs; default: all); the others stay idle,\n"
 "                             to measure what idle members cost a group\n"
+"  --inline-scatter=32|64     mlx5-emu: every receive carries a payload of\n"
+"                             that many bytes scattered into its CQE (64:\n"
+"                             128-byte CQEs); the poller checks each byte\n"
+"  --cqe-compress[=basic|enhanced]\n"
+"                             mlx5-emu: the device compresses CQEs into\n"
+"                             sessions of mini CQEs that the driver expands;\n"
+"                             basic layout (default, owner bit) or enhanced\n"
+"                             (iteration count, blocks after a plain CQE)\n"
 "  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
 "                             --cqs: poller k runs a poll group of CQs k,\n"
 "                             k + N, ... on its own lcore (poller 0 on the\n"
@@ -248,6 +273,22 @@ usage(FILE *f, const char *prog)
 "                             eventfd -> epoll_wait wake-up; the report gives\n"
 "                             p50 and p99 as multiples of the matching one\n"
 "                             (a sweep always measures them)\n"
+"  --record=FILE              write each completion's post time (CLOCK_MONOTONIC\n"
+"                             ns), one a line: a trace --sim --trace=file:FILE\n"
+"                             replays\n"
+"  --sim                      the policy lab: no EAL, no device; replays a\n"
+"                             trace (--rate, --duration, --seed) through the\n"
+"                             library's policies on a virtual clock, against\n"
+"                             the clairvoyant schedule; deterministic\n"
+"  --trace=NAME               with --sim (which has no EAL, so no EAL trace),\n"
+"                             the arrivals: poisson (default), onoff[:ON_US:\n"
+"                             OFF_US], pareto, diurnal, periodic, file:PATH\n"
+"  --sim-cost=poll_ns=N,arm_ns=N,wake_ns=N,wake_p99_ns=N,wake_cpu_ns=N\n"
+"                             --sim's cost model (default: from the floors,\n"
+"                             measured now and printed)\n"
+"  --sim-policies=P;P;...     --sim's policies, ';' between them (default\n"
+"                             " TPCQ_LAB_POLICIES_DEFAULT ")\n"
+"  --sim-penalty=X            --sim: CPU ns a ns of latency costs (default 1)\n"
 "  --no-telemetry             turn DPDK telemetry off; by default it is on and\n"
 "                             exposes the group (\"testpmd-cq\") and each CQ\n"
 "                             (\"cqN\") under /cqpoll/group/ and /cqpoll/cq/;\n"
@@ -487,6 +528,7 @@ static void
 defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->sim_penalty = 1.0;
 	p->engine = tpcq_engine_default();
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
@@ -637,6 +679,34 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_FLOORS:
 			p->floors = true;
 			break;
+		case OPT_RECORD:
+			if (*optarg == '\0')
+				r = bad("--record: empty file name");
+			p->record_path = optarg;
+			break;
+		case OPT_SIM:
+			p->sim = true;
+			break;
+		case OPT_TRACE:
+			p->sim_trace = optarg;
+			break;
+		case OPT_SIM_COST:
+			p->sim_cost = optarg;
+			break;
+		case OPT_SIM_POLICIES:
+			p->sim_policies = optarg;
+			break;
+		case OPT_SIM_PENALTY: {
+			char *end;
+
+			errno = 0;
+			p->sim_penalty = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(p->sim_penalty >= 0.0 && p->sim_penalty <= 1e6))
+				r = bad("--sim-penalty: expected a number 0..1e6, "
+					"got '%s'", optarg);
+			break;
+		}
 		case OPT_INTERACTIVE:
 			p->interactive = true;
 			break;
@@ -672,6 +742,22 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		case OPT_ACTIVE_CQS:
 			r = parse_u64("active-cqs", optarg, 1, TPCQ_CQS_MAX, &v);
 			p->active_cqs = (unsigned int)v;
+			break;
+		case OPT_INLINE_SCATTER:
+			r = parse_u64("inline-scatter", optarg, 1, 64, &v);
+			if (r == 0 && v != 32 && v != 64)
+				r = bad("--inline-scatter=%s: 32 (in 64-byte CQEs) or 64 "
+					"(in 128-byte CQEs)", optarg);
+			p->inline_scatter = (uint32_t)v;
+			break;
+		case OPT_CQE_COMPRESS:
+			p->cqe_compress = true;
+			if (optarg == NULL || strcmp(optarg, "basic") == 0)
+				p->cqe_compress_enhanced = false;
+			else if (strcmp(optarg, "enhanced") == 0)
+				p->cqe_compress_enhanced = true;
+			else
+				r = bad("--cqe-compress=%s: basic or enhanced", optarg);
 			break;
 		case OPT_POLICY:
 			p->policy = optarg;
@@ -719,8 +805,8 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->engine->open_loop && tpcq_arrival_total(p) < 1)
 		return bad("--rate x --duration%s gives no completion to post",
 			   p->pattern == TPCQ_PATTERN_ONOFF ? " in ON periods" : "");
-	/* Poisson arrivals use the seed on every device, not as a fault. */
-	if (p->pattern == TPCQ_PATTERN_POISSON)
+	/* Poisson arrivals and the lab's traces use the seed, not as a fault. */
+	if (p->pattern == TPCQ_PATTERN_POISSON || p->sim)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       p->transition != TPCQ_TRANSITION_NAIVE))
@@ -728,6 +814,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			   "window (--mode=interrupt --transition=naive); use "
 			   "--fault-arm-delay to widen the others'");
 
+	if (p->record_path != NULL && (!p->engine->open_loop || p->interactive ||
+				       p->sweep.on))
+		return bad("--record: records the schedule of one run of the rate "
+			   "engine (not -i, --sweep or a closed-loop engine)");
+	if (p->sim && (p->sweep.on || p->interactive || p->record_path != NULL))
+		return bad("--sim: the lab runs alone (not with --sweep, -i or "
+			   "--record)");
+	if (!p->sim && (p->sim_trace != NULL || p->sim_cost != NULL ||
+			p->sim_policies != NULL))
+		return bad("--sim-cost and --sim-policies go with --sim (without it, --trace is the EAL's)");
 	if (p->pollers > p->cqs)
 		return bad("--pollers=%u: each poller needs a CQ of its own; give "
 			   "--cqs=%u or more", p->pollers, p->pollers);
@@ -743,6 +839,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		tpcq_dev_default(p);
 	if (tpcq_dev_check(p, arm_given, why, sizeof(why)) != 0)
 		return bad("%s", why);
+	if ((p->inline_scatter != 0 || p->cqe_compress) &&
+	    strcmp(p->dev->name, "mlx5-emu") != 0)
+		return bad("--%s: mlx5 CQE formats, for --dev=mlx5-emu only",
+			   p->cqe_compress ? "cqe-compress" : "inline-scatter");
+	if (p->inline_scatter != 0 && p->cqe_compress)
+		return bad("--cqe-compress: the device never compresses CQEs with "
+			   "inline payloads; give one of the two");
 	if (p->cqs > 1 && p->dev->takes_ibdev)
 		return bad("--cqs=%u: the %s device has one loopback CQ for now; "
 			   "use an emulated device (sw, mlx5-emu, verbs-emu) for "

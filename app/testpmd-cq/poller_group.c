@@ -200,6 +200,7 @@ stats_sum_range(const struct tpcq_run *run, unsigned int first,
 		sum->waits += s.waits;
 		sum->wait_timeouts += s.wait_timeouts;
 		sum->lost_wakeups += s.lost_wakeups;
+		sum->timeout_recoveries += s.timeout_recoveries;
 	}
 }
 
@@ -301,6 +302,7 @@ group_stats_add(struct cqpoll_group_stats *d, const struct cqpoll_group_stats *s
 	d->wakeups_timeout += s->wakeups_timeout;
 	d->wakeups_xthread += s->wakeups_xthread;
 	d->lost_wakeups += s->lost_wakeups;
+	d->timeout_recoveries += s->timeout_recoveries;
 	d->busy_ns += s->busy_ns;
 	d->asleep_ns += s->asleep_ns;
 	d->mode_changes += s->mode_changes;
@@ -320,6 +322,7 @@ cq_stats_add(struct cqpoll_cq_stats *d, const struct cqpoll_cq_stats *s)
 	d->waits += s->waits;
 	d->wait_timeouts += s->wait_timeouts;
 	d->lost_wakeups += s->lost_wakeups;
+	d->timeout_recoveries += s->timeout_recoveries;
 }
 
 /*

@@ -56,6 +56,7 @@ group_table(const struct tpcq_result *res)
 	    " cross-thread", g->wakeups_event, g->wakeups_timeout,
 	    g->wakeups_xthread);
 	ROW("group_lost_wakeups", "%" PRIu64, g->lost_wakeups);
+	ROW("group_timeout_recoveries", "%" PRIu64, g->timeout_recoveries);
 	ROW("group_busy_pct", "%.1f", tpcq_pct_of_wall(g->busy_ns, res));
 	ROW("group_asleep_pct", "%.1f", tpcq_pct_of_wall(g->asleep_ns, res));
 	ROW("group_polls", "%" PRIu64 " (%" PRIu64 " empty)", g->polls,
@@ -137,6 +138,7 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("order_errors", "%" PRIu64, res->order_errors);
 	ROW("missing", "%" PRIu64, res->missing);
 	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
+	ROW("timeout_recoveries", "%" PRIu64, s->timeout_recoveries);
 	ROW("cpu_pct", "%.1f", res->cpu_pct);
 	ROW("cpu_pct_process", "%.1f", res->cpu_pct_process);
 	ROW("harness_cpu_pct", "%.1f", res->harness_cpu_pct);

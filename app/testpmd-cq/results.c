@@ -195,6 +195,7 @@ group_fields(struct builder *b, const struct tpcq_result *res)
 	U64(b, "wakeups_timeout", g->wakeups_timeout);
 	U64(b, "wakeups_xthread", g->wakeups_xthread);
 	U64(b, "lost_wakeups", g->lost_wakeups);
+	U64(b, "timeout_recoveries", g->timeout_recoveries);
 	U64(b, "busy_ns", g->busy_ns);
 	U64(b, "asleep_ns", g->asleep_ns);
 	DBL(b, "busy_pct", 3, tpcq_pct_of_wall(g->busy_ns, res));
@@ -277,6 +278,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "bad_completions", res->bad_completions);
 	U64(&b, "no_timestamp", res->no_timestamp);
 	U64(&b, "lost_wakeups", s->lost_wakeups);
+	U64(&b, "timeout_recoveries", s->timeout_recoveries);
 	DBL(&b, "cpu_pct", 3, res->cpu_pct);
 	DBL(&b, "cpu_pct_process", 3, res->cpu_pct_process);
 	DBL(&b, "harness_cpu_pct", 3, res->harness_cpu_pct);

@@ -18,6 +18,8 @@
 #include <cqpoll.h>
 #include <cqpoll_group.h>
 #include <cqpoll_sw.h>
+#include <cqpoll_emu.h>
+#include <cqpoll_sw_emu.h>
 
 #include "hist.h"
 #include "sweep.h"
@@ -141,6 +143,10 @@ struct tpcq_params {
 	enum tpcq_transition transition;
 	unsigned int cqs;         /* CQs of the device, spread over the pollers */
 	unsigned int active_cqs;  /* the first N of them get the traffic; 0: all */
+	/* mlx5-emu: payload scattered into each CQE (--inline-scatter), 0: none. */
+	uint32_t inline_scatter;
+	bool cqe_compress;        /* mlx5-emu: the device compresses CQEs */
+	bool cqe_compress_enhanced; /* ... in the enhanced layout */
 	unsigned int pollers;     /* poller lcores, each with its own group */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
@@ -162,6 +168,13 @@ struct tpcq_params {
 	int numa_node;            /* --dev-numa-node; -1: from sysfs, if any */
 	bool interactive;         /* -i: runs start and stop at the prompt */
 	bool floors;              /* --floors: measure them before the run */
+	const char *record_path;  /* --record: post times, one a line; NULL: none */
+	/* --sim: the policy lab (lab.c), no EAL, no device. */
+	bool sim;
+	const char *sim_trace;    /* --trace; NULL: poisson */
+	const char *sim_cost;     /* --sim-cost; NULL: from the floors */
+	const char *sim_policies; /* --sim-policies, ';' between; NULL: defaults */
+	double sim_penalty;       /* --sim-penalty: CPU ns per ns of latency */
 	const struct tpcq_floors *floors_measured; /* NULL: not measured */
 	struct tpcq_sweep_opts sweep;
 };
@@ -172,7 +185,19 @@ struct tpcq_expect {
 	uint32_t qp_num;
 	uint32_t byte_len;
 	bool check_byte_len;      /* requester completions report no length */
+	/* Bytes of payload each completion carries inline (F_INLINE); 0: none. */
+	uint32_t inline_len;
 };
+
+/*
+ * Byte @p i of the inline payload of the completion of sequence @p seq (its
+ * CQ's own count): the poller checks what the device scattered.
+ */
+static inline uint8_t
+tpcq_payload_byte(uint64_t seq, unsigned int i)
+{
+	return (uint8_t)((seq >> (8 * (i % 8))) ^ (i * 37u));
+}
 
 /* An open device: the CQ the poller consumes, the state the generator posts with. */
 struct tpcq_devctx {
@@ -185,6 +210,7 @@ struct tpcq_devctx {
 	/* Posts the device can hold unread; 0: no bound but the CQ's back-pressure. */
 	uint32_t max_outstanding;
 	struct tpcq_expect expect;
+	bool compress;            /* mlx5-emu with --cqe-compress */
 	/*
 	 * Set by a post of a device with tpcq_dev::service: the post woke no
 	 * consumer, so the consumer's next arm may find this CQE and needs the
@@ -275,6 +301,8 @@ struct tpcq_run {
 	 */
 	uint64_t *post_ns;
 	uint64_t post_ns_mask;
+	/* --record: each post's CLOCK_MONOTONIC ns by sequence number; or NULL. */
+	uint64_t *record;
 
 	/* Poller to generator. */
 	unsigned int ready;       /* pollers ready; the last one sets start */
@@ -381,6 +409,10 @@ extern const struct tpcq_dev tpcq_dev_verbs_emu;
 extern const struct tpcq_dev tpcq_dev_mlx5_hw;
 extern const struct tpcq_dev tpcq_dev_verbs_hw;
 int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
+
+/* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
+extern const struct tpcq_dev tpcq_dev_uring;
+extern const struct tpcq_dev tpcq_dev_ofi;
 
 /*
  * A traffic engine, like testpmd's forwarding engines: when the device side

@@ -67,6 +67,14 @@ struct mlx5dv_cq;
  * cqpoll_mlx5_cq_attach(): the CQ was created so.
  */
 #define CQPOLL_MLX5_F_CQE_COMPRESS   (1u << 2)
+/**
+ * With CQPOLL_MLX5_F_CQE_COMPRESS: the enhanced layout (cqe_comp_layout 1):
+ * every CQE's validity is its iteration-count byte, not the owner bit, and
+ * blocks of up to 7 mini CQEs follow the last plain CQE, their title. rdma-core
+ * has no way to ask for it (DevX CQs only): cqpoll_mlx5_cq_create() refuses
+ * it with EOPNOTSUPP; cqpoll_mlx5_cq_attach() takes it for a CQ made so.
+ */
+#define CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED (1u << 3)
 /**@}*/
 
 /**
@@ -115,7 +123,7 @@ struct cqpoll_mlx5_attach_conf {
 	uint32_t ci;              /**< Next CQE index to poll (0 for a fresh CQ). */
 	uint32_t sn;              /**< Events consumed so far on the CQ (mod 4 is used). */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
-	/** CQPOLL_MLX5_F_SOLICITED_ONLY, CQPOLL_MLX5_F_CQE_COMPRESS. */
+	/** CQPOLL_MLX5_F_SOLICITED_ONLY, CQPOLL_MLX5_F_CQE_COMPRESS (_ENHANCED). */
 	uint32_t flags;
 };
 

@@ -82,6 +82,7 @@ const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
 	.event_get = hw_event_get,
 	.event_ack = hw_event_ack,
 	.destroy = hw_destroy,
+	.get_monitor_addr = cqpoll_mlx5_get_monitor_addr,
 };
 
 /* Take over @p q->ibcq: read its mlx5dv description and wrap it in a handle. */
@@ -107,15 +108,14 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 	}
 	r = cqpoll_mlx5_cq_setup(q, &dv, ci, sn, flags);
 	if (r == 0)
-		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, &cqpoll_ibv_events_verbs,
-					    own_channel, -1);
+		r = cqpoll_ibv_channel_join(&q->ev, q->ibcq, ch, own_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
 	}
 	params.size = dv.cqe_cnt;
 	params.event_ack_batch = ack_batch;
-	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_select(dv.cqe_size),
+	cq = cqpoll_cq_alloc(&cqpoll_mlx5_ops, cqpoll_mlx5_poll_of(q),
 			     q, &params);
 	if (cq == NULL) {
 		r = errno;
@@ -177,6 +177,13 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		CQPOLL_LOG(ERR, "mlx5", "cq create: %s", ctx == NULL ?
 			   "NULL device context" : "size over the device's CQE limit");
 		errno = EINVAL;
+		return NULL;
+	}
+	/* mlx5dv_create_cq() cannot ask for the enhanced layout. */
+	if (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) {
+		CQPOLL_LOG(ERR, "mlx5", "cq create: %s",
+			   "the enhanced compression layout needs a DevX CQ");
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 #if CQPOLL_MLX5_HAVE_IS_SUPPORTED
@@ -247,7 +254,8 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 	}
 	q->ibcq = ibcq;
 	cq = hw_wrap(q, channel, false, conf->ci, conf->sn, conf->flags &
-		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS),
+		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS |
+		      CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED),
 		     conf->event_ack_batch);
 	if (cq == NULL) {
 		e = errno;

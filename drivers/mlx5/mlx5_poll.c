@@ -83,7 +83,7 @@ cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
 	if (dv->buf == NULL || dv->dbrec == NULL || dv->cq_uar == NULL ||
 	    dv->cqe_cnt < 2 || dv->cqe_cnt > CQPOLL_MLX5_CQE_CNT_MAX ||
 	    (dv->cqe_cnt & (dv->cqe_cnt - 1)) != 0 ||
-	    cqpoll_mlx5_poll_select(dv->cqe_size) == NULL)
+	    cqpoll_mlx5_poll_select(dv->cqe_size, 0) == NULL)
 		return -EINVAL;
 	q->buf = dv->buf;
 	q->dbrec = (volatile uint32_t *)dv->dbrec;
@@ -96,7 +96,9 @@ cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
 	q->arm_cmd = (flags & CQPOLL_MLX5_F_SOLICITED_ONLY) ?
 		MLX5_CQ_DB_REQ_NOT_SOL : MLX5_CQ_DB_REQ_NOT;
 	memset(&q->slow, 0, sizeof(q->slow));
-	q->slow.compressed = (flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
+	if (flags & CQPOLL_MLX5_F_CQE_COMPRESS)
+		q->slow.layout = (flags & CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) ?
+			CQPOLL_MLX5_COMP_ENHANCED : CQPOLL_MLX5_COMP_BASIC;
 	return 0;
 }
 
@@ -113,41 +115,39 @@ cqpoll_mlx5_arm_semantics(uint32_t flags)
 }
 
 /* Continuations: every CQE kind, entered only at a CQE the fast path refused. */
-static __attribute__((noinline, cold)) int
-cqpoll_mlx5_poll_64_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
-			 unsigned int n, unsigned int done)
-{
-	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, 64, NULL);
+#define POLL_VARIANT(name, size, vic) \
+static __attribute__((noinline, cold)) int \
+name##_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps, \
+	    unsigned int n, unsigned int done) \
+{ \
+	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, size, vic, NULL); \
+} \
+static int \
+name(void *priv, struct cqpoll_completion *comps, unsigned int n) \
+{ \
+	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, size, vic, name##_cont); \
 }
 
-static __attribute__((noinline, cold)) int
-cqpoll_mlx5_poll_128_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
-			  unsigned int n, unsigned int done)
-{
-	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, 128, NULL);
-}
-
-int
-cqpoll_mlx5_poll_64(void *priv, struct cqpoll_completion *comps, unsigned int n)
-{
-	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, 64, cqpoll_mlx5_poll_64_cont);
-}
-
-int
-cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned int n)
-{
-	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, 128, cqpoll_mlx5_poll_128_cont);
-}
+POLL_VARIANT(cqpoll_mlx5_poll_64, 64, 0)
+POLL_VARIANT(cqpoll_mlx5_poll_128, 128, 0)
+POLL_VARIANT(cqpoll_mlx5_poll_64_vic, 64, 1)
+POLL_VARIANT(cqpoll_mlx5_poll_128_vic, 128, 1)
 
 cqpoll_poll_burst_t
-cqpoll_mlx5_poll_select(uint32_t cqe_size)
+cqpoll_mlx5_poll_select(uint32_t cqe_size, int enhanced)
 {
-	static const cqpoll_poll_burst_t variants[] = {
-		cqpoll_mlx5_poll_64,
-		cqpoll_mlx5_poll_128,
+	static const cqpoll_poll_burst_t variants[2][2] = {
+		{ cqpoll_mlx5_poll_64, cqpoll_mlx5_poll_128 },
+		{ cqpoll_mlx5_poll_64_vic, cqpoll_mlx5_poll_128_vic },
 	};
 
 	if (cqe_size != 64 && cqe_size != 128)
 		return NULL;
-	return variants[cqe_size == 128];
+	return variants[enhanced != 0][cqe_size == 128];
+}
+
+cqpoll_poll_burst_t
+cqpoll_mlx5_poll_of(const struct cqpoll_mlx5_cq *q)
+{
+	return cqpoll_mlx5_poll_select(q->cqe_size, q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED);
 }

@@ -82,18 +82,23 @@ typedef int (*cqpoll_mlx5_poll_cont_t)(struct cqpoll_mlx5_cq *q,
  * the first other CQE: a tail call, so this instance calls nothing and needs
  * no callee-saved registers. @p cont is the same template without @p cont,
  * which decodes every kind; together they behave as one loop that commits
- * the burst once.
+ * the burst once. @p vic: the CQ uses the enhanced compression layout, whose
+ * validity is the iteration-count byte next to op_own instead of the owner
+ * bit; its own instances, so that owner-bit CQs pay nothing for it.
  */
 static CQPOLL_MLX5_ALWAYS_INLINE int
 cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 		      unsigned int n, unsigned int done, const uint32_t cqe_size,
-		      const cqpoll_mlx5_poll_cont_t cont)
+		      const int vic, const cqpoll_mlx5_poll_cont_t cont)
 {
 	const uint32_t cnt = q->cqe_cnt;
 	const uint32_t ci = q->ci + done;
 	const uint32_t slot = ci & (cnt - 1);
-	/* Within a lap the owner value is fixed and the CQE pointer just steps. */
-	unsigned int owner = cqpoll_mlx5_sw_owner(ci, cnt);
+	/*
+	 * Within a lap the owner value (or the iteration count) is fixed and
+	 * the CQE pointer just steps.
+	 */
+	unsigned int owner = vic ? cqpoll_mlx5_vic(ci, cnt) : cqpoll_mlx5_sw_owner(ci, cnt);
 	const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, slot, cnt, cqe_size);
 	struct cqpoll_completion *c = comps + done;
 	struct cqpoll_completion *const last = comps + n;
@@ -114,7 +119,18 @@ cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 				cqpoll_mlx5_zip_next(q, q->ci + (uint32_t)(c - comps), c);
 				goto next;
 			}
-			own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
+			if (vic) {
+				/* Validity byte and op_own in one load (§6). */
+				unsigned int w = le16toh(__atomic_load_n(
+					(const uint16_t *)(const void *)&cqe->signature,
+					__ATOMIC_ACQUIRE));
+
+				if ((w & 0xff) != owner || (w >> 12) == MLX5_CQE_INVALID)
+					goto out;
+				own = (w >> 8) & ~(unsigned int)MLX5_CQE_OWNER_MASK;
+			} else {
+				own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
+			}
 			if (__builtin_expect(!cqpoll_mlx5_cqe_fast(own), 0)) {
 				/* Owner from the last lap, or the INVALID mark of a fresh buffer (§3.1). */
 				if ((own & MLX5_CQE_OWNER_MASK) != 0 ||
@@ -124,7 +140,7 @@ cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 					return cont(q, comps, n, (unsigned int)(c - comps));
 				cqpoll_mlx5_rmb_cqe_after_owner();
 				/* 0: no room for its payload in this burst; the next takes it. */
-				if (cqpoll_mlx5_decode_slow(q, cqe, (uint8_t)(own ^ owner),
+				if (cqpoll_mlx5_decode_slow(q, cqe, (uint8_t)(vic ? own : own ^ owner),
 							    q->ci + (uint32_t)(c - comps), c,
 							    (unsigned int)(c - comps)) == 0)
 					goto out;
@@ -139,7 +155,7 @@ next:
 		if (__builtin_expect(c == last, 1))
 			break;
 		/* The next lap: from slot 0, with the other owner value. */
-		owner ^= MLX5_CQE_OWNER_MASK;
+		owner = vic ? (owner + 1) & 0xff : owner ^ MLX5_CQE_OWNER_MASK;
 		cqe = cqpoll_mlx5_cqe(q->buf, 0, q->cqe_cnt, cqe_size);
 		end = (size_t)(last - c) <= q->cqe_cnt ? last : c + q->cqe_cnt;
 	}
@@ -152,6 +168,9 @@ out:
 		q->ci = ci_new;
 		if (cont == NULL && q->slow.zip.next != q->slow.zip.cnt)
 			cqpoll_mlx5_zip_mark(q, ci_new);
+		/* A block in the next burst may need this burst's last plain CQE. */
+		else if (vic && q->slow.zip.end != ci_new)
+			cqpoll_mlx5_zip_keep_title(q, ci_new);
 		/* One record write per burst, after the slots were read (§4.1). */
 		cqpoll_mlx5_wmb_slots_before_ci();
 		__atomic_store_n(&q->dbrec[CQPOLL_MLX5_DBREC_SET_CI],

@@ -175,14 +175,65 @@ cqpoll_mlx5_zip_next(struct cqpoll_mlx5_cq *q, uint32_t idx, struct cqpoll_compl
 void
 cqpoll_mlx5_zip_mark(struct cqpoll_mlx5_cq *q, uint32_t ci)
 {
+	struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, ci, q->cqe_cnt, q->cqe_size);
+
 	/*
-	 * A "compressed, owned" byte where the next burst starts: the fast
+	 * A "compressed, valid" entry where the next burst starts: the fast
 	 * path refuses it and hands over to the continuation, which reads the
 	 * session's copy. The slot's content is already copied (zip_load).
 	 */
-	__atomic_store_n(&cqpoll_mlx5_cqe(q->buf, ci, q->cqe_cnt, q->cqe_size)->op_own,
-			 (uint8_t)(CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
-				   cqpoll_mlx5_sw_owner(ci, q->cqe_cnt)), __ATOMIC_RELAXED);
+	uint8_t op = (uint8_t)(CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
+			       cqpoll_mlx5_sw_owner(ci, q->cqe_cnt));
+
+	/* Enhanced layout: the lap's count and op_own, as one entry (§6). */
+	if (q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED)
+		__atomic_store_n((uint16_t *)(void *)&cqe->signature,
+				 htole16((uint16_t)(cqpoll_mlx5_vic(ci, q->cqe_cnt) | op << 8)),
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&cqe->op_own, op, __ATOMIC_RELAXED);
+}
+
+void
+cqpoll_mlx5_zip_keep_title(struct cqpoll_mlx5_cq *q, uint32_t ci)
+{
+	struct cqpoll_mlx5_zip *z = &q->slow.zip;
+
+	/* The slot goes back to the device with this burst: copy it now. */
+	memcpy(&z->title, cqpoll_mlx5_cqe(q->buf, ci - 1, q->cqe_cnt, q->cqe_size),
+	       sizeof(z->title));
+	z->title_valid = 1;
+}
+
+/*
+ * A block of the enhanced layout (§6; DPDK mlx5_rx_poll_len with
+ * cqe_comp_layout, the kernel's mlx5e_decompress_enhanced_cqe): up to 7
+ * minis in the slot itself, their count - 1 in the opcode nibble, one index
+ * each; the fields of the last plain CQE before it, whose WQE index the
+ * responders continue.
+ */
+static void
+decode_block(struct cqpoll_mlx5_cq *q, const struct mlx5_cqe64 *cqe, uint8_t op_own,
+	     uint32_t idx, struct cqpoll_completion *c)
+{
+	struct cqpoll_mlx5_zip *z = &q->slow.zip;
+	uint32_t cnt = (op_own >> 4) + 1u;
+
+	/* The plain CQE just before, read in this burst: still ours. */
+	if (z->end != idx && idx != q->ci)
+		cqpoll_mlx5_zip_keep_title(q, idx);
+	if (cnt > CQPOLL_MLX5_MINI_PER_BLOCK || !z->title_valid ||
+	    (z->title.op_own >> 4) > MLX5_CQE_RESP_SEND_INV) {
+		decode_bad(cqe, op_own, c);
+		return;
+	}
+	memcpy(z->mini, cqe, cnt * sizeof(z->mini[0]));
+	/* The title keeps its op_own: kind and SE of every mini. */
+	z->title_idx = idx;
+	z->cnt = cnt;
+	z->next = 0;
+	z->end = idx + cnt;
+	cqpoll_mlx5_zip_next(q, idx, c);
 }
 
 /* The title of a basic-layout session: its first completion, and the session. */
@@ -198,7 +249,7 @@ decode_title(struct cqpoll_mlx5_cq *q, const struct mlx5_cqe64 *cqe, uint8_t op_
 	 * Only success CQEs are compressed, and a session holds at least two
 	 * completions and fits the ring; anything else is not a session.
 	 */
-	if (!q->slow.compressed || opcode > MLX5_CQE_RESP_SEND_INV ||
+	if (q->slow.layout != CQPOLL_MLX5_COMP_BASIC || opcode > MLX5_CQE_RESP_SEND_INV ||
 	    cnt < 2 || cnt > q->cqe_cnt) {
 		decode_bad(cqe, op_own, c);
 		return;
@@ -227,7 +278,10 @@ cqpoll_mlx5_decode_slow(struct cqpoll_mlx5_cq *q, const struct mlx5_cqe64 *cqe,
 		return 1;
 	}
 	if (format == CQPOLL_MLX5_FORMAT_COMPRESSED) {
-		decode_title(q, cqe, op_own, idx, c);
+		if (q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED)
+			decode_block(q, cqe, op_own, idx, c);
+		else
+			decode_title(q, cqe, op_own, idx, c);
 		return 1;
 	}
 	if (opcode > MLX5_CQE_RESP_SEND_INV) {

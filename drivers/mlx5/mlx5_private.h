@@ -5,7 +5,8 @@
 /*
  * The driver's per-CQ state. The poll and arm code sees only the fields that
  * struct mlx5dv_cq provides and its own counters, so it runs unchanged on a
- * device and on the emulator; only the event source differs (the seam).
+ * device and on the emulator (libcqpoll_emu calls it through the INTERNAL
+ * symbols of version.map); only the event source differs.
  */
 
 #include <stdint.h>
@@ -18,7 +19,6 @@
 struct ibv_cq;
 struct ibv_comp_channel;
 struct mlx5dv_cq;
-struct cqpoll_mlx5_emu_dev;
 
 
 /* Inline payloads one burst can return; a burst with more stops early. */
@@ -35,6 +35,20 @@ struct cqpoll_mlx5_zip {
 	uint32_t title_idx;   /* counter of the title: the session's first index */
 	uint32_t cnt;         /* completions in the session */
 	uint32_t next;        /* the next one to deliver; == cnt: no session */
+	/*
+	 * Enhanced layout: the title is the last plain CQE before a block
+	 * (kept across bursts), or the previous block's when blocks follow
+	 * each other; end is the index after the last block's completions.
+	 */
+	uint32_t end;
+	uint32_t title_valid;
+};
+
+/* How the device may compress this CQ's CQEs (§6). */
+enum cqpoll_mlx5_comp_layout {
+	CQPOLL_MLX5_COMP_NONE = 0,
+	CQPOLL_MLX5_COMP_BASIC,
+	CQPOLL_MLX5_COMP_ENHANCED,  /* validity by iteration count, not owner */
 };
 
 /* What only CQEs the fast path refuses need; never touched by it. */
@@ -42,7 +56,7 @@ struct cqpoll_mlx5_slow {
 	struct cqpoll_mlx5_zip zip;
 	/* Inline payloads of the last burst, by position in it (§2.3). */
 	uint8_t scratch[CQPOLL_MLX5_SCRATCH_CNT][CQPOLL_MLX5_INLINE64_MAX];
-	uint32_t compressed;  /* the CQ was created with CQE compression */
+	uint32_t layout;      /* enum cqpoll_mlx5_comp_layout */
 };
 
 struct cqpoll_mlx5_cq {
@@ -67,23 +81,26 @@ struct cqpoll_mlx5_cq {
 	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
 	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
-	struct cqpoll_mlx5_emu_dev *emu; /* emulator */
 	struct cqpoll_mlx5_slow slow;
 };
 
 extern const struct cqpoll_driver_ops cqpoll_mlx5_ops;
-extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
 
 /* Fill @p q from an mlx5dv_cq; -EINVAL if it describes no usable CQ. */
 int cqpoll_mlx5_cq_setup(struct cqpoll_mlx5_cq *q, const struct mlx5dv_cq *dv,
 			 uint32_t ci, uint32_t sn, uint32_t flags);
 /* How the CQ's arm must be treated, from its CQPOLL_MLX5_F_* flags. */
 enum cqpoll_arm_semantics cqpoll_mlx5_arm_semantics(uint32_t flags);
-/* The burst poll for a CQE size, or NULL if unsupported. */
-cqpoll_poll_burst_t cqpoll_mlx5_poll_select(uint32_t cqe_size);
-int cqpoll_mlx5_poll_64(void *priv, struct cqpoll_completion *comps, unsigned int n);
-int cqpoll_mlx5_poll_128(void *priv, struct cqpoll_completion *comps, unsigned int n);
+/*
+ * The burst poll for a CQE size and validity rule (owner bit, or the
+ * enhanced layout's iteration count), or NULL if unsupported.
+ */
+cqpoll_poll_burst_t cqpoll_mlx5_poll_select(uint32_t cqe_size, int enhanced);
+/* The burst poll of a CQ set up by cqpoll_mlx5_cq_setup(). */
+cqpoll_poll_burst_t cqpoll_mlx5_poll_of(const struct cqpoll_mlx5_cq *q);
 int cqpoll_mlx5_arm(void *priv);
+/* The next CQE's op_own, for a power-monitor wait (cqpoll_monitor.h). */
+int cqpoll_mlx5_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 /* Account @p n consumed events: each advances the arm sequence number. */
 void cqpoll_mlx5_events_consumed(struct cqpoll_mlx5_cq *q, unsigned int n);
 /*
@@ -105,5 +122,7 @@ void cqpoll_mlx5_zip_next(struct cqpoll_mlx5_cq *q, uint32_t idx,
 			  struct cqpoll_completion *c);
 /* A burst ends at @p ci inside a session: divert the fast path there. */
 void cqpoll_mlx5_zip_mark(struct cqpoll_mlx5_cq *q, uint32_t ci);
+/* Enhanced layout, a burst ended at @p ci on a plain CQE: keep it as the title. */
+void cqpoll_mlx5_zip_keep_title(struct cqpoll_mlx5_cq *q, uint32_t ci);
 
 #endif /* CQPOLL_MLX5_PRIVATE_H */

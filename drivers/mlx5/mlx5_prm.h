@@ -71,6 +71,21 @@ cqpoll_mlx5_sw_owner(uint32_t idx, uint32_t cqe_cnt)
 	return (idx & cqe_cnt) != 0;
 }
 
+/*
+ * Enhanced compression layout: the validity byte (signature, offset 62) of
+ * a CQE at counter @p idx holds the lap number's low byte (§6; DPDK
+ * check_cqe_iteration, the kernel's mlx5_cqwq_get_cqe_enhanced_comp).
+ */
+static inline uint8_t
+cqpoll_mlx5_vic(uint32_t idx, uint32_t cqe_cnt)
+{
+	return (uint8_t)(idx >> __builtin_ctz(cqe_cnt));
+}
+/* Software's initial validity byte (DPDK MLX5_CQE_VIC_INIT). */
+#define CQPOLL_MLX5_VIC_INIT 0xff
+/* Mini CQEs in one enhanced-layout block, whose opcode nibble holds count - 1. */
+#define CQPOLL_MLX5_MINI_PER_BLOCK 7
+
 /* The 32-bit arm word, stored in dbrec[1] and in the UAR doorbell (§5.1). */
 static inline uint32_t
 cqpoll_mlx5_arm_word(uint32_t sn, uint32_t cmd, uint32_t ci)

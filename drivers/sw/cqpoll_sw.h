@@ -10,8 +10,8 @@
  * single-consumer array whose entries carry an owner (phase) bit, like a
  * hardware CQ. The "device" is whichever thread calls cqpoll_sw_post(); the
  * consumer uses the generic API in cqpoll.h. Its arm can follow each of the
- * three semantics, and fault injection widens every race window, so the
- * contract can be tested without hardware.
+ * three semantics. An emulated variant with fault injection, arm hooks and a
+ * ground-truth oracle is part of libcqpoll_emu (cqpoll_sw_emu.h).
  */
 
 #include <stdint.h>
@@ -22,49 +22,32 @@
 extern "C" {
 #endif
 
-/**
- * Faults the software device injects. Zero everywhere (the default) means
- * none. Probabilities are in percent.
- */
-struct cqpoll_sw_faults {
-	/** Longest random delay between writing an entry and making it visible. */
-	uint32_t visibility_delay_ns;
-	uint32_t visibility_delay_pct;  /**< Chance an entry is delayed so. */
-	/** Delivery delay of every event (the raise is decided, then delivered late). */
-	uint32_t event_delay_us;
-	uint32_t spurious_event_pct;    /**< Chance per post of an event with no cause. */
-	uint32_t duplicate_event_pct;   /**< Chance a raised event is delivered twice. */
-	/**
-	 * Longest random delay the arm spends before and after it takes effect:
-	 * it widens the windows between the last poll, the arm and the next poll.
-	 */
-	uint32_t arm_delay_ns;
-	uint32_t arm_delay_pct;         /**< Chance an arm is delayed so. */
-	/**
-	 * Report-missed arms that report a miss leave the CQ armed (1) or not (0);
-	 * the contract allows both, so tests try both.
-	 */
-	uint32_t report_missed_keeps_armed;
-	uint64_t seed;                  /**< Seed of the fault generator; 0: fixed default. */
-};
-
 /** Configuration of a software CQ. */
 struct cqpoll_sw_conf {
 	uint32_t size;                   /**< Entries, rounded up to a power of 2; 0: default. */
 	enum cqpoll_arm_semantics arm;   /**< What the arm guarantees. */
 	uint32_t event_ack_batch;        /**< 0: the build-time default. */
-	struct cqpoll_sw_faults faults;  /**< Fault injection. */
+	uint32_t flags;                  /**< CQPOLL_SW_F_* flags. */
+	/**
+	 * NUMA socket of the ring, the device state and the handle, with
+	 * CQPOLL_SW_F_SOCKET_ID (cqpoll_alloc.h); without it, the C library's
+	 * allocator (first touch).
+	 */
+	int socket_id;
 };
+
+/** cqpoll_sw_conf::socket_id is set. */
+#define CQPOLL_SW_F_SOCKET_ID (1u << 0)
 
 /**
  * Create a software CQ and its device.
  *
  * @param conf
- *   Configuration; NULL for defaults (edge arm, default size, no faults).
+ *   Configuration; NULL for defaults (edge arm, default size).
  * @return
  *   The CQ, or NULL with errno set: EINVAL (bad arm semantics, size over
- *   2^24 or a percentage over 100), ENOMEM, or an errno from eventfd(2) or
- *   timerfd_create(2).
+ *   2^24, unknown flags or a socket that does not exist), ENOMEM, or an
+ *   errno from eventfd(2). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */
@@ -72,7 +55,7 @@ struct cqpoll_cq *cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf);
 
 /**
  * Post one completion, as the device would write it: the entry is written,
- * made visible (after any injected delay), stamped with CLOCK_MONOTONIC ns in
+ * made visible, stamped with CLOCK_MONOTONIC ns in
  * cqpoll_completion::timestamp, and an event is raised if the CQ is armed.
  *
  * @param cq
@@ -90,33 +73,6 @@ struct cqpoll_cq *cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf);
  * Thread safety: one producer thread per CQ, concurrently with the consumer.
  */
 int cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
-
-/** Points inside the arm where a test hook runs. */
-enum cqpoll_sw_hook_point {
-	CQPOLL_SW_HOOK_BEFORE_ARM = 0, /**< The arm is requested, not yet in effect. */
-	CQPOLL_SW_HOOK_AFTER_ARM,      /**< The arm is in effect, not yet returned. */
-	CQPOLL_SW_HOOK_COUNT,          /**< Number of hook points. */
-};
-
-/**
- * Run @p fn inside the arm at @p point, on the arming thread: lets a test post
- * completions at an exact place in the race window, deterministically.
- *
- * @param cq
- *   A software CQ.
- * @param point
- *   Where in the arm the hook runs.
- * @param fn
- *   Hook, or NULL to remove it.
- * @param arg
- *   Passed to @p fn.
- * @return
- *   0, or -EINVAL for a bad argument or a CQ that is not a software CQ.
- *
- * Thread safety: consumer thread only, while no arm is in progress.
- */
-int cqpoll_sw_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
-		       void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

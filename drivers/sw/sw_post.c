@@ -11,7 +11,7 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	struct cqpoll_sw_cq *q;
 	struct cqpoll_sw_slot *s;
 	uint32_t pi;
-	int r = 0;
+	int claimed, r = 0;
 
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops)
 		return -EINVAL;
@@ -25,9 +25,7 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	}
 	s = &q->ring[pi & q->mask];
 	s->comp = *comp;
-	if (cqpoll_emu_chance(&q->device_rng, q->faults.visibility_delay_pct))
-		cqpoll_emu_spin_ns(cqpoll_emu_rand(&q->device_rng) %
-				  (q->faults.visibility_delay_ns + 1ull));
+	sw_emu_post_begin(q);
 	s->comp.timestamp = cqpoll_now_ns();
 	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_WR_ID;
 	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
@@ -39,11 +37,8 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	 * the other, so an entry racing an arm is either polled or fires.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (cqpoll_sw_claim(q, pi))
-		r = cqpoll_sw_raise(q, &q->device_rng);
-	else if (cqpoll_emu_chance(&q->device_rng, q->faults.spurious_event_pct))
-		r = cqpoll_sw_signal(q, &q->device_rng);
-	/* After the raise: the oracle never sees an entry whose raise is pending. */
-	__atomic_store_n(&q->posted, pi, __ATOMIC_RELEASE);
-	return r;
+	claimed = cqpoll_sw_claim(q, pi);
+	if (claimed)
+		r = cqpoll_sw_raise(q, 0);
+	return sw_emu_post_end(q, claimed, r, pi);
 }

@@ -14,9 +14,33 @@
 
 #include <stdint.h>
 
+#include "cqpoll_clock.h"
 #include "cqpoll_driver.h"
-#include "cqpoll_emu.h"
 #include "cqpoll_sw.h"
+
+/*
+ * libcqpoll_emu builds these sources a second time with CQPOLL_SW_EMU: the
+ * emulated software device, whose fault points (sw_emu.h, in emu/sw) widen
+ * the race windows and whose oracle tells a stranded completion. Here, in
+ * libcqpoll, every fault point is empty and compiles to nothing.
+ */
+#if CQPOLL_SW_EMU
+#include "sw_emu.h"
+#else
+struct cqpoll_sw_cq;
+#define SW_EMU_STATE
+static inline int sw_emu_init(struct cqpoll_sw_cq *q, const struct cqpoll_sw_conf *c) { (void)q; (void)c; return 0; }
+static inline void sw_emu_fini(struct cqpoll_sw_cq *q) { (void)q; }
+static inline void sw_emu_arm_begin(struct cqpoll_sw_cq *q) { (void)q; }
+static inline void sw_emu_arm_end(struct cqpoll_sw_cq *q) { (void)q; }
+static inline int sw_emu_keeps_armed(struct cqpoll_sw_cq *q) { (void)q; return 0; }
+static inline void sw_emu_post_begin(struct cqpoll_sw_cq *q) { (void)q; }
+static inline int sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi) { (void)q; (void)claimed; (void)pi; return r; }
+static inline uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer) { (void)q; (void)consumer; return 1; }
+static inline int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n) { (void)q; (void)n; return 1; }
+static inline int sw_emu_event_fd(struct cqpoll_sw_cq *q) { (void)q; return -1; }
+static inline int sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n) { (void)q; (void)n; return 0; }
+#endif
 
 struct cqpoll_sw_slot {
 	struct cqpoll_completion comp;
@@ -29,21 +53,14 @@ struct cqpoll_sw_cq {
 	uint32_t mask;
 	uint32_t log2_size;
 	enum cqpoll_arm_semantics arm;
-	struct cqpoll_sw_faults faults;
-	int efd;   /* eventfd: immediate events */
-	int tfd;   /* timerfd: delayed events, -1 without event_delay_us */
-	int epfd;  /* epoll over efd and tfd, -1 without event_delay_us */
+	int efd;   /* eventfd: events */
 
 	/* Consumer thread only. */
 	uint32_t ci;
-	uint64_t consumer_rng;
-	void (*hook[CQPOLL_SW_HOOK_COUNT])(void *arg);
-	void *hook_arg[CQPOLL_SW_HOOK_COUNT];
 
 	/* Device thread only. */
 	uint32_t pi;
 	uint32_t ci_cache;
-	uint64_t device_rng;
 
 	/* Shared. */
 	uint32_t ci_db;     /* consumer index record, written once per burst */
@@ -52,12 +69,11 @@ struct cqpoll_sw_cq {
 	 * SW_ARMED while an arm waits to fire, and in the low 32 bits the
 	 * index below which entries are covered by a raised event. One word,
 	 * so that claiming an arm and covering the entries it fires for are
-	 * one step: the oracle never sees an arm taken whose cover is missing.
+	 * one step: an observer never sees an arm taken whose cover is missing.
 	 */
 	uint64_t arm_cover;
-	uint32_t posted;    /* entries whose post finished (the oracle's frontier) */
-	/* 1 from arming the delay timer until the consumer takes its expiry. */
-	uint32_t timer_due;
+	/* The emulated device's faults and oracle (libcqpoll_emu only). */
+	SW_EMU_STATE
 };
 
 #define SW_ARMED (1ull << 32)
@@ -87,8 +103,10 @@ int cqpoll_sw_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_sw_arm(void *priv);
 int cqpoll_sw_event_fd(void *priv);
 int cqpoll_sw_event_get(void *priv);
-int cqpoll_sw_stranded(void *priv);
-int cqpoll_sw_raise(struct cqpoll_sw_cq *q, uint64_t *rng);
-int cqpoll_sw_signal(struct cqpoll_sw_cq *q, uint64_t *rng);
+/* @p consumer: raised by the arm (consumer thread), not by a post. */
+int cqpoll_sw_raise(struct cqpoll_sw_cq *q, int consumer);
+int cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count);
+/* Where the next entry will appear (cqpoll_monitor.h). */
+int cqpoll_sw_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 
 #endif /* CQPOLL_SW_PRIVATE_H */

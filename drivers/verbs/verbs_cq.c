@@ -18,15 +18,14 @@ static void
 verbs_destroy(void *priv)
 {
 	struct cqpoll_verbs_cq *q = priv;
-	const struct cqpoll_verbs_backend *be = q->be;
 	struct ibv_comp_channel *ch;
 
 	/* Leave first: events read for this CQ from now on are acked by the reader. */
 	ch = cqpoll_ibv_channel_leave(&q->ev);
 	if (q->owns_cq)
-		be->destroy_cq(q->cq);
+		ibv_destroy_cq(q->cq);
 	if (ch != NULL)
-		be->destroy_channel(ch);
+		ibv_destroy_comp_channel(ch);
 	free(q);
 }
 
@@ -36,7 +35,6 @@ const struct cqpoll_driver_ops cqpoll_verbs_ops = {
 	.event_fd = cqpoll_verbs_event_fd,
 	.event_get = cqpoll_verbs_event_get,
 	.event_ack = cqpoll_verbs_event_ack,
-	.stranded = cqpoll_verbs_stranded,
 	.destroy = verbs_destroy,
 };
 
@@ -45,14 +43,14 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 		    bool owns_channel, uint64_t wc_flags,
 		    const struct cqpoll_verbs_conf *conf)
 {
-	struct cqpoll_cq_params params;
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
 	cqpoll_poll_burst_t poll;
 	struct cqpoll_cq *cq;
 	int r;
 
 	q->solicited_only = (conf->flags & CQPOLL_VERBS_F_SOLICITED_ONLY) != 0;
-	q->be = cqpoll_verbs_backend_of(q->cq->context);
-	r = cqpoll_ibv_channel_join(&q->ev, q->cq, ch, q->be->events, owns_channel, -1);
+	r = cqpoll_ibv_channel_join(&q->ev, q->cq, ch,
+				    owns_channel, -1);
 	if (r < 0) {
 		errno = -r;
 		return NULL;
@@ -188,7 +186,6 @@ struct cqpoll_cq *
 cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *conf)
 {
 	static const struct cqpoll_verbs_conf defaults;
-	const struct cqpoll_verbs_backend *be;
 	struct ibv_comp_channel *ch;
 	struct cqpoll_verbs_cq *q;
 	struct cqpoll_cq *h = NULL;
@@ -202,14 +199,13 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 	}
 	if (conf == NULL)
 		conf = &defaults;
-	be = cqpoll_verbs_backend_of(ctx);
 	cqe = conf->size != 0 ? (int)conf->size : VERBS_CQ_SIZE_DEFAULT;
 	q = calloc(1, sizeof(*q));
 	if (q == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	ch = conf->channel != NULL ? conf->channel : be->create_channel(ctx);
+	ch = conf->channel != NULL ? conf->channel : ibv_create_comp_channel(ctx);
 	if (ch == NULL)
 		goto fail;
 	if (!(conf->flags & CQPOLL_VERBS_F_NO_CQ_EX))
@@ -217,7 +213,7 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 	if (q->cq_ex != NULL)
 		q->cq = ibv_cq_ex_to_cq(q->cq_ex);
 	else
-		q->cq = be->create_cq(ctx, cqe, NULL, ch, conf->comp_vector);
+		q->cq = ibv_create_cq(ctx, cqe, NULL, ch, conf->comp_vector);
 	if (q->cq == NULL)
 		goto fail;
 	q->owns_cq = true;
@@ -230,9 +226,9 @@ fail:
 		   "creating the completion channel" : q->cq == NULL ?
 		   "creating the CQ" : "wrapping the CQ", strerror(r));
 	if (q->cq != NULL)
-		be->destroy_cq(q->cq);
+		ibv_destroy_cq(q->cq);
 	if (ch != NULL && conf->channel == NULL)
-		be->destroy_channel(ch);
+		ibv_destroy_comp_channel(ch);
 	free(q);
 	errno = r;
 	return NULL;

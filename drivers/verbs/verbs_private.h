@@ -5,17 +5,16 @@
 /*
  * Verbs driver internals.
  *
- * A backend is the seam between the driver and what needs a kernel device:
- * libibverbs itself for real devices, verbs-emu for emulated ones. Polling
- * and arming never go through it: they call the libibverbs inlines, which
- * reach the provider (or the emulator) through the context's function
- * pointers.
+ * Every call is libibverbs' own: polling and arming through its inlines,
+ * which reach the provider through the context's function pointers; channel
+ * and CQ creation and destruction through its exported functions. Nothing
+ * here asks whether a device is emulated: libcqpoll_emu serves its emulated
+ * contexts behind those same calls (see doc/guides/architecture.md).
  *
  * Events go through the demux every driver over libibverbs shares
  * (drivers/common/ibv): a channel may hold CQs of this driver and of mlx5.
  */
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,30 +24,12 @@
 #include "cqpoll_verbs.h"
 #include "ibv_channel.h"
 
-struct cqpoll_verbs_backend {
-	const char *name;
-	struct ibv_comp_channel *(*create_channel)(struct ibv_context *ctx);
-	int (*destroy_channel)(struct ibv_comp_channel *ch);
-	struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
-				    struct ibv_comp_channel *ch, int comp_vector);
-	int (*destroy_cq)(struct ibv_cq *cq);
-	const struct cqpoll_ibv_events *events; /* how the channel is read */
-	/* Ground truth of an emulated device; NULL for real ones. */
-	int (*stranded)(struct ibv_cq *cq);
-};
-
-extern const struct cqpoll_verbs_backend cqpoll_verbs_backend_ibv;
-extern const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu;
-
-const struct cqpoll_verbs_backend *cqpoll_verbs_backend_of(const struct ibv_context *ctx);
-
 struct cqpoll_verbs_cq {
 	/* Fast path: set at creation. */
 	struct ibv_cq *cq;
 	struct ibv_cq_ex *cq_ex; /* NULL: polled with ibv_poll_cq() */
 
 	/* Control path. */
-	const struct cqpoll_verbs_backend *be;
 	struct cqpoll_ibv_member ev; /* this CQ on its channel */
 	int solicited_only;
 	bool owns_cq;
@@ -68,7 +49,6 @@ int cqpoll_verbs_arm(void *priv);
 int cqpoll_verbs_event_fd(void *priv);
 int cqpoll_verbs_event_get(void *priv);
 int cqpoll_verbs_event_ack(void *priv, unsigned int n);
-int cqpoll_verbs_stranded(void *priv);
 
 /* Make a handle over q, whose cq, cq_ex and owns_cq are set. */
 struct cqpoll_cq *cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,

@@ -12,7 +12,6 @@
 
 #include "cqpoll_ibv.h"
 #include "cqpoll_verbs.h"
-#include "cqpoll_verbs_emu.h"
 #include "verbs_autoconf.h"
 #include "verbs_private.h"
 
@@ -32,8 +31,7 @@ try_mlx5(struct ibv_cq *cq, struct ibv_comp_channel *ch, const struct cqpoll_ibv
 #if CQPOLL_VERBS_HAVE_MLX5
 	struct cqpoll_mlx5_attach_conf mconf = { 0 };
 
-	if ((conf->flags & CQPOLL_IBV_F_CQ_EX) || cqpoll_verbs_emu_is_context(cq->context) ||
-	    !mlx5dv_is_supported(cq->context->device)) {
+	if ((conf->flags & CQPOLL_IBV_F_CQ_EX) || !mlx5dv_is_supported(cq->context->device)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

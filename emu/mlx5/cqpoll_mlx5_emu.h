@@ -103,8 +103,9 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  * reads and atomics (8 bytes) only. On a CQ with CQPOLL_MLX5_F_CQE_COMPRESS,
  * successes without payload or immediate are held and written as compressed
  * sessions (basic layout) when a different one comes, when 32 are held, or
- * when the device next looks at its doorbell (its thread's period, or
- * cqpoll_mlx5_emu_service()).
+ * at the device's first look at its doorbell (its thread's period, or
+ * cqpoll_mlx5_emu_service()) 20 us or more after the first was held: a
+ * run of one is written as a plain CQE.
  *
  * @param cq
  *   A CQ of cqpoll_mlx5_emu_cq_create().

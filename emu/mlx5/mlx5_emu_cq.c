@@ -50,11 +50,11 @@ emu_free(struct cqpoll_mlx5_emu_dev *dev)
 static int
 emu_event_fd(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
+	struct cqpoll_mlx5_emu_cq *e = priv;
 
-	if (q->emu->ev_cq != NULL)
-		return cqpoll_ibv_channel_fd(&q->ev);
-	return q->emu->epfd;
+	if (e->emu->ev_cq != NULL)
+		return cqpoll_ibv_channel_fd(&e->q.ev);
+	return e->emu->epfd;
 }
 
 static int
@@ -75,7 +75,7 @@ static int
 emu_event_get(void *priv)
 {
 	struct cqpoll_mlx5_cq *q = priv;
-	struct cqpoll_mlx5_emu_dev *dev = q->emu;
+	struct cqpoll_mlx5_emu_dev *dev = cqpoll_mlx5_emu_dev_of(priv);
 	uint64_t events = 0, errors = 0, delayed = 0;
 	uint32_t due = 1;
 	int r;
@@ -108,25 +108,73 @@ emu_event_get(void *priv)
 static int
 emu_event_ack(void *priv, unsigned int n)
 {
-	struct cqpoll_mlx5_cq *q = priv;
+	struct cqpoll_mlx5_emu_cq *e = priv;
 
-	if (q->emu->ev_cq != NULL)
-		cqpoll_ibv_channel_ack(&q->ev, n);
+	if (e->emu->ev_cq != NULL)
+		cqpoll_ibv_channel_ack(&e->q.ev, n);
 	return 0;
 }
 
-static int
-emu_stranded(void *priv)
+/*
+ * Driver states of live emulated CQs: the oracle judges any handle over one
+ * of them (tests wrap them in handles of their own, as negative controls).
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cqpoll_mlx5_emu_cq *live;
+
+static void
+live_add(struct cqpoll_mlx5_emu_cq *e)
 {
-	struct cqpoll_mlx5_cq *q = priv;
-	int r = cqpoll_mlx5_emu_dev_stranded(q->emu);
+	pthread_mutex_lock(&live_lock);
+	e->next = live;
+	live = e;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void
+live_del(struct cqpoll_mlx5_emu_cq *e)
+{
+	struct cqpoll_mlx5_emu_cq **p;
+
+	pthread_mutex_lock(&live_lock);
+	for (p = &live; *p != NULL; p = &(*p)->next) {
+		if (*p == e) {
+			*p = e->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static int
+live_has(const void *priv)
+{
+	const struct cqpoll_mlx5_emu_cq *e;
+	int r = 0;
+
+	pthread_mutex_lock(&live_lock);
+	for (e = live; e != NULL && !r; e = e->next)
+		r = (const void *)e == priv;
+	pthread_mutex_unlock(&live_lock);
+	return r;
+}
+
+int
+cqpoll_mlx5_emu_stranded(void *priv)
+{
+	struct cqpoll_mlx5_emu_cq *e = priv;
+	int r;
+
+	if (!live_has(priv))
+		return -ENOTSUP;
+	r = cqpoll_mlx5_emu_dev_stranded(e->emu);
 
 	/*
 	 * An event another member read for us is pending just the same. Read
 	 * after the device's answer: an event routed in between was queued
 	 * when the device looked, so one of the two reads sees it.
 	 */
-	if (r == 1 && q->emu->ev_cq != NULL && cqpoll_ibv_channel_routed(&q->ev) != 0)
+	if (r == 1 && e->emu->ev_cq != NULL && cqpoll_ibv_channel_routed(&e->q.ev) != 0)
 		r = 0;
 	return r;
 }
@@ -134,13 +182,14 @@ emu_stranded(void *priv)
 static void
 emu_destroy(void *priv)
 {
-	struct cqpoll_mlx5_cq *q = priv;
+	struct cqpoll_mlx5_emu_cq *e = priv;
 
-	cqpoll_mlx5_emu_dev_stop(q->emu);
+	live_del(e);
+	cqpoll_mlx5_emu_dev_stop(e->emu);
 	/* Acks what other members read for us: the ibv_cq can go. */
-	(void)cqpoll_ibv_channel_leave(&q->ev);
-	emu_free(q->emu);
-	free(q);
+	(void)cqpoll_ibv_channel_leave(&e->q.ev);
+	emu_free(e->emu);
+	free(e);
 }
 
 const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
@@ -149,8 +198,8 @@ const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
 	.event_fd = emu_event_fd,
 	.event_get = emu_event_get,
 	.event_ack = emu_event_ack,
-	.stranded = emu_stranded,
 	.destroy = emu_destroy,
+	.get_monitor_addr = cqpoll_mlx5_get_monitor_addr,
 };
 
 static int
@@ -199,6 +248,9 @@ emu_memory(struct cqpoll_mlx5_emu_dev *dev, uint32_t n, uint32_t cqe_size, uint3
 	/* INVALID opcode, owner 0: empty whatever the lap (§1.2, §3.1). */
 	for (i = 0; i < n; i++)
 		cqpoll_mlx5_cqe(dev->dv.buf, i, n, cqe_size)->op_own = MLX5_CQE_INVALID << 4;
+	/* Enhanced layout: no lap's count, as DPDK's MLX5_CQE_VIC_INIT. */
+	for (i = 0; dev->enhanced && i < n; i++)
+		cqpoll_mlx5_cqe(dev->dv.buf, i, n, cqe_size)->signature = CQPOLL_MLX5_VIC_INIT;
 	dev->dv.dbrec[CQPOLL_MLX5_DBREC_SET_CI] = htobe32(start & CQPOLL_MLX5_CI_MASK);
 	dev->dv.cqe_cnt = n;
 	dev->dv.cqe_size = cqe_size;
@@ -215,8 +267,9 @@ struct cqpoll_cq *
 cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 {
 	static const struct cqpoll_mlx5_emu_conf defaults = { .arm = CQPOLL_ARM_LEVEL };
-	struct cqpoll_cq_params params;
+	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_LEVEL };
 	struct cqpoll_mlx5_emu_dev *dev;
+	struct cqpoll_mlx5_emu_cq *e = NULL;
 	struct cqpoll_mlx5_cq *q = NULL;
 	struct cqpoll_cq *cq = NULL;
 	uint32_t n = 2, want, cqe_size;
@@ -229,7 +282,10 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	if ((conf->arm != CQPOLL_ARM_LEVEL && conf->arm != CQPOLL_ARM_EDGE) ||
 	    want > CQPOLL_MLX5_CQE_CNT_MAX ||
 	    (conf->flags & ~(CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE128 |
-			     CQPOLL_MLX5_F_CQE_COMPRESS)) != 0) {
+			     CQPOLL_MLX5_F_CQE_COMPRESS |
+			     CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED)) != 0 ||
+	    (conf->flags & (CQPOLL_MLX5_F_CQE_COMPRESS | CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED)) ==
+	    CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -244,6 +300,7 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	dev->efd = dev->tfd = dev->errfd = dev->epfd = -1;
 	dev->lazy = conf->arm == CQPOLL_ARM_EDGE;
 	dev->compress = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS) != 0;
+	dev->enhanced = (conf->flags & CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED) != 0;
 	dev->strict_sn = (conf->emu_flags & CQPOLL_MLX5_EMU_F_STRICT_SN) != 0;
 	dev->overrun_error = (conf->emu_flags & CQPOLL_MLX5_EMU_F_OVERRUN_ERROR) != 0;
 	dev->event_delay_us = conf->event_delay_us;
@@ -253,8 +310,9 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	if (r == 0)
 		r = emu_fds(dev, conf->channel);
 	if (r == 0) {
-		q = calloc(1, sizeof(*q));
-		r = q == NULL ? -ENOMEM : 0;
+		e = calloc(1, sizeof(*e));
+		q = e != NULL ? &e->q : NULL;
+		r = e == NULL ? -ENOMEM : 0;
 	}
 	/* The seam: the driver gets the mlx5dv_cq fields, hardware or not. */
 	if (r == 0)
@@ -262,10 +320,10 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	if (r == 0 && dev->ev_cq != NULL) {
 		q->ibcq = dev->ev_cq;
 		r = cqpoll_ibv_channel_join(&q->ev, dev->ev_cq, conf->channel,
-					    &cqpoll_verbs_emu_events, false, dev->errfd);
+					    false, dev->errfd);
 	}
 	if (r == 0) {
-		q->emu = dev;
+		e->emu = dev;
 		dev->drv_err = &q->dev_err;
 		if (!(conf->emu_flags & CQPOLL_MLX5_EMU_F_MANUAL))
 			r = cqpoll_mlx5_emu_dev_start(dev);
@@ -275,17 +333,19 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 			cqpoll_mlx5_arm_semantics(conf->flags);
 		params.size = n;
 		params.event_ack_batch = conf->event_ack_batch;
-		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_select(cqe_size),
+		cq = cqpoll_cq_alloc(&cqpoll_mlx5_emu_ops, cqpoll_mlx5_poll_of(q),
 				     q, &params);
 		if (cq == NULL)
 			r = -errno;
 	}
+	if (r == 0)
+		live_add(e);
 	if (r < 0) {
 		cqpoll_mlx5_emu_dev_stop(dev);
 		if (q != NULL)
 			(void)cqpoll_ibv_channel_leave(&q->ev);
 		emu_free(dev);
-		free(q);
+		free(e);
 		errno = -r;
 		return NULL;
 	}
@@ -295,12 +355,9 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 static struct cqpoll_mlx5_emu_dev *
 emu_of(struct cqpoll_cq *cq)
 {
-	struct cqpoll_mlx5_cq *q;
-
 	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops)
 		return NULL;
-	q = cqpoll_cq_priv(cq);
-	return q->emu;
+	return cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
 }
 
 int

@@ -169,8 +169,9 @@ cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev)
 		channel_raise(dev);
 		__atomic_store_n(&dev->timer_due, 0, __ATOMIC_RELEASE);
 	}
-	/* Held compressed completions wait at most until the device looks again. */
-	cqpoll_mlx5_emu_zip_flush(dev);
+	/* Held compressed completions are written once their window closed. */
+	if (dev->nzip != 0 && cqpoll_now_ns() - dev->zip_since >= CQPOLL_MLX5_EMU_ZIP_WINDOW_NS)
+		cqpoll_mlx5_emu_zip_flush(dev);
 	/* Our last CQE's op_own store before the doorbell load: see above. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	word = __atomic_exchange_n(uar_doorbell(dev), 0, __ATOMIC_SEQ_CST);

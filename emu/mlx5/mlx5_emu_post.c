@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "cqpoll_emu.h"
+#include "emu_util.h"
 #include "mlx5_emu_private.h"
 #include "mlx5_prm.h"
 
@@ -205,9 +205,21 @@ write_cqe(struct cqpoll_mlx5_emu_dev *dev, const struct mlx5_cqe64 *tmp,
 	/* 128-byte slots: the first half is inline data or zeros. */
 	if (dev->dv.cqe_size == 128)
 		memcpy((uint8_t *)cqe - 64, pre, 64);
+	op = (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size));
+	if (dev->enhanced) {
+		/*
+		 * Enhanced layout: validity is the lap's count (§6), published
+		 * with op_own in one store, last: a reader never sees a new
+		 * count beside an old op_own.
+		 */
+		memcpy(cqe, tmp, offsetof(struct mlx5_cqe64, signature));
+		__atomic_store_n((uint16_t *)(void *)&cqe->signature,
+				 htole16((uint16_t)(cqpoll_mlx5_vic(dev->pi, size) | op << 8)),
+				 __ATOMIC_RELEASE);
+		return;
+	}
 	memcpy(cqe, tmp, offsetof(struct mlx5_cqe64, op_own));
-	__atomic_store_n(&cqe->op_own,
-			 (uint8_t)(op | cqpoll_mlx5_sw_owner(dev->pi, size)), __ATOMIC_RELEASE);
+	__atomic_store_n(&cqe->op_own, op, __ATOMIC_RELEASE);
 }
 
 /* After CQEs up to pi - 1 were written: solicited bookkeeping, the arm (§5.3). */
@@ -249,11 +261,53 @@ compatible(const struct cqpoll_mlx5_emu_dev *dev, const struct cqpoll_completion
 		 wqe_counter_of(c) == (uint16_t)(wqe_counter_of(f) + dev->nzip));
 }
 
+/* Fill a mini CQE from a held completion (§6). */
+static void
+mini_of(const struct cqpoll_completion *c, struct cqpoll_mlx5_mini_cqe *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->byte_cnt = htobe32(c->byte_len);
+	if (c->opcode != CQPOLL_OP_RECV) {
+		m->wqe_counter = htobe16(wqe_counter_of(c));
+		m->s_wqe_opcode = wqe_opcode(c);
+	}
+}
+
+/*
+ * Enhanced layout: the first held completion as a plain CQE, the title,
+ * then blocks of up to 7 minis, each in the slot of its first completion
+ * with count - 1 in the opcode nibble; the other slots are holes.
+ */
+static void
+flush_enhanced(struct cqpoll_mlx5_emu_dev *dev, uint32_t m, const struct mlx5_cqe64 *title,
+	       const uint8_t pre[64], uint8_t op, int se)
+{
+	struct cqpoll_mlx5_mini_cqe mini[CQPOLL_MLX5_MINI_PER_BLOCK];
+	uint32_t i = 1, k, j;
+	struct mlx5_cqe64 blk;
+
+	write_cqe(dev, title, pre, op);
+	written(dev, 1, se);
+	while (i < m) {
+		k = m - i < CQPOLL_MLX5_MINI_PER_BLOCK ? m - i : CQPOLL_MLX5_MINI_PER_BLOCK;
+		memset(&blk, 0, sizeof(blk));
+		for (j = 0; j < k; j++)
+			mini_of(&dev->zip[i + j], &mini[j]);
+		memcpy(&blk, mini, k * sizeof(mini[0]));
+		write_cqe(dev, &blk, pre, (uint8_t)((k - 1) << 4 |
+			  CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT |
+			  (se ? CQPOLL_MLX5_OP_OWN_SE : 0)));
+		written(dev, k, se);
+		i += k;
+	}
+}
+
 /*
  * Write the held completions: one alone as a plain CQE, more as a session:
- * the mini arrays at h + 1, h + 8, h + 16, ... first, then the title at h
- * with the count in byte_cnt and format 3, op_own last. The slots between
- * are holes the device does not write.
+ * basic layout, the mini arrays at h + 1, h + 8, h + 16, ... first, then the
+ * title at h with the count in byte_cnt and format 3, op_own last; enhanced
+ * layout, a plain title then blocks. The slots between are holes the device
+ * does not write.
  */
 int
 cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev)
@@ -270,27 +324,24 @@ cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev)
 	if (encode(&dev->zip[0], dev->dv.cqe_size, &tmp, pre, &op) != 0)
 		return -EINVAL;
 	se = (op & CQPOLL_MLX5_OP_OWN_SE) != 0;
+	if (m > 1)
+		dev->stats.sessions++;
+	if (dev->enhanced) {
+		flush_enhanced(dev, m, &tmp, pre, op, se);
+		return 0;
+	}
 	if (m > 1) {
 		for (k = 0; k * CQPOLL_MLX5_MINI_PER_ARRAY < m; k++) {
 			memset(mini, 0, sizeof(mini));
 			for (i = 0; i < CQPOLL_MLX5_MINI_PER_ARRAY &&
-			     k * CQPOLL_MLX5_MINI_PER_ARRAY + i < m; i++) {
-				const struct cqpoll_completion *c =
-					&dev->zip[k * CQPOLL_MLX5_MINI_PER_ARRAY + i];
-
-				mini[i].byte_cnt = htobe32(c->byte_len);
-				if (c->opcode != CQPOLL_OP_RECV) {
-					mini[i].wqe_counter = htobe16(wqe_counter_of(c));
-					mini[i].s_wqe_opcode = wqe_opcode(c);
-				}
-			}
+			     k * CQPOLL_MLX5_MINI_PER_ARRAY + i < m; i++)
+				mini_of(&dev->zip[k * CQPOLL_MLX5_MINI_PER_ARRAY + i], &mini[i]);
 			memcpy(cqpoll_mlx5_cqe(dev->dv.buf,
 					       cqpoll_mlx5_mini_array_idx(dev->pi, k),
 					       size, dev->dv.cqe_size), mini, sizeof(mini));
 		}
 		tmp.byte_cnt = htobe32(m);
 		op |= CQPOLL_MLX5_FORMAT_COMPRESSED << CQPOLL_MLX5_OP_OWN_FORMAT_SHIFT;
-		dev->stats.sessions++;
 	}
 	write_cqe(dev, &tmp, pre, op);
 	written(dev, m, se);
@@ -301,15 +352,13 @@ int
 cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 {
 	struct cqpoll_mlx5_emu_dev *dev;
-	struct cqpoll_mlx5_cq *q;
 	struct mlx5_cqe64 tmp;
 	uint8_t pre[64], op;
 	int r;
 
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops)
 		return -EINVAL;
-	q = cqpoll_cq_priv(cq);
-	dev = q->emu;
+	dev = cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
 	r = encode(comp, dev->dv.cqe_size, &tmp, pre, &op);
 	if (r < 0)
 		return r;
@@ -325,7 +374,9 @@ cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (dev->compress && compressible(comp)) {
 		if (dev->nzip != 0 && !compatible(dev, comp))
 			cqpoll_mlx5_emu_zip_flush(dev);
-		/* Held until the session is full or the device thread's next look. */
+		/* Held until the session is full or its window closed (a device look). */
+		if (dev->nzip == 0)
+			dev->zip_since = cqpoll_now_ns();
 		dev->zip[dev->nzip++] = *comp;
 		if (dev->nzip == CQPOLL_MLX5_EMU_ZIP_MAX)
 			cqpoll_mlx5_emu_zip_flush(dev);

@@ -29,6 +29,11 @@ enum cqpoll_mlx5_emu_state {
 
 /* Completions one compressed session holds at most (the device's choice). */
 #define CQPOLL_MLX5_EMU_ZIP_MAX 32
+/*
+ * How long the device holds a completion for a compressed session: the
+ * first look at the doorbell after this writes the session.
+ */
+#define CQPOLL_MLX5_EMU_ZIP_WINDOW_NS 20000u
 /* Origin of the device clock: far from any CLOCK_MONOTONIC value. */
 #define CQPOLL_MLX5_EMU_CLOCK_ORIGIN 0x3c00000000000000ull
 
@@ -68,7 +73,9 @@ struct cqpoll_mlx5_emu_dev {
 	int broken;          /* overrun: the CQ is in error */
 	/* Compression: completions held for the next session, in post order. */
 	int compress;
+	int enhanced;        /* enhanced layout: blocks after a plain title */
 	uint32_t nzip;
+	uint64_t zip_since;  /* when the first held completion was posted */
 	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 
@@ -77,6 +84,27 @@ struct cqpoll_mlx5_emu_dev {
 	int thread_started;
 	int stop;
 };
+
+/* The driver's per-CQ state, and the device under it. */
+struct cqpoll_mlx5_emu_cq {
+	struct cqpoll_mlx5_cq q; /* first: the driver's priv is this */
+	struct cqpoll_mlx5_emu_dev *emu;
+	struct cqpoll_mlx5_emu_cq *next; /* live list (the oracle's) */
+};
+
+static inline struct cqpoll_mlx5_emu_dev *
+cqpoll_mlx5_emu_dev_of(void *priv)
+{
+	return ((struct cqpoll_mlx5_emu_cq *)priv)->emu;
+}
+
+extern const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops;
+
+/*
+ * The oracle of the CQ whose driver state is @p priv: 1 if stranded, 0 if not,
+ * -ENOTSUP if @p priv is no live emulated CQ.
+ */
+int cqpoll_mlx5_emu_stranded(void *priv);
 
 int cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev);
 void cqpoll_mlx5_emu_dev_evaluate(struct cqpoll_mlx5_emu_dev *dev);

@@ -9,9 +9,10 @@
  * The context's ops (poll_cq, req_notify_cq), its extended ops (create_cq_ex,
  * query_device_ex) and the ibv_cq_ex poll functions (start_poll, next_poll,
  * end_poll, read_*) are filled in, so the verbs driver's production code calls
- * the real libibverbs inlines on it. Only what needs a kernel device (channel
- * and CQ creation and destruction, ibv_get_cq_event(), ibv_ack_cq_events())
- * goes through a seam inside the driver, which recognises emulated contexts.
+ * the real libibverbs inlines on it. What needs a kernel device (channel and
+ * CQ creation and destruction, ibv_get_cq_event(), ibv_ack_cq_events()) is
+ * served by libcqpoll_emu's own definitions of those libibverbs functions, for
+ * emulated contexts only; the driver never asks whether a context is emulated.
  *
  * The arm is edge-only: an event fires only for a completion made visible
  * after the arm, the weakest contract verbs allows. Faults widen the race

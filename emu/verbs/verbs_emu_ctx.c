@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * verbs-emu device: the context libibverbs' inlines see, its completion
- * channels, and the backend the verbs driver uses for what needs a kernel.
+ * verbs-emu device: the context libibverbs' inlines see, and its completion
+ * channels.
  */
 
 #include <errno.h>
@@ -14,12 +14,22 @@
 #include "verbs_emu_private.h"
 #include "verbs_private.h"
 
-/* Recognised by address: a real provider never hands out this device. */
-static struct ibv_device emu_device = {
-	.node_type = IBV_NODE_UNKNOWN,
-	.transport_type = IBV_TRANSPORT_UNKNOWN,
-	.name = "verbs-emu",
-	.dev_name = "verbs-emu",
+/*
+ * Recognised by address: a real provider never hands out this device. Laid
+ * out as libibverbs' struct verbs_device (the device, then the provider's
+ * ops), with no provider ops: provider checks such as mlx5dv_is_supported()
+ * read that pointer, and find that no provider owns this device.
+ */
+static struct {
+	struct ibv_device dev;
+	const void *provider_ops;
+} emu_device = {
+	.dev = {
+		.node_type = IBV_NODE_UNKNOWN,
+		.transport_type = IBV_TRANSPORT_UNKNOWN,
+		.name = "verbs-emu",
+		.dev_name = "verbs-emu",
+	},
 };
 
 /*
@@ -114,7 +124,7 @@ cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults, uint32_t fla
 	emu->refs = 1;
 	pthread_mutex_init(&emu->lock, NULL);
 	ctx = &emu->vctx.context;
-	ctx->device = &emu_device;
+	ctx->device = &emu_device.dev;
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
 	ctx->num_comp_vectors = 1;
@@ -135,7 +145,7 @@ cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults, uint32_t fla
 bool
 cqpoll_verbs_emu_is_context(const struct ibv_context *ctx)
 {
-	return ctx != NULL && ctx->device == &emu_device;
+	return ctx != NULL && ctx->device == &emu_device.dev;
 }
 
 void
@@ -212,13 +222,3 @@ cqpoll_verbs_emu_ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 	free(c);
 	return 0;
 }
-
-const struct cqpoll_verbs_backend cqpoll_verbs_backend_emu = {
-	.name = "verbs-emu",
-	.create_channel = cqpoll_verbs_emu_ibv_create_comp_channel,
-	.destroy_channel = cqpoll_verbs_emu_ibv_destroy_comp_channel,
-	.create_cq = cqpoll_verbs_emu_ibv_create_cq,
-	.destroy_cq = cqpoll_verbs_emu_ibv_destroy_cq,
-	.events = &cqpoll_verbs_emu_events,
-	.stranded = cqpoll_verbs_emu_ibv_stranded,
-};

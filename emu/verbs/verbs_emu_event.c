@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * verbs-emu events: queueing on the channel, ibv_get_cq_event() and
- * ibv_ack_cq_events() as the seam implements them, and the oracle.
+ * ibv_ack_cq_events() as libcqpoll_emu serves them (verbs_emu_ibv.c), and the
+ * oracle.
  */
 
 #include <errno.h>
@@ -130,8 +131,3 @@ cqpoll_verbs_emu_ibv_stranded(struct ibv_cq *cq)
 	/* A queued event wakes the consumer, which then polls everything. */
 	return queued != 0 ? 0 : 1;
 }
-
-const struct cqpoll_ibv_events cqpoll_verbs_emu_events = {
-	.get_cq_event = cqpoll_verbs_emu_ibv_get_cq_event,
-	.ack_cq_events = cqpoll_verbs_emu_ibv_ack_cq_events,
-};

@@ -21,7 +21,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "cqpoll_emu.h"
+#include "emu_util.h"
 #include "cqpoll_verbs_emu.h"
 #include "ibv_channel.h"
 
@@ -147,7 +147,5 @@ uint64_t cqpoll_verbs_emu_hca_clock(void);
 uint64_t cqpoll_verbs_emu_wall_ns(void);
 /* Events queued on the channel for cq, not yet read (oracles). */
 uint32_t cqpoll_verbs_emu_queued(struct ibv_cq *cq);
-/* The channel read as the demux reads a real one. */
-extern const struct cqpoll_ibv_events cqpoll_verbs_emu_events;
 
 #endif /* CQPOLL_VERBS_EMU_PRIVATE_H */

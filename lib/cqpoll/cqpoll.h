@@ -112,12 +112,19 @@ int cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info);
  * Destroy a CQ: acknowledge every event consumed and not yet acknowledged, then
  * release the driver's resources. Completions still in the CQ are dropped.
  *
+ * A CQ in a poll group is refused: remove it first (cqpoll_group_remove()),
+ * or destroy the group, on the group's thread. Removing it here instead would
+ * race with the group's thread, which may be polling it or sleeping on it.
+ *
  * @param cq
  *   The CQ; NULL is ignored.
+ * @return
+ *   - 0: destroyed (or @p cq was NULL).
+ *   - -EBUSY: @p cq is in a poll group; nothing was done, the CQ is intact.
  *
  * Thread safety: no other call may use @p cq during or after this one.
  */
-void cqpoll_cq_destroy(struct cqpoll_cq *cq);
+int cqpoll_cq_destroy(struct cqpoll_cq *cq);
 
 /**
  * Poll, and arm the CQ when it is empty: the only safe way into sleep.
@@ -140,6 +147,9 @@ void cqpoll_cq_destroy(struct cqpoll_cq *cq);
  *   - > 0: completions read; the CQ may or may not be armed; call again.
  *   - 0: the CQ is empty and armed; an event will come for any new entry.
  *   - -EINVAL: @p cq or @p comps is NULL, or @p n is 0.
+ *   - -EAGAIN: a report-missed device said "missed" on 64 arms in a row
+ *     while its polls found nothing: the CQ is not armed. Call again (poll
+ *     on); do not sleep on it.
  *   - other < 0: -errno from the driver's poll or arm.
  *
  * Thread safety: consumer thread only (see cqpoll_poll_burst()).
@@ -219,7 +229,11 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  * Sleeping is refused unless the CQ is armed, so a caller cannot sleep
  * through a completion that already arrived. Every sleep is bounded: the
  * timeout is the safety net that turns a lost wake-up into a delay, and it is
- * counted in cqpoll_cq_stats::wait_timeouts.
+ * counted in cqpoll_cq_stats::wait_timeouts. If the first poll after a
+ * timeout finds completions, the arm fired and its event was lost or is late:
+ * the CQ is no longer armed (cqpoll_poll_and_arm() arms it again), and the
+ * timeout counts in cqpoll_cq_stats::timeout_recoveries when those
+ * completions were visible before the sleep (doc/guides/contract.md, 8).
  *
  * @param cq
  *   The CQ.
@@ -227,7 +241,8 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  *   Safety-net timeout, 1 .. 3600000 ms.
  * @return
  *   - 1: an event was consumed; poll the CQ.
- *   - 0: the timeout passed; poll the CQ (it is still armed).
+ *   - 0: the timeout passed; poll the CQ (it stays armed if the poll is
+ *     empty).
  *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
  *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
  *   - -EINTR: a signal interrupted the sleep.

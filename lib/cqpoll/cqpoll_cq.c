@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
@@ -24,13 +25,6 @@ default_event_ack(void *priv, unsigned int n)
 	(void)priv;
 	(void)n;
 	return 0;
-}
-
-static int
-default_stranded(void *priv)
-{
-	(void)priv;
-	return -ENOTSUP;
 }
 
 const char *
@@ -96,7 +90,15 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = calloc(1, sizeof(*cq));
+	if (cqpoll_socket_check((params->flags & CQPOLL_CQ_PARAMS_F_SOCKET_ID) ?
+				params->socket_id : CQPOLL_SOCKET_ANY,
+				"cq alloc") != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cqpoll_mem_alloc(sizeof(*cq),
+			      (params->flags & CQPOLL_CQ_PARAMS_F_SOCKET_ID) ?
+			      params->socket_id : CQPOLL_SOCKET_ANY);
 	if (cq == NULL) {
 		CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s: out of memory", ops->name);
 		errno = ENOMEM;
@@ -108,8 +110,6 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 	cq->ops = *ops;
 	if (cq->ops.event_ack == NULL)
 		cq->ops.event_ack = default_event_ack;
-	if (cq->ops.stranded == NULL)
-		cq->ops.stranded = default_stranded;
 	cq->arm = params->arm;
 	cq->size = params->size;
 	cq->event_ack_batch = params->event_ack_batch != 0 ?
@@ -129,16 +129,20 @@ cqpoll_cq_driver(const struct cqpoll_cq *cq)
 	return cq != NULL ? cq->driver : NULL;
 }
 
-void
+int
 cqpoll_cq_destroy(struct cqpoll_cq *cq)
 {
 	if (cq == NULL)
-		return;
+		return 0;
+	/* The group would poll freed memory at its next iteration. */
+	if (cq->group != NULL)
+		return -EBUSY;
 	/* Verbs blocks destroy until every event was acked: never leave any. */
 	if (cq->events_unacked != 0)
 		cq->ops.event_ack(cq->fp.priv, cq->events_unacked);
 	cq->ops.destroy(cq->fp.priv);
-	free(cq);
+	cqpoll_mem_free(cq);
+	return 0;
 }
 
 int

@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+struct cqpoll_monitor_cond;
+
 /**
  * Control operations of a driver, one const table per driver. Optional
  * members may be NULL; cqpoll_cq_alloc() replaces them with defaults so the
@@ -44,14 +46,15 @@ struct cqpoll_driver_ops {
 	int (*event_get)(void *priv);
 	/** Acknowledge @p n consumed events. Optional: default does nothing. */
 	int (*event_ack)(void *priv, unsigned int n);
-	/**
-	 * Ground-truth oracle of an emulated device: 1 if a completion is visible
-	 * past the consumer index and no event is pending or due for it, else 0.
-	 * Optional: default returns -ENOTSUP (real hardware cannot tell).
-	 */
-	int (*stranded)(void *priv);
 	/** Release the driver's state. Mandatory. */
 	void (*destroy)(void *priv);
+	/**
+	 * Where the next completion will appear, for a power-monitor wait
+	 * (cqpoll_monitor.h): its address and the test that says it arrived.
+	 * Optional: NULL means the driver cannot tell (-ENOTSUP).
+	 * @return 0; -EAGAIN if completions are already visible.
+	 */
+	int (*get_monitor_addr)(void *priv, struct cqpoll_monitor_cond *cond);
 };
 
 /** Per-CQ parameters given to cqpoll_cq_alloc(). */
@@ -59,7 +62,16 @@ struct cqpoll_cq_params {
 	enum cqpoll_arm_semantics arm; /**< What this CQ's arm guarantees. */
 	uint32_t size;                 /**< Entries the CQ holds. */
 	uint32_t event_ack_batch;      /**< 0: the build-time default. */
+	uint32_t flags;                /**< CQPOLL_CQ_PARAMS_F_* flags. */
+	/**
+	 * NUMA socket of the handle, with CQPOLL_CQ_PARAMS_F_SOCKET_ID
+	 * (cqpoll_alloc.h); without it, the C library's allocator.
+	 */
+	int socket_id;
 };
+
+/** cqpoll_cq_params::socket_id is set. */
+#define CQPOLL_CQ_PARAMS_F_SOCKET_ID (1u << 0)
 
 /**
  * Wrap a driver's CQ in a handle.
@@ -74,7 +86,7 @@ struct cqpoll_cq_params {
  *   Arm semantics, size and ack batching.
  * @return
  *   The handle, or NULL with errno set (EINVAL: a mandatory op or argument
- *   is missing; ENOMEM).
+ *   is missing, or the socket does not exist; ENOMEM). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */
@@ -106,37 +118,6 @@ void *cqpoll_cq_priv(const struct cqpoll_cq *cq);
  * Thread safety: safe from any thread while the CQ exists.
  */
 const struct cqpoll_driver_ops *cqpoll_cq_driver(const struct cqpoll_cq *cq);
-
-/**
- * Arm the CQ without polling it again: UNSAFE.
- *
- * This is "arm, then sleep", the transition that loses wake-ups on edge and
- * report-missed devices. It exists only as the negative control of tests and
- * for testpmd-cq's --transition=naive experiments. Marks the CQ armed, so that
- * cqpoll_cq_wait() accepts to sleep.
- *
- * @param cq
- *   The CQ.
- * @return
- *   0, or -EINVAL if @p cq is NULL, or -errno from the driver. A report-missed
- *   arm's positive return is ignored, as naive code does.
- *
- * Thread safety: consumer thread only.
- */
-int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
-
-/**
- * Ask the device's oracle whether a completion is stranded (visible, with no
- * event pending or due).
- *
- * @param cq
- *   The CQ.
- * @return
- *   1 or 0; -ENOTSUP if the driver has no oracle; -EINVAL if @p cq is NULL.
- *
- * Thread safety: consumer thread only.
- */
-int cqpoll_cq_stranded(struct cqpoll_cq *cq);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 #include <poll.h>
 #include <string.h>
 
-#include "cqpoll_emu.h"
+#include "cqpoll_clock.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
@@ -71,19 +71,52 @@ cqpoll_cq_event_ack(struct cqpoll_cq *cq)
 	return ack_unacked(cq);
 }
 
-int
-cqpoll_cq_stranded(struct cqpoll_cq *cq)
+void
+cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
 {
-	if (cq == NULL)
-		return -EINVAL;
-	return cq->ops.stranded(cq->fp.priv);
+#ifdef CQPOLL_TEST_NO_SAFETY_NET
+	/* Negative control only (test build): a timeout judges nothing. */
+	return;
+#endif
+	/* Only an arm believed in force can have had its event lost. */
+	if (!cq->armed)
+		return;
+	cq->t_timeout_sleep = t_sleep;
+	cq->fp.timeout_unchecked = 1;
+}
+
+/*
+ * The rule (doc/guides/contract.md, "The safety net"): poll-and-arm returned 0
+ * (empty, and the arm guarantees an event for anything that lands), no event
+ * was consumed since, and a poll after the timeout finds completions. Then
+ * the arm fired and its event is lost or later than the whole timeout. It is
+ * a recovery, a lost wake-up seen on any device, when the completions were
+ * visible before the sleep: the oldest one's host timestamp says so; without
+ * one, nothing tells "visible before" from "landed during the sleep with its
+ * event still on its way", and both count.
+ */
+void
+cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
+			const struct cqpoll_completion *comps, int n)
+{
+	cq->fp.timeout_unchecked = 0;
+	if (n <= 0 || !cq->armed)
+		return;
+	/* Its event is lost or late: either way the arm is spent, arm again. */
+	cq->armed = false;
+	if ((comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) != 0 &&
+	    comps[0].timestamp >= cq->t_timeout_sleep)
+		return;
+	cqpoll_stat_add(&cq->fp.stats.timeout_recoveries, 1);
+	/* After the timeout's own wake event: this one recovered work. */
+	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_RECOVERY, 0, (uint32_t)n);
 }
 
 int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
 	struct pollfd pfd;
-	uint64_t t0;
+	uint64_t t_sleep;
 	int r;
 
 	if (cq == NULL || timeout_ms <= 0 || timeout_ms > CQPOLL_WAIT_TIMEOUT_MS_MAX) {
@@ -93,15 +126,15 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	}
 	if (!cq->armed)
 		return -EAGAIN;
-	/* Only emulated devices answer; real ones return -ENOTSUP. */
-	if (cq->ops.stranded(cq->fp.priv) == 1)
+	/* Only a registered check answers (emulated devices' ground truth). */
+	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->fp.stats.lost_wakeups, 1);
 	cqpoll_stat_add(&cq->fp.stats.waits, 1);
 	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
 		       (void *)cq, timeout_ms);
 	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
-	/* The clock is read only for a tracer. */
-	t0 = cqpoll_trace_get_hook() != NULL ? cqpoll_now_ns() : 0;
+	/* The start of the sleep: a timeout's recovery is judged against it. */
+	t_sleep = cqpoll_now_ns();
 	pfd.fd = cq->ops.event_fd(cq->fp.priv);
 	pfd.events = POLLIN;
 	pfd.revents = 0;
@@ -117,7 +150,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
 			       (void *)cq, timeout_ms);
 		CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_TIMEOUT,
-			     t0 != 0 ? cqpoll_now_ns() - t0 : 0, 0);
+			     cqpoll_now_ns() - t_sleep, 0);
+		cqpoll_cq_timeout_mark(cq, t_sleep);
 		return 0;
 	}
 	r = cqpoll_cq_event_get(cq);
@@ -127,7 +161,7 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	if (r < 0)
 		return r;
 	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,
-		     t0 != 0 ? cqpoll_now_ns() - t0 : 0, 0);
+		     cqpoll_now_ns() - t_sleep, 0);
 	/* Readable with nothing for us (a shared channel): like a timeout. */
 	return r > 0 ? 1 : 0;
 }

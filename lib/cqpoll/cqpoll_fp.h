@@ -47,9 +47,30 @@ struct cqpoll_cq_fp {
 	void *priv;                /**< Driver's per-CQ state. */
 	/** Set when an event was consumed: the next poll tells if it was spurious. */
 	uint32_t event_unchecked;
-	uint32_t reserved;         /**< Padding; keeps stats 8-byte aligned. */
+	/**
+	 * Set when a sleep on the armed CQ ended by timeout: the next poll tells
+	 * whether its event was lost (cqpoll_cq_stats::timeout_recoveries).
+	 */
+	uint32_t timeout_unchecked;
 	struct cqpoll_cq_stats stats; /**< Counters; see cqpoll_cq_stats_get(). */
 };
+
+/**
+ * @internal
+ * After a timeout (timeout_unchecked set): judge what the first poll found.
+ * Completions in a CQ still armed mean its event was lost or late: the arm is
+ * spent, and it is counted as a timeout recovery if the completions were
+ * visible before the sleep. Called by cqpoll_poll_burst() only.
+ *
+ * @param cq
+ *   The CQ.
+ * @param comps
+ *   What the poll wrote.
+ * @param n
+ *   What the poll returned.
+ */
+void cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
+			     const struct cqpoll_completion *comps, int n);
 /** @endcond */
 
 /**
@@ -92,6 +113,9 @@ cqpoll_poll_burst(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 			cqpoll_stat_add(&fp->stats.spurious_events, 1);
 	}
 	fp->event_unchecked = 0;
+	/* Rare: only the first poll after a sleep that timed out. */
+	if (fp->timeout_unchecked != 0)
+		cqpoll_cq_timeout_check(cq, comps, r);
 	return r;
 }
 

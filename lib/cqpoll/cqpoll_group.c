@@ -12,9 +12,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
 #define GROUP_BURST_DEFAULT 32
@@ -41,7 +43,7 @@ cqpoll_group_mode_name(enum cqpoll_group_mode mode)
 
 static int
 policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
-	     const char *args)
+	     const char *args, int socket_id)
 {
 	size_t size;
 	int r;
@@ -53,9 +55,9 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 			       ops->name != NULL ? ops->name : "(unnamed)");
 		return -EINVAL;
 	}
-	/* calloc alignment suits any type; never ask for 0 bytes. */
+	/* 64-byte alignment suits any type; never ask for 0 bytes. */
 	size = ops->state_size != 0 ? ops->state_size : 1;
-	g->policy_state = calloc(1, size);
+	g->policy_state = cqpoll_mem_alloc(size, socket_id);
 	if (g->policy_state == NULL)
 		return -ENOMEM;
 	r = ops->init(g->policy_state, args);
@@ -74,10 +76,22 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	struct cqpoll_group_conf def = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	struct cqpoll_group *g;
-	int r;
+	int r, socket_id;
 
 	if (conf == NULL)
 		conf = &def;
+	if ((conf->flags & ~CQPOLL_GROUP_F_SOCKET_ID) != 0) {
+		CQPOLL_LOG_LIB(ERR, "group create: unknown flags 0x%x",
+			       conf->flags & ~CQPOLL_GROUP_F_SOCKET_ID);
+		errno = EINVAL;
+		return NULL;
+	}
+	socket_id = (conf->flags & CQPOLL_GROUP_F_SOCKET_ID) ? conf->socket_id :
+		CQPOLL_SOCKET_ANY;
+	if (cqpoll_socket_check(socket_id, "group create") != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (!mode_valid((int)conf->mode) || conf->burst > GROUP_BURST_MAX ||
 	    conf->wait_timeout_ms > GROUP_TIMEOUT_MS_MAX) {
 		CQPOLL_LOG_LIB(ERR, "group create: %s",
@@ -88,7 +102,7 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 		errno = EINVAL;
 		return NULL;
 	}
-	g = calloc(1, sizeof(*g));
+	g = cqpoll_mem_alloc(sizeof(*g), socket_id);
 	if (g == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group create: out of memory");
 		errno = ENOMEM;
@@ -106,12 +120,12 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 					CQPOLL_GROUP_COLD_US_DEFAULT) * 1000u;
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
-	g->comps = calloc(g->burst, sizeof(*g->comps));
+	g->comps = cqpoll_mem_alloc((size_t)g->burst * sizeof(*g->comps), socket_id);
 	if (g->comps == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = policy_setup(g, conf->policy, conf->policy_args);
+	r = policy_setup(g, conf->policy, conf->policy_args, socket_id);
 	if (r < 0)
 		goto fail;
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -148,18 +162,21 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 		free(g->fds[i]->members);
 		free(g->fds[i]);
 	}
-	for (i = 0; i < g->n; i++)
+	for (i = 0; i < g->n; i++) {
+		/* The CQ outlives the group: it may be destroyed or added again. */
+		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
+	}
 	free(g->fds);
 	free(g->members);
 	free(g->active);
-	free(g->comps);
-	free(g->policy_state);
+	cqpoll_mem_free(g->comps);
+	cqpoll_mem_free(g->policy_state);
 	if (g->wake_fd >= 0)
 		close(g->wake_fd);
 	if (g->epfd >= 0)
 		close(g->epfd);
-	free(g);
+	cqpoll_mem_free(g);
 }
 
 /* Room for @need pointers: the (maybe moved) array, or NULL on ENOMEM. */
@@ -317,10 +334,12 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 			       (void *)g);
 		return -EBUSY;
 	}
-	if (member_find(g, cq) >= 0) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already a member",
-			       (void *)g, (void *)cq);
-		return -EEXIST;
+	/* In this group or another: two pollers of one CQ lose completions. */
+	if (cq->group != NULL) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already in %s group",
+			       (void *)g, (void *)cq,
+			       cq->group == g ? "this" : "another");
+		return -EBUSY;
 	}
 	fd = cqpoll_cq_event_fd(cq);
 	if (fd < 0) {
@@ -343,7 +362,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	m->cq = cq;
 	m->cb = cb;
 	m->arg = arg;
-	m->oracle = cqpoll_cq_stranded(cq) != -ENOTSUP;
+	m->oracle = cqpoll_sleep_check_run(cq) != -ENOTSUP;
 	r = fd_attach(g, m, fd);
 	if (r < 0) {
 		free(m);
@@ -351,6 +370,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	}
 	g->members[g->n++] = m;
 	g->noracle += m->oracle;
+	cq->group = g;
 	/* Not armed by the group yet: the next transition must arm it. */
 	cqpoll_group_activate(g, m);
 	return 0;
@@ -373,6 +393,7 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 	cqpoll_group_deactivate(g, m);
 	g->noracle -= m->oracle;
 	fd_detach(g, m);
+	cq->group = NULL;
 	/* Keep the order of the others: polling order is fairness order. */
 	memmove(&g->members[i], &g->members[i + 1],
 		(size_t)(g->n - (unsigned int)i - 1) * sizeof(g->members[0]));

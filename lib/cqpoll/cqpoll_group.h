@@ -56,6 +56,12 @@ enum cqpoll_group_mode {
 enum cqpoll_policy_action {
 	CQPOLL_POLICY_KEEP_POLLING = 0, /**< Poll again. */
 	CQPOLL_POLICY_SLEEP,            /**< Arm every CQ and sleep. */
+	/**
+	 * Wait a little in a low-power state on the CQs' next-completion
+	 * addresses (cqpoll_monitor.h), bounded, arming nothing; where the
+	 * power-monitor tier is off, keep polling. EXPERIMENTAL.
+	 */
+	CQPOLL_POLICY_MONITOR,
 };
 
 /**
@@ -122,6 +128,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *  - probe_ms=MS: if no wake-up was measured for MS ms, sleep once to measure
  *    one, since the cost is only learnt by sleeping (default 100; 0: never).
  *    Each measurement counts at most twice the current estimate.
+ *  - monitor_us=US: cost of a wake-up from a power-monitor wait
+ *    (cqpoll_monitor.h); an expected silence longer than that but not worth
+ *    a sleep is spent in a monitor wait (CQPOLL_POLICY_MONITOR) instead of
+ *    polling (default 0: never).
  *
  * @return
  *   The policy's ops table (static).
@@ -135,7 +145,9 @@ const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
  * predictable intervals, it sleeps on a timer (clock_nanosleep, nothing
  * armed) for part of the time left before the next one is due, then polls
  * for it, so the arrival finds the group polling while most of the gap costs
- * no CPU. When arrivals are not predictable the adaptive policy decides.
+ * no CPU. When arrivals are not predictable, or their jitter is wider than
+ * a wake-up (polling through it would cost more than sleeping armed), the
+ * adaptive policy decides.
  *
  * A nap arms no CQ: completions that arrive during one wait in their CQ and
  * are polled right after it, so a nap may delay a completion but never
@@ -232,6 +244,14 @@ struct cqpoll_group_conf {
 	uint32_t wait_timeout_ms;
 	/** Completions read per CQ poll, 1 .. 1024; 0: 32. */
 	uint32_t burst;
+	/** CQPOLL_GROUP_F_* flags. */
+	uint32_t flags;
+	/**
+	 * NUMA socket of the group's state and completion buffer, with
+	 * CQPOLL_GROUP_F_SOCKET_ID (cqpoll_alloc.h); without it, the C
+	 * library's allocator (first touch).
+	 */
+	int socket_id;
 	/**
 	 * Busy and adaptive modes: a CQ that found nothing for this many µs
 	 * goes cold: the group arms it (cqpoll_poll_and_arm()) and stops
@@ -241,6 +261,9 @@ struct cqpoll_group_conf {
 	 */
 	uint32_t cold_us;
 };
+
+/** cqpoll_group_conf::socket_id is set. */
+#define CQPOLL_GROUP_F_SOCKET_ID (1u << 0)
 
 /** cqpoll_group_conf::cold_us: never stop polling an idle CQ. */
 #define CQPOLL_GROUP_COLD_NEVER UINT32_MAX
@@ -261,7 +284,8 @@ struct cqpoll_group_stats {
 	uint64_t wakeups_xthread; /**< Sleeps ended by a cross-thread wake-up. */
 	/**
 	 * Sleeps begun while some CQ held a completion with no event pending or
-	 * due, by the device oracle (cqpoll_cq_stranded()); emulated devices only.
+	 * due, by the registered sleep check (cqpoll_sleep_check.h): emulated
+	 * devices only; 0 without one.
 	 * Each sleep asks up to 64 members, taking turns in larger groups.
 	 */
 	uint64_t lost_wakeups;
@@ -269,7 +293,9 @@ struct cqpoll_group_stats {
 	 * Sleeps ended by the safety-net timeout in which some CQ held
 	 * completions visible before the sleep began (see
 	 * cqpoll_cq_stats::timeout_recoveries): the detector that works on
-	 * hardware.
+	 * hardware. After such a timeout the group polls its members for lost
+	 * work: all of them up to 64, else a quarter of the group per timeout,
+	 * taking turns.
 	 */
 	uint64_t timeout_recoveries;
 	/** Time awake, from the first iteration on: what is not asleep. */
@@ -294,16 +320,17 @@ struct cqpoll_group_stats {
  * @param conf
  *   Configuration; NULL for defaults (adaptive mode, adaptive policy).
  * @return
- *   The group, or NULL with errno set: EINVAL (bad mode, timeout, burst or
- *   policy parameters), ENOMEM, or an errno from epoll_create1(2) or
- *   eventfd(2).
+ *   The group, or NULL with errno set: EINVAL (bad mode, timeout, burst,
+ *   flags, socket that does not exist, or policy parameters), ENOMEM, or an
+ *   errno from epoll_create1(2) or eventfd(2). The reason is logged.
  *
  * Thread safety: safe from any thread.
  */
 struct cqpoll_group *cqpoll_group_create(const struct cqpoll_group_conf *conf);
 
 /**
- * Destroy a group. Its CQs are not destroyed; they may be left armed.
+ * Destroy a group. Its CQs are not destroyed; they leave the group (and may
+ * then be destroyed or added to a group) and may be left armed.
  *
  * @param g
  *   The group; NULL is ignored.
@@ -319,8 +346,8 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @param g
  *   The group.
  * @param cq
- *   The CQ; it must belong to no other group, and only the group may poll it
- *   until it is removed.
+ *   The CQ; only the group may poll it until it is removed, and it cannot
+ *   be destroyed while in the group (cqpoll_cq_destroy() returns -EBUSY).
  * @param cb
  *   Callback receiving the CQ's completions.
  * @param arg
@@ -328,9 +355,9 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @return
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
- *   - -EEXIST: @p cq is already in the group.
- *   - -EBUSY: called from a callback of the group, or between
- *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
+ *   - -EBUSY: @p cq is already in a group, this one or another; or called
+ *     from a callback of the group, or between cqpoll_group_sleep_prepare()
+ *     and cqpoll_group_sleep_finish().
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the
@@ -472,6 +499,8 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
  *   - -EALREADY: a prepared sleep was not finished.
+ *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
+ *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
  *   - other < 0: -errno from a CQ.
  *
  * Thread safety: one thread per group, the group's thread.
@@ -481,7 +510,10 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
 /**
  * Second half of a sleep in an external event loop, after the wait returned
  * for any reason (a CQ event, another fd, a timeout): consume the events of
- * the group's ready CQs and poll those CQs, as the group's own wake does.
+ * the group's ready CQs and poll those CQs, as the group's own wake does. A
+ * sleep that no CQ event ended and that lasted at least the group's
+ * wait_timeout_ms counts as a timeout and runs the safety net
+ * (cqpoll_group_stats::timeout_recoveries).
  *
  * @param g
  *   The group.

@@ -10,7 +10,8 @@
 #include <stdbool.h>
 
 #include "cqpoll_driver.h"
-#include "cqpoll_emu.h"
+#include "cqpoll_clock.h"
+#include "cqpoll_private.h"
 #include "cqpoll_group.h"
 
 struct cqpoll_group_fd;
@@ -21,7 +22,7 @@ struct cqpoll_group_member {
 	cqpoll_group_cb_t cb;
 	void *arg;
 	struct cqpoll_group_fd *gfd;
-	/* The driver has a ground-truth oracle (emulated devices). */
+	/* The sleep check can judge this CQ (emulated devices). */
 	bool oracle;
 	/*
 	 * Active: not known to be armed and empty. A member leaves the active
@@ -66,12 +67,16 @@ struct cqpoll_group {
 	uint64_t cold_ns;
 	/* Last non-blocking look at the events of cold CQs. */
 	uint64_t t_check;
+	/* Last safety net of a polling group with cold CQs. */
+	uint64_t t_net;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;
 	/* Members with a device oracle, and where the next check starts. */
 	unsigned int noracle;
 	unsigned int oracle_next;
+	/* Where the safety net's next slice starts. */
+	unsigned int net_next;
 	/* Members that may hold completions no event will announce. */
 	struct cqpoll_group_member **active;
 	unsigned int nactive;

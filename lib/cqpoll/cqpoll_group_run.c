@@ -3,7 +3,9 @@
  * The group's loop: poll every CQ, ask the mode or policy whether to sleep,
  * and the group transition into sleep: poll-and-arm on every CQ, sleep only
  * when all of them are empty and armed, one bounded epoll_wait, then the CQs
- * whose events fired are polled first.
+ * whose events fired are polled first. A sleep that ends by timeout runs the
+ * safety net: it polls the members, in slices in large groups, for work whose
+ * event was lost.
  */
 
 #include <errno.h>
@@ -13,11 +15,13 @@
 
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_monitor_private.h"
+#include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
-/* Members whose device oracle one sleep asks (emulated devices only). */
+/* Members the sleep check judges per sleep (see cqpoll_sleep_check.h). */
 #define GROUP_ORACLE_CHECKS 64
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
@@ -29,6 +33,12 @@
  * a hot one's. With no hot CQ left the group looks at every iteration.
  */
 #define GROUP_COLD_CHECK_NS 10000u
+/*
+ * Members the safety net polls per timeout: every member of a group up to
+ * this size, else a quarter of the group, so that each CQ is looked at within
+ * four timeouts and a timeout costs at most a quarter of a full pass.
+ */
+#define GROUP_NET_SLICE_MIN 64
 
 static void
 deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
@@ -78,6 +88,10 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	return total;
 }
 
+#ifdef CQPOLL_TEST_COLD_NAIVE
+int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
+#endif
+
 /*
  * Busy and adaptive modes with cold CQs: poll the active (hot) CQs; one that
  * found nothing for cold_ns goes through poll-and-arm and, empty and armed,
@@ -116,7 +130,10 @@ poll_hot(struct cqpoll_group *g)
 			continue;
 		}
 #ifdef CQPOLL_TEST_COLD_NAIVE
-		/* Negative control only (test build): arm, no second poll. */
+		/*
+		 * Negative control only (test build, linked with libcqpoll_emu,
+		 * which has the naive arm): arm, no second poll.
+		 */
 		r = cqpoll_cq_arm_naive(m->cq);
 #else
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
@@ -129,6 +146,8 @@ poll_hot(struct cqpoll_group *g)
 		if (r == 0) {
 			empty++;
 			cold++;
+			/* Cold from now: the safety net's clock starts here. */
+			m->t_work = now;
 			/* The last active member moves to i: look at it next. */
 			cqpoll_group_deactivate(g, m);
 			continue;
@@ -155,12 +174,13 @@ poll_hot(struct cqpoll_group *g)
  * active and the next pass drains it.
  */
 static int
-transition(struct cqpoll_group *g)
+transition(struct cqpoll_group *g, bool *unarmed)
 {
 	struct cqpoll_group_member *m;
 	unsigned int i = 0, active = g->nactive;
 	int r, total = 0;
 
+	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
 		       (void *)g, g->nactive, g->n);
@@ -168,6 +188,12 @@ transition(struct cqpoll_group *g)
 		m = g->active[i];
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 		count_poll(g, r);
+		if (r == -EAGAIN) {
+			/* Not armed (misses kept being reported): no sleep now. */
+			*unarmed = true;
+			i++;
+			continue;
+		}
 		if (r < 0)
 			return r;
 		if (r == 0) {
@@ -201,7 +227,7 @@ check_oracle(struct cqpoll_group *g)
 	i = g->oracle_next < g->n ? g->oracle_next : 0;
 	for (k = 0; k < n; k++) {
 		m = g->members[i];
-		if (m->oracle && cqpoll_cq_stranded(m->cq) == 1) {
+		if (m->oracle && cqpoll_sleep_check_run(m->cq) == 1) {
 			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
 			break;
 		}
@@ -226,6 +252,19 @@ record_wake_latency(struct cqpoll_group *g, uint64_t lat)
 }
 
 /*
+ * Only host CLOCK_MONOTONIC timestamps may measure a wake-up: a device clock
+ * (CQPOLL_COMPLETION_F_TIMESTAMP_RAW, e.g. mlx5 HCA ticks) subtracted from
+ * host time would feed the policy noise.
+ */
+#ifdef CQPOLL_TEST_RAW_TO_POLICY
+/* Negative control only (test build): any timestamp is taken as host time. */
+#define WAKE_TIMESTAMP_FLAGS \
+	(CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_TIMESTAMP_RAW)
+#else
+#define WAKE_TIMESTAMP_FLAGS CQPOLL_COMPLETION_F_TIMESTAMP
+#endif
+
+/*
  * A CQ whose event fired: poll it before anything else, so a wake costs in
  * proportion to the CQs that have work, not to the size of the group. The
  * first completion that became visible during the sleep measures the wake-up.
@@ -241,8 +280,7 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		count_poll(g, r);
 		if (r <= 0)
 			return r < 0 ? r : total;
-		if (!*measured &&
-		    (g->comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) &&
+		if (!*measured && (g->comps[0].flags & WAKE_TIMESTAMP_FLAGS) &&
 		    g->comps[0].timestamp >= t_sleep) {
 			uint64_t now = cqpoll_now_ns();
 
@@ -256,6 +294,71 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 			break;
 	}
 	return total;
+}
+
+/*
+ * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
+ * members, each still believed armed, since an event may have been lost (a
+ * shared channel read by someone else, a device or driver bug). Work found
+ * re-activates its member, whose arm is spent, so the next transition arms it
+ * again. Members that went cold after @p cold_before are skipped: a polling
+ * group's net looks only at CQs armed for a whole timeout. Returns
+ * completions found, or < 0.
+ */
+static int
+safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
+{
+#ifdef CQPOLL_TEST_NO_SAFETY_NET
+	/* Negative control only (test build): the timeout recovers nothing. */
+	(void)g;
+	(void)t_sleep;
+	(void)cold_before;
+	return 0;
+#else
+	struct cqpoll_group_member *m;
+	unsigned int k, i, n;
+	bool recovered = false;
+	uint64_t before;
+	int r, total = 0;
+
+	if (g->n == 0)
+		return 0;
+	n = (g->n + 3) / 4;
+	if (n < GROUP_NET_SLICE_MIN)
+		n = g->n < GROUP_NET_SLICE_MIN ? g->n : GROUP_NET_SLICE_MIN;
+	i = g->net_next < g->n ? g->net_next : 0;
+	for (k = 0; k < n; k++) {
+		m = g->members[i];
+		if (++i == g->n)
+			i = 0;
+		if (!m->active && m->t_work > cold_before)
+			continue;
+		before = m->cq->fp.stats.timeout_recoveries;
+		cqpoll_cq_timeout_mark(m->cq, t_sleep);
+		r = poll_member(g, m);
+		if (r < 0) {
+			g->net_next = i;
+			return r;
+		}
+		if (r == 0)
+			continue;
+		cqpoll_group_activate(g, m);
+		total += r;
+		if (m->cq->fp.stats.timeout_recoveries != before)
+			recovered = true;
+	}
+	g->net_next = i;
+	if (recovered)
+		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
+	return total;
+#endif
+}
+
+/* The sleep that began at @p t_sleep ended by timeout: every member counts. */
+static int
+safety_net(struct cqpoll_group *g, uint64_t t_sleep)
+{
+	return safety_net_since(g, t_sleep, UINT64_MAX);
 }
 
 static void
@@ -333,7 +436,7 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	bool cq_ready = false, xthread = false;
-	int r;
+	int r, total;
 
 	if (g->nactive == g->n ||
 	    (g->nactive != 0 && now - g->t_check < GROUP_COLD_CHECK_NS))
@@ -341,23 +444,46 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 	g->t_check = now;
 	cqpoll_stat_add(&g->stats.event_checks, 1);
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
-	if (r <= 0)
-		return r < 0 && errno != EINTR ? -errno : 0;
+	if (r < 0)
+		return errno != EINTR ? -errno : 0;
 	/* No wake-up to measure: the group did not sleep (t_sleep = now). */
-	return take_ready(g, evs, r, now, &cq_ready, &xthread);
+	total = r > 0 ? take_ready(g, evs, r, now, &cq_ready, &xthread) : 0;
+	if (total < 0)
+		return total;
+	/*
+	 * A polling group never times out a sleep, so it runs the safety net
+	 * on its own clock: once per wait_timeout_ms while it has cold CQs,
+	 * after the events at hand were taken, so that only CQs whose event
+	 * is missing are left to find. One found with work older than a
+	 * timeout counts as a timeout recovery, and is hot again.
+	 */
+	if (g->nactive < g->n &&
+	    now - g->t_net >= (uint64_t)g->wait_timeout_ms * 1000000u) {
+		if (g->t_net != 0) {
+			uint64_t t0 = now - (uint64_t)g->wait_timeout_ms * 1000000u;
+
+			r = safety_net_since(g, t0, t0);
+			if (r < 0)
+				return r;
+			total += r;
+		}
+		g->t_net = now;
+	}
+	return total;
 }
 
 /*
  * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
  * ready, after an external wait), then consume the ready CQs' events and
- * poll those CQs.
+ * poll those CQs. A sleep that nothing ended within the group's timeout,
+ * here or in an external wait, runs the safety net.
  */
 static int
 wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	bool cq_ready = false, xthread = false;
-	uint64_t asleep;
+	uint64_t asleep, recovered;
 	int r, total;
 
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
@@ -372,15 +498,21 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		return r;
 	}
 	if (r == 0) {
-		/* After an external wait, nothing here: it woke for another fd. */
-		if (timeout_ms != 0) {
-			cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
-			CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
-				       (void *)g, timeout_ms);
-			CQPOLL_TRACE(wake, g, NULL, CQPOLL_TRACE_WAKE_TIMEOUT,
-				     asleep, 0);
-		}
-		return 0;
+		/* An external wait that woke early for another fd: no timeout. */
+		if (timeout_ms == 0 &&
+		    asleep < (uint64_t)g->wait_timeout_ms * 1000000u)
+			return 0;
+		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+			       (void *)g, g->wait_timeout_ms);
+		recovered = g->stats.timeout_recoveries;
+		r = safety_net(g, t_sleep);
+		/* The safety net found completions no event announced. */
+		CQPOLL_TRACE(wake, g, NULL,
+			     g->stats.timeout_recoveries != recovered ?
+			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
+			     asleep, r > 0 ? (uint32_t)r : 0);
+		return r;
 	}
 	total = take_ready(g, evs, r, t_sleep, &cq_ready, &xthread);
 	if (total < 0)
@@ -422,8 +554,9 @@ request_pending(struct cqpoll_group *g)
 	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
 }
 
-static bool
-wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
+/* What the mode, or the adaptive policy, says to do after an iteration. */
+static enum cqpoll_policy_action
+decide(struct cqpoll_group *g, int found, uint64_t now)
 {
 	enum cqpoll_policy_action a = CQPOLL_POLICY_SLEEP;
 
@@ -435,8 +568,28 @@ wants_sleep(struct cqpoll_group *g, int found, uint64_t now)
 		else
 			CQPOLL_TRACE_FP(policy_decision, g, (uint32_t)found, a);
 	}
-	return found == 0 && g->mode != CQPOLL_GROUP_MODE_BUSY &&
-	       a == CQPOLL_POLICY_SLEEP;
+	if (found != 0 || g->mode == CQPOLL_GROUP_MODE_BUSY)
+		return CQPOLL_POLICY_KEEP_POLLING;
+	return a;
+}
+
+/*
+ * A bounded power-monitor wait on every CQ's next completion, then back to
+ * polling; nothing is armed. Where the tier is off, or a CQ already has
+ * work, it returns at once and the group polls on.
+ */
+static void
+monitor_wait(struct cqpoll_group *g)
+{
+	struct cqpoll_cq *cqs[CQPOLL_MONITOR_MAX];
+	unsigned int i;
+
+	if (g->n == 0 || g->n > CQPOLL_MONITOR_MAX)
+		return;
+	for (i = 0; i < g->n; i++)
+		cqs[i] = g->members[i]->cq;
+	if (cqpoll_monitor_wait_cqs(cqs, g->n) == 0)
+		CQPOLL_TRACE(policy_decision, g, 0, CQPOLL_POLICY_MONITOR);
 }
 
 /*
@@ -455,7 +608,9 @@ count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
+	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -490,12 +645,16 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
-	if (!wants_sleep(g, r, t1) || request_pending(g)) {
+	a = decide(g, r, t1);
+	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
+		/* Awake in a low-power state: busy time, not asleep. */
+		if (a == CQPOLL_POLICY_MONITOR && !request_pending(g))
+			monitor_wait(g);
 		count_busy(g, t1, 0);
 		return r;
 	}
-	r = transition(g);
-	if (r == 0) {
+	r = transition(g, &unarmed);
+	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
@@ -540,6 +699,7 @@ cqpoll_group_event_fd(const struct cqpoll_group *g)
 int
 cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 {
+	bool unarmed;
 	int r;
 
 	if (g == NULL)
@@ -548,9 +708,11 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EBUSY;
 	if (g->sleeping)
 		return -EALREADY;
-	r = transition(g);
+	r = transition(g, &unarmed);
 	if (r != 0)
 		return r;
+	if (unarmed)
+		return -EAGAIN;
 	begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();

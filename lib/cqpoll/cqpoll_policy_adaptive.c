@@ -22,6 +22,9 @@
  * and the first measurement replaces the guess outright. A sample counts at
  * most twice the current estimate, so one outlier cannot lock the policy
  * into polling.
+ *
+ * With monitor_us set, a silence not worth a sleep but longer than a
+ * monitor wake-up is spent in a power-monitor wait rather than polling.
  */
 
 #include <errno.h>
@@ -49,6 +52,7 @@ struct adaptive_state {
 	uint64_t last_ns;     /* Last iteration with completions; 0: none. */
 	uint64_t probe_ns;    /* Longest time without a wake-up measurement. */
 	uint64_t probed_ns;   /* Last probe; 0: none yet, so the first idle probes. */
+	uint64_t monitor_ns;  /* Wake-up cost of a monitor wait; 0: never monitor. */
 	int measured;         /* wake_ns holds a measurement, not the guess. */
 };
 
@@ -71,6 +75,8 @@ set_param(void *ctx, const char *key, size_t klen, const char *val,
 		s->max_spin_ns = v * 1000;
 	else if (cqpoll_policy_key_is(key, klen, "probe_ms"))
 		s->probe_ns = v * 1000000;
+	else if (cqpoll_policy_key_is(key, klen, "monitor_us"))
+		s->monitor_ns = v * 1000;
 	else
 		return -EINVAL;
 	return 0;
@@ -137,6 +143,9 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 		s->probed_ns = now_ns;
 		return CQPOLL_POLICY_SLEEP;
 	}
+	/* Too short for a sleep, long enough to wake from a monitor wait. */
+	if (s->monitor_ns != 0 && expected > s->monitor_ns)
+		return CQPOLL_POLICY_MONITOR;
 	return CQPOLL_POLICY_KEEP_POLLING;
 }
 

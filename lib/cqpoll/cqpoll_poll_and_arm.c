@@ -45,10 +45,18 @@ arm_device(struct cqpoll_cq *cq)
 	return 0;
 }
 
+/*
+ * Arms in a row that may report misses while polls find nothing. A device
+ * that keeps saying "missed" with nothing visible (entries not yet visible,
+ * or a broken device) would otherwise hold the caller in this call forever.
+ */
+#define ARM_MISSED_MAX 64
+
 int
 cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		    unsigned int n)
 {
+	unsigned int tries = 0;
 	int r;
 
 	r = cqpoll_poll_burst(cq, comps, n);
@@ -67,6 +75,9 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 			return r;
 		if (r == 0)
 			break;
+		/* Not armed: the caller must poll again, never sleep on it. */
+		if (++tries == ARM_MISSED_MAX)
+			return -EAGAIN;
 		/* A miss was reported: the CQ is not armed until an arm says so. */
 		r = cqpoll_poll_burst(cq, comps, n);
 		if (r != 0)
@@ -82,21 +93,6 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	 * it finds some, the arm stays in force for what comes next.
 	 */
 	return cqpoll_poll_burst(cq, comps, n);
-}
-
-int
-cqpoll_cq_arm_naive(struct cqpoll_cq *cq)
-{
-	int r;
-
-	if (cq == NULL)
-		return -EINVAL;
-	r = arm_device(cq);
-	if (r < 0)
-		return r;
-	/* Deliberately wrong: believes any arm, as naive code does. */
-	cq->armed = true;
-	return 0;
 }
 
 bool

@@ -7,9 +7,13 @@
  * struct cqpoll_cq; the inline fast path sees only its first member.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 
 #include "cqpoll_driver.h"
+#include "cqpoll_sleep_check.h"
+
+struct cqpoll_group;
 
 struct cqpoll_cq {
 	/* Must stay first: cqpoll_poll_burst() casts the handle to it. */
@@ -27,6 +31,29 @@ struct cqpoll_cq {
 	 */
 	bool armed;
 	unsigned int events_unacked;
+	/* Start of the last sleep that ended by timeout while armed. */
+	uint64_t t_timeout_sleep;
+	/* The poll group holding the CQ, or NULL: guards destroy and add. */
+	struct cqpoll_group *group;
 };
+
+/* The check of cqpoll_sleep_check_register(), NULL when none. */
+extern const struct cqpoll_sleep_check *cqpoll_sleep_check_current;
+
+/* 1 if the registered check says a sleep on @p cq now loses a wake-up. */
+static inline int
+cqpoll_sleep_check_run(struct cqpoll_cq *cq)
+{
+	const struct cqpoll_sleep_check *c =
+		__atomic_load_n(&cqpoll_sleep_check_current, __ATOMIC_ACQUIRE);
+
+	return c != NULL ? c->check(cq, c->arg) : -ENOTSUP;
+}
+
+/*
+ * A sleep on the armed CQ, begun at @t_sleep (cqpoll_now_ns()), ended by
+ * timeout without its event: the next poll judges whether the event was lost.
+ */
+void cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep);
 
 #endif /* CQPOLL_PRIVATE_H */

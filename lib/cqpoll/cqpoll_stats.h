@@ -33,15 +33,20 @@ struct cqpoll_cq_stats {
 	uint64_t wait_timeouts;   /**< Sleeps ended by the safety-net timeout. */
 	/**
 	 * Sleeps begun while a completion was visible and no event was pending or
-	 * due for it. Only devices with a ground-truth oracle (software and emulated
-	 * devices) can tell; on real hardware this stays 0 and wait_timeouts that
-	 * find completions are the detector.
+	 * due for it, as judged by the registered sleep check
+	 * (cqpoll_sleep_check.h). Only emulated devices (libcqpoll_emu) can tell;
+	 * without a check, and on real hardware, this stays 0 and wait timeouts
+	 * that find completions are the detector.
 	 */
 	uint64_t lost_wakeups;
 	/**
 	 * Sleeps ended by the safety-net timeout whose poll found completions
 	 * that were already visible before the sleep began: a lost wake-up seen
-	 * on any device, real hardware included, and turned into a delay.
+	 * on any device, real hardware included, and turned into a delay. The
+	 * CQ had been armed (cqpoll_poll_and_arm() returned 0) and no event was
+	 * consumed since; "visible before" is judged by the oldest completion's
+	 * host timestamp (CQPOLL_COMPLETION_F_TIMESTAMP) when it has one, and
+	 * assumed without one (doc/guides/contract.md, section 8).
 	 */
 	uint64_t timeout_recoveries;
 };

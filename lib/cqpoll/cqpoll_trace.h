@@ -37,7 +37,12 @@ enum cqpoll_trace_wake {
 	CQPOLL_TRACE_WAKE_EVENT = 0, /**< A CQ's completion event. */
 	CQPOLL_TRACE_WAKE_TIMEOUT,   /**< The safety-net timeout, nothing found. */
 	CQPOLL_TRACE_WAKE_XTHREAD,   /**< Another thread (stop, mode, wake-up). */
-	/** The safety-net timeout, and completions were there: recovered. */
+	/**
+	 * The safety-net timeout found completions no event announced
+	 * (timeout_recoveries): a group reports it instead of TIMEOUT; each CQ
+	 * that held them reports it too (g NULL, asleep_ns 0) at the poll that
+	 * finds them.
+	 */
 	CQPOLL_TRACE_WAKE_RECOVERY,
 };
 

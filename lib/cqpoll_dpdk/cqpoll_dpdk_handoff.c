@@ -57,6 +57,8 @@ bad_conf(const struct cqpoll_dpdk_handoff_conf *conf, int socket_id)
 	    (socket_id != SOCKET_ID_ANY &&
 	     (unsigned int)socket_id >= RTE_MAX_NUMA_NODES))
 		return "socket id out of range";
+	if (socket_id != SOCKET_ID_ANY && !cqpoll_dpdk_socket_exists(socket_id))
+		return "no such socket in the EAL";
 	return NULL;
 }
 
@@ -72,7 +74,7 @@ cqpoll_dpdk_handoff_create(const struct cqpoll_dpdk_handoff_conf *conf,
 
 	why = bad_conf(conf, socket_id);
 	if (why != NULL) {
-		CQPOLL_DPDK_LOG(ERR, "handoff create: %s", why);
+		CQPOLL_DPDK_LOG(ERR, "handoff create: %s (socket %d)", why, socket_id);
 		return fail(EINVAL);
 	}
 	if (socket_id == SOCKET_ID_ANY)

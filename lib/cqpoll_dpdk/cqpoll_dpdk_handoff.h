@@ -83,8 +83,9 @@ struct cqpoll_dpdk_handoff_stats {
  *   (rte_socket_id()).
  * @return
  *   The handoff, or NULL with rte_errno and errno set: EINVAL (NULL @p conf
- *   or name, bad size, full mode or socket), ENOMEM, EEXIST (a ring of that name
- *   exists), or another rte_ring_create_elem() error.
+ *   or name, bad size, full mode, or a socket the EAL does not know),
+ *   ENOMEM, EEXIST (a ring of that name exists), or another
+ *   rte_ring_create_elem() error. The reason is logged.
  *
  * Thread safety: EAL threads; not with cqpoll_dpdk_handoff_destroy() of a
  * handoff of the same name.

@@ -7,8 +7,10 @@
  * Poll groups on DPDK lcores (libcqpoll_dpdk): create a group from the lcore
  * that will run it, so that its memory lands on that lcore's NUMA socket.
  *
- * cqpoll_group_create() allocates with the C library and takes no socket.
- * Under Linux's default memory policy a page is placed on the NUMA node of
+ * A conf without CQPOLL_GROUP_F_SOCKET_ID allocates with the C library.
+ * (With it, the group's state and completion buffer come from DPDK's heap
+ * on that socket: see cqpoll_alloc.h; the member arrays still come from
+ * the C library.) Under Linux's default memory policy a page is placed on the NUMA node of
  * the thread that first touches it, and glibc gives threads their own
  * malloc arenas, so a group created on its own lcore has its state, member
  * arrays and completion buffer on that lcore's socket. This is best effort:

@@ -5,6 +5,7 @@
 /* What the files of libcqpoll_dpdk share: errors, log, telemetry registry. */
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -45,6 +46,19 @@ cqpoll_dpdk_err(int err)
 	errno = err;
 	return -err;
 }
+
+struct cqpoll_monitor_cond;
+struct rte_power_monitor_cond;
+
+/* A core monitor condition as DPDK's (address, callback, opaque, size). */
+void cqpoll_dpdk_monitor_cond(const struct cqpoll_monitor_cond *c,
+			      struct rte_power_monitor_cond *pmc);
+/* DPDK's callback of @pmc on @val: -1 the completion is there, else 0. */
+int cqpoll_dpdk_monitor_cond_clb(const struct rte_power_monitor_cond *pmc,
+				 uint64_t val);
+
+/* Whether the EAL knows @socket_id (after rte_eal_init()). */
+bool cqpoll_dpdk_socket_exists(int socket_id);
 
 /* Telemetry registry entries of handoffs, made and removed with them. */
 int cqpoll_dpdk_telemetry_add_handoff(const char *name,

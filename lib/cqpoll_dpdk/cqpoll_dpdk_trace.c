@@ -58,7 +58,8 @@ on_policy_decision(void *arg, const struct cqpoll_group *g,
 {
 	(void)arg;
 	cqpoll_dpdk_trace_policy_decision(g, completions,
-		action == CQPOLL_POLICY_SLEEP ? "sleep" : "keep-polling");
+		action == CQPOLL_POLICY_SLEEP ? "sleep" :
+		action == CQPOLL_POLICY_MONITOR ? "monitor" : "keep-polling");
 }
 
 static const struct cqpoll_trace_hook dpdk_trace_hook = {

@@ -5,7 +5,8 @@
  * driver's real poll runs over it, twice (the second goes on from where the
  * first stopped, e.g. inside a compressed session). Every format is reached:
  * the op_own bytes are the input's, inline scatter 32/64 in 64- and 128-byte
- * CQEs, and compressed sessions with compression on or off (a flag bit).
+ * CQEs, and compressed sessions, basic or enhanced layout (validity by
+ * iteration count), with compression on or off (flag bits).
  * Checked: no crash or sanitizer report, a result within [0, n], the index
  * advanced by exactly the result, the doorbell record equal to its low 24
  * bits, no stall (a software-owned CQE at the index is always consumed),
@@ -54,10 +55,14 @@ check_burst(const struct cqpoll_mlx5_cq *q, const struct cqpoll_completion *c, i
 static int
 cqe_ready(const struct cqpoll_mlx5_cq *q)
 {
-	uint8_t own = cqpoll_mlx5_cqe(q->buf, q->ci, q->cqe_cnt, q->cqe_size)->op_own;
+	const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, q->ci, q->cqe_cnt, q->cqe_size);
+	uint8_t own = cqe->op_own;
 
 	if (q->slow.zip.next != q->slow.zip.cnt)
 		return 1;
+	if (q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED)
+		return cqe->signature == cqpoll_mlx5_vic(q->ci, q->cqe_cnt) &&
+			(own >> 4) != MLX5_CQE_INVALID;
 	return (own & MLX5_CQE_OWNER_MASK) == cqpoll_mlx5_sw_owner(q->ci, q->cqe_cnt) &&
 		(own >> 4) != MLX5_CQE_INVALID;
 }
@@ -89,14 +94,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dv.cqe_size = cqe_size;
 	memset(&q, 0, sizeof(q));
 	if (cqpoll_mlx5_cq_setup(&q, &dv, ci0, 0,
-				 (data[0] & 2) ? CQPOLL_MLX5_F_CQE_COMPRESS : 0) != 0)
+				 ((data[0] & 2) ? CQPOLL_MLX5_F_CQE_COMPRESS : 0) |
+				 ((data[0] & 4) ? CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED : 0)) != 0)
 		abort();
 	/* The fuzz input is the UAR page's neighbour: no doorbell is rung here. */
 	q.uar_db = uar;
 	for (round = 0; round < 2; round++) {
 		ci0 = q.ci;
 		ready = cqe_ready(&q);
-		r = cqpoll_mlx5_poll_select(cqe_size)(&q, c, n);
+		r = cqpoll_mlx5_poll_of(&q)(&q, c, n);
 		if (r < 0 || r > (int)n || (ready && r == 0))
 			abort();
 		if (q.ci != ci0 + (uint32_t)r)

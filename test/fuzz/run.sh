@@ -19,7 +19,7 @@ cfg=$(mktemp -d)
 # mlx5_poll.c needs no generated header but cqpoll's public ones.
 "$cc" -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined $inc \
-	-I"$src/lib/cqpoll" -I"$src/drivers/mlx5" -I"$cfg" \
+	-I"$src/lib/cqpoll" -I"$src/drivers/mlx5" -I"$src/drivers/common/ibv" -I"$cfg" \
 	"$src/test/fuzz/fuzz_mlx5_cqe.c" "$src/drivers/mlx5/mlx5_poll.c" \
 	"$src/drivers/mlx5/mlx5_poll_slow.c" \
 	-o "$work/fuzz_mlx5_cqe"

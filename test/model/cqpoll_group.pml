@@ -12,9 +12,15 @@
  *   poll_and_arm() on every ACTIVE CQ of the group (cqpoll_group_run.c,
  *         cqpoll_poll_and_arm.c); a CQ for which it returns 0 becomes
  *         inactive (armed, empty): the group does not look at it again
- *   only if all returned 0: sleep on the shared fd (cqpoll_cq_wait)
- *   on wake: event_get() (consumes events, disarms their CQs and makes them
- *         active again), poll again
+ *   only if all returned 0: sleep (epoll_wait over the CQs' event fds)
+ *   on wake: event_get() on each CQ whose fd was ready, through the channel
+ *         demux: events are read from the one completion channel in order,
+ *         each is routed to the CQ it names (drivers/common/ibv/ibv_channel.c);
+ *         a CQ whose event was consumed is disarmed and active again
+ *   on timeout: the safety net (cqpoll_group_run.c, safety_net()) polls the
+ *         next slice of CQs (one CQ per timeout here, taking turns); one that
+ *         holds entries while still believed armed had its event lost or
+ *         late: its arm is spent (not armed, active again)
  *
  * Build with exactly one of -DARM_LEVEL, -DARM_EDGE, -DARM_REPORT_MISSED
  * (default edge), optionally -DNCQ=2|3 (default 2), -DNPOST=n (default 2),
@@ -26,6 +32,17 @@
  *   -DNO_SLEEP_ASSERT  leave out the assertion at the sleep, so that a lost
  *                 wake-up shows as an invalid end state (the consumer blocked
  *                 on the fd forever with a completion in a CQ)
+ *   -DTAKE_ANY    event_get() takes any event on the channel as its own CQ's
+ *                 (the mlx5 hw_event_get bug of issue 9, item 1)
+ * Faults and the safety net:
+ *   -DLOSE=n      the devices lose up to n events in all (the arm is claimed,
+ *                 no event is raised): only the safety net can recover; the
+ *                 property is then "an entry visible when a sleep began is
+ *                 consumed within NCQ timeouts" (assertion at each timeout)
+ *   -DTIMEOUT_ACTIVE_ONLY  the old safety net: a timeout polls nothing more
+ *                 than the mode does (the active list); with -DLOSE it fails
+ *   -DNO_TIMEOUT  sleeps without a timeout (smaller state space: the 3-CQ
+ *                 runs); not with -DLOSE
  * See doc/guides/model.md.
  *
  * Memory model: the sw device and cqpoll_sw_arm() pair a store, a seq_cst
@@ -58,22 +75,51 @@ bool armed[NCQ];       /* cq->armed: the library's bit (contract.md s. 3) */
  * is on it. All start active. */
 bool act[NCQ] = true;
 /*
- * The shared fd: events pending on it, per CQ (a completion channel says which
- * CQ each event is for). The fd is readable while any is pending.
+ * The completion channel shared by the CQs: the events queued on it, counted
+ * per CQ they name. ibv_get_cq_event() returns them in order; the demux reads
+ * them in ANY order here (a superset of the FIFO's behaviours, with far fewer
+ * states). A spent arm's late event may still be queued when its CQ is armed
+ * again, so a CQ may have more than one.
  */
-byte ev[NCQ];
+byte chn[NCQ];
+/*
+ * The demux: events read from the channel by one CQ's event_get() for another
+ * CQ are counted for that CQ and signal its own eventfd, so its event fd (an
+ * epoll fd over the channel fd and that eventfd) is readable too.
+ */
+byte routed[NCQ];
+/* Events lost by the devices so far (-DLOSE). */
+byte lost;
+/* The group's safety net: where the next slice starts. */
+byte net_next;
+/*
+ * Ghosts for the recovery property: pi[] when the current sleep began, and
+ * how many timeouts in a row ended with entries from before their sleep
+ * still in the CQ.
+ */
+byte vis[NCQ];
+byte late[NCQ];
 /* Ghosts, for the properties only. */
 bool in_window[NCQ];   /* entry visible, device has not yet looked at armed */
 byte ndone;            /* devices that posted their last completion */
 
+#ifndef LOSE
+#define LOSE 0
+#endif
+#if LOSE > 0 && defined(NO_TIMEOUT)
+#error "-DLOSE needs the timeout: nothing else recovers a lost event"
+#endif
+
 #if NCQ == 2
-#define FD_READABLE (ev[0] > 0 || ev[1] > 0)
+#define CH_READABLE (chn[0] > 0 || chn[1] > 0)
+#define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1))
 #define ALL_EMPTY (pi[0] == ci[0] && pi[1] == ci[1])
 #define ALL_ARMED (armed[0] && armed[1])
 #define COVERED(i) (pi[i] == ci[i] || (dev_armed[i] && in_window[i]))
 #define ALL_COVERED (COVERED(0) && COVERED(1))
 #elif NCQ == 3
-#define FD_READABLE (ev[0] > 0 || ev[1] > 0 || ev[2] > 0)
+#define CH_READABLE (chn[0] > 0 || chn[1] > 0 || chn[2] > 0)
+#define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1) || CQ_READABLE(2))
 #define ALL_EMPTY (pi[0] == ci[0] && pi[1] == ci[1] && pi[2] == ci[2])
 #define ALL_ARMED (armed[0] && armed[1] && armed[2])
 #define COVERED(i) (pi[i] == ci[i] || (dev_armed[i] && in_window[i]))
@@ -81,6 +127,9 @@ byte ndone;            /* devices that posted their last completion */
 #else
 #error "NCQ must be 2 or 3"
 #endif
+
+/* CQ i's event fd: the channel's fd, or its own eventfd of routed events. */
+#define CQ_READABLE(i) (CH_READABLE || routed[i] > 0)
 
 /*
  * The device: cqpoll_sw_post() in drivers/sw/sw_post.c. Publish the entry,
@@ -94,7 +143,11 @@ inline cqpoll_sw_post(q)
 	/* fence(seq_cst); load armed; if 1, exchange it to 0 and raise */
 	atomic {
 		if
-		:: dev_armed[q] -> dev_armed[q] = false; ev[q] = 1
+		:: dev_armed[q] -> dev_armed[q] = false; chn[q]++
+#if LOSE > 0
+		/* A lost event: the arm is claimed, nothing reaches the channel. */
+		:: dev_armed[q] && lost < LOSE -> dev_armed[q] = false; lost++
+#endif
 		:: else -> skip
 		fi;
 		in_window[q] = false
@@ -142,7 +195,7 @@ inline arm_device_check(q, a)
 #if defined(ARM_LEVEL)
 	/* Entries past the armed index fire at once, as mlx5 does. */
 	if
-	:: pi[q] != ci[q] && dev_armed[q] -> dev_armed[q] = false; ev[q] = 1
+	:: pi[q] != ci[q] && dev_armed[q] -> dev_armed[q] = false; chn[q]++
 	:: else -> skip
 	fi;
 	a = 0
@@ -229,25 +282,96 @@ inline arm_naive(q, a)
 }
 #endif
 
-/*
- * cqpoll_cq_event_get() on the CQs with events: consume at least one (the fd
- * was readable), maybe more; each consumed event disarms its CQ. k counts.
- */
-inline event_get(k)
+/* One event read from the channel by q's event_get: q's own, or routed. */
+inline channel_event(q, e, k)
 {
-	do
-	:: atomic { ev[0] > 0 -> ev[0] = 0; armed[0] = false; act[0] = true; k++ }
-	:: atomic { ev[1] > 0 -> ev[1] = 0; armed[1] = false; act[1] = true; k++ }
-#if NCQ == 3
-	:: atomic { ev[2] > 0 -> ev[2] = 0; armed[2] = false; act[2] = true; k++ }
+#ifdef TAKE_ANY
+	/* Broken: any event on the channel counts as q's. */
+	k++
+#else
+	if
+	:: e == q -> k++
+	:: else -> routed[e]++
+	fi
 #endif
-	:: atomic { k > 0 -> k = 0; break }	/* the rest stay pending */
-	od
+}
+
+/*
+ * cqpoll_cq_event_get(q) through the channel demux
+ * (drivers/common/ibv/ibv_channel.c, cqpoll_ibv_channel_get()): take what
+ * other CQs routed to q, then read the channel until it is empty, keeping q's
+ * events and routing the others to their CQs. A CQ whose event was consumed
+ * needs a new arm and is active again (the group's wake path). k: events
+ * taken for q.
+ *
+ * One atomic step: the C code reads events one at a time, and a device may
+ * raise one between two reads; but a read touches only the channel and the
+ * consumer's counts, which no device step reads, so a device's raise between
+ * reads gives the same states as the raise before the whole drain (the reads
+ * move right past it). Only the raise's place relative to the drain matters,
+ * and the model keeps both: before it, or after it (the event then stays on
+ * the channel and its fd readable).
+ */
+inline event_get(q, e, k)
+{
+	atomic {
+		k = routed[q]; routed[q] = 0;
+		do
+		:: chn[0] > 0 -> chn[0]--; e = 0; channel_event(q, e, k)
+		:: chn[1] > 0 -> chn[1]--; e = 1; channel_event(q, e, k)
+#if NCQ == 3
+		:: chn[2] > 0 -> chn[2]--; e = 2; channel_event(q, e, k)
+#endif
+		:: !CH_READABLE -> break
+		od;
+		if
+		:: k > 0 -> armed[q] = false; act[q] = true
+		:: else -> skip
+		fi;
+		k = 0; e = 0
+	}
+}
+
+/*
+ * The safety net after a timeout: poll the next CQ of the slice (one per
+ * timeout: with two or three CQs, "every CQ within NCQ timeouts" is the
+ * property of the group's slices). Entries in a CQ still believed armed: its
+ * event is lost or late, its arm is spent. Then the recovery property: an
+ * entry visible when the sleep began is consumed within NCQ timeouts.
+ */
+inline safety_net(q, r)
+{
+	atomic {
+#ifndef TIMEOUT_ACTIVE_ONLY
+		q = net_next;
+		poll_burst(q, r);
+		if
+		:: r > 0 -> armed[q] = false; act[q] = true
+		:: else -> skip
+		fi;
+		net_next = (net_next + 1) % NCQ;
+#endif
+#if LOSE > 0
+		q = 0;
+		do
+		:: q < NCQ ->
+			if
+			:: ci[q] < vis[q] -> late[q]++
+			:: else -> late[q] = 0
+			fi;
+			assert(late[q] < NCQ);
+			q++
+		:: else -> break
+		od;
+#endif
+		q = 0; r = 0
+	}
 }
 
 active proctype consumer()
 {
-	byte q, r, n;
+	byte q, r, n, e, k;
+	bool ready[NCQ];
 	bit a;
 
 busy_poll:
@@ -289,7 +413,16 @@ busy_poll:
 cqpoll_cq_wait:
 	/* The library sleeps only when every CQ of the group is armed. */
 	assert(ALL_ARMED);
-#ifndef NO_SLEEP_ASSERT
+#if LOSE > 0
+	/* Ghost: what was visible when the sleep began. */
+	atomic {
+		do
+		:: q < NCQ -> vis[q] = pi[q]; q++
+		:: else -> q = 0; break
+		od
+	}
+#endif
+#if !defined(NO_SLEEP_ASSERT) && LOSE == 0
 	/*
 	 * No lost wake-up: an event is pending on the fd, or every CQ is empty
 	 * or will raise an event for its entries (its device saw the arm).
@@ -297,15 +430,35 @@ cqpoll_cq_wait:
 	assert(FD_READABLE || ALL_COVERED);
 #endif
 	/*
-	 * Block on the shared fd. Not an end state: blocking here forever is a
-	 * lost wake-up, unless every device is done and every completion was
-	 * consumed, which is the only way out other than an event.
+	 * epoll_wait with the safety-net timeout. It returns the fds ready at
+	 * that moment, or times out when none is. Without -DLOSE the model
+	 * lets it time out only while a device is still running, so that a
+	 * consumer asleep forever with a completion in a CQ is an invalid end
+	 * state (the devices are done, nothing else can move); with -DLOSE the
+	 * timeout is always there, and the assertion of safety_net() is the
+	 * check.
 	 */
 	if
-	:: FD_READABLE -> skip
+	:: atomic {
+		FD_READABLE ->
+		do
+		:: q < NCQ -> ready[q] = CQ_READABLE(q); q++
+		:: else -> q = 0; break
+		od
+	   }
+#if LOSE > 0
+	:: !FD_READABLE -> safety_net(q, r); goto busy_poll
+#elif !defined(NO_TIMEOUT)
+	:: !FD_READABLE && ndone < NCQ -> safety_net(q, r); goto busy_poll
+#endif
 	:: ndone == NCQ && ALL_EMPTY -> goto end_idle
 	fi;
-	event_get(q);
+	/* Each ready CQ: event_get() through the demux, then poll (busy_poll). */
+	do
+	:: q < NCQ && ready[q] -> ready[q] = false; event_get(q, e, k); q++
+	:: q < NCQ && !ready[q] -> q++
+	:: q == NCQ -> q = 0; break
+	od;
 	goto busy_poll;
 
 end_idle:

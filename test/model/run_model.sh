@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Check the Promela model of the poll group's transition into sleep with SPIN.
+# Check the Promela model of the poll group's transition into sleep, its
+# safety net and the channel demux with SPIN.
 #
 # usage: test/model/run_model.sh EXPECT [DEFINE...]
 #
 #   EXPECT  pass: the search must complete with "errors: 0";
 #           fail: the search must find a counterexample (errors > 0).
-#   DEFINE  passed to spin -a, e.g. -DARM_EDGE -DNCQ=3 -DNAIVE (see
-#           cqpoll_group.pml and doc/guides/model.md).
+#   DEFINE  passed to spin -a, e.g. -DARM_EDGE -DNCQ=3 -DNAIVE, or
+#           -DLOSE=1 -DTIMEOUT_ACTIVE_ONLY (see cqpoll_group.pml and
+#           doc/guides/model.md).
 #
 # Environment: MODEL=path to another .pml (default: cqpoll_group.pml next to
 # this script); PAN_FLAGS (default "-m100000 -w24"); MODEL_TRAIL=1 prints the

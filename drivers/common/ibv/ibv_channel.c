@@ -18,7 +18,6 @@
 struct cqpoll_ibv_channel {
 	/* Set at creation, read-only afterwards. */
 	struct ibv_comp_channel *ch;
-	const struct cqpoll_ibv_events *ev;
 	bool owned;                        /* destroyed with the last member */
 	struct cqpoll_ibv_channel *next;   /* registry list, under registry_lock */
 	unsigned int refs;                 /* members; under registry_lock */
@@ -28,12 +27,6 @@ struct cqpoll_ibv_channel {
 	struct cqpoll_ibv_member **members;
 	unsigned int n_members;
 	unsigned int cap_members;
-	uint64_t foreign_events; /* for CQs that are not members: acked, dropped */
-};
-
-const struct cqpoll_ibv_events cqpoll_ibv_events_verbs = {
-	.get_cq_event = ibv_get_cq_event,
-	.ack_cq_events = ibv_ack_cq_events,
 };
 
 /* Only joining and leaving take it: never the event or poll path. */
@@ -52,7 +45,7 @@ channel_find(struct ibv_comp_channel *ch)
 }
 
 static struct cqpoll_ibv_channel *
-channel_new(struct ibv_comp_channel *ch, const struct cqpoll_ibv_events *ev)
+channel_new(struct ibv_comp_channel *ch)
 {
 	struct cqpoll_ibv_channel *c;
 	int fl;
@@ -67,7 +60,6 @@ channel_new(struct ibv_comp_channel *ch, const struct cqpoll_ibv_events *ev)
 		return NULL;
 	}
 	c->ch = ch;
-	c->ev = ev;
 	pthread_mutex_init(&c->lock, NULL);
 	c->next = registry;
 	registry = c;
@@ -138,8 +130,7 @@ member_fds_close(struct cqpoll_ibv_member *m)
 
 int
 cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
-			struct ibv_comp_channel *ch, const struct cqpoll_ibv_events *ev,
-			bool owned, int extra_fd)
+			struct ibv_comp_channel *ch, bool owned, int extra_fd)
 {
 	struct cqpoll_ibv_channel *c;
 	int r;
@@ -149,13 +140,8 @@ cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 	m->efd = m->epfd = -1;
 	pthread_mutex_lock(&registry_lock);
 	c = channel_find(ch);
-	if (c != NULL && c->ev != ev) {
-		/* One reader per channel: both sides must agree how to read it. */
-		r = -EINVAL;
-		goto out;
-	}
 	if (c == NULL) {
-		c = channel_new(ch, ev);
+		c = channel_new(ch);
 		if (c == NULL) {
 			r = -errno;
 			goto out;
@@ -200,7 +186,7 @@ cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m)
 	}
 	/* Read for us by another member, never taken: ack, or destroy hangs. */
 	if (m->routed != 0)
-		c->ev->ack_cq_events(m->cq, m->routed);
+		ibv_ack_cq_events(m->cq, m->routed);
 	m->routed = 0;
 	pthread_mutex_unlock(&c->lock);
 	member_fds_close(m);
@@ -252,7 +238,7 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 	}
 	for (;;) {
 		errno = 0;
-		if (c->ev->get_cq_event(c->ch, &evcq, &ctx) != 0) {
+		if (ibv_get_cq_event(c->ch, &evcq, &ctx) != 0) {
 			err = errno != 0 ? errno : EIO;
 			break;
 		}
@@ -265,8 +251,8 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 				/* Fails only on overflow: it is readable anyway. */
 			}
 		} else {
-			c->ev->ack_cq_events(evcq, 1);
-			c->foreign_events++;
+			/* Not a member: acked and dropped (see ibv_channel.h). */
+			ibv_ack_cq_events(evcq, 1);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -278,7 +264,7 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 void
 cqpoll_ibv_channel_ack(struct cqpoll_ibv_member *m, unsigned int n)
 {
-	m->chan->ev->ack_cq_events(m->cq, n);
+	ibv_ack_cq_events(m->cq, n);
 }
 
 unsigned int

@@ -22,16 +22,6 @@
 
 #include <infiniband/verbs.h>
 
-/* How a channel's events are read and acked: libibverbs, or an emulator. */
-struct cqpoll_ibv_events {
-	int (*get_cq_event)(struct ibv_comp_channel *ch, struct ibv_cq **cq,
-			    void **cq_context);
-	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int n);
-};
-
-/* libibverbs itself: real devices. */
-extern const struct cqpoll_ibv_events cqpoll_ibv_events_verbs;
-
 struct cqpoll_ibv_channel;
 
 /* One CQ's place on a channel, embedded in the driver's CQ. */
@@ -47,12 +37,12 @@ struct cqpoll_ibv_member {
  * Join @p ch as @p cq's member. @p owned: the channel is destroyed with its
  * last member (leave returns it). @p extra_fd, if >= 0, is added to the
  * member's epoll set (an emulated device's async-error fd). The channel fd is
- * made non-blocking. 0, or -errno (-EINVAL: @p ch is already read through
- * other @p ev functions).
+ * made non-blocking. Events are read and acked with libibverbs'
+ * ibv_get_cq_event() and ibv_ack_cq_events(), whatever the device (emulated
+ * ones are served behind them, see doc/guides/architecture.md). 0, or -errno.
  */
 int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
-			    struct ibv_comp_channel *ch, const struct cqpoll_ibv_events *ev,
-			    bool owned, int extra_fd);
+			    struct ibv_comp_channel *ch, bool owned, int extra_fd);
 /*
  * Leave: acks what was read for @p m and never taken. Returns the ibv channel
  * when the last member left a channel joined as owned (the caller destroys

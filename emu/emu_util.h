@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef CQPOLL_EMU_H
-#define CQPOLL_EMU_H
+#ifndef CQPOLL_EMU_UTIL_H
+#define CQPOLL_EMU_UTIL_H
 
 /*
- * Internal to the library: the clock (emulated devices stamp completions with
- * it, poll groups measure wake-ups against those stamps), and what the
- * software and emulated devices share to inject faults. Not installed.
+ * Internal to libcqpoll_emu: what the emulated devices share to inject faults,
+ * and the library's clock (they stamp completions with it, as libcqpoll's sw
+ * driver does). Not installed.
  */
 
 #include <stdint.h>
+
+#include "cqpoll_clock.h"
 
 /* xorshift64*: cheap, and good enough to place delays; one state per thread. */
 static inline uint64_t
@@ -42,13 +44,7 @@ cqpoll_emu_advance(uint32_t *idx, uint32_t to)
 		;
 }
 
-/*
- * CLOCK_MONOTONIC in ns: the timestamp emulated devices write, and the clock
- * poll groups measure against it with.
- */
-uint64_t cqpoll_now_ns(void);
-
 /* Busy-wait: a sleep is far longer than the race windows it widens. */
 void cqpoll_emu_spin_ns(uint64_t ns);
 
-#endif /* CQPOLL_EMU_H */
+#endif /* CQPOLL_EMU_UTIL_H */

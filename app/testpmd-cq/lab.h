@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TPCQ_LAB_H
+#define TPCQ_LAB_H
+
+/*
+ * The policy lab (--sim): an arrival trace replayed through the library's
+ * own policies (their cqpoll_policy_ops) on a virtual clock, with a cost
+ * model, against the clairvoyant schedule of the same trace. Deterministic:
+ * the same options give the same output.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TPCQ_LAB_TRACES "poisson, onoff[:ON_US:OFF_US], pareto, diurnal, " \
+	"periodic, file:PATH"
+#define TPCQ_LAB_POLICIES_DEFAULT \
+	"spin:5,spin:20,spin:50,spin:200,adaptive,hybrid,target-p99:100"
+#define TPCQ_LAB_POLICIES_MAX 32
+
+/* Arrival times, ns from the first. */
+struct tpcq_lab_trace {
+	char name[64];
+	uint64_t *at;
+	size_t n, cap;
+};
+
+/* What the machine costs the poller (--sim-cost, or calibrated by --floors). */
+struct tpcq_lab_cost {
+	uint64_t poll_ns;         /* one iteration of an awake poller */
+	uint64_t arm_ns;          /* the transition into sleep (poll and arm) */
+	uint64_t wake_ns;         /* wake-up latency, median */
+	uint64_t wake_p99_ns;     /* and 99th percentile (log-normal between) */
+	uint64_t wake_cpu_ns;     /* CPU a sleep and its wake-up cost the poller */
+};
+
+/* A 0 < value <= 1 from state s (splitmix64). */
+double tpcq_lab_uniform(uint64_t *s);
+int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
+			double duration_s, uint64_t seed, char *why, size_t len);
+void tpcq_lab_trace_free(struct tpcq_lab_trace *t);
+
+struct tpcq_params;
+/* Parse "poll_ns=N,arm_ns=N,..." into c: 0 or -EINVAL with why. */
+int tpcq_lab_cost_parse(const char *s, struct tpcq_lab_cost *c, char *why,
+			size_t len);
+/* The lab's run: an exit status. */
+int tpcq_lab_run(const struct tpcq_params *p);
+
+#endif /* TPCQ_LAB_H */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_OFI_H
+#define CQPOLL_OFI_H
+
+/**
+ * @file
+ * libfabric driver: a libfabric completion queue as a cqpoll CQ, on any
+ * provider whose CQs have a file-descriptor wait object (tcp here; verbs,
+ * EFA, cxi or psm3 on clusters).
+ *
+ * The burst poll is fi_cq_read(), and fi_cq_readerr() for error entries.
+ * The arm is fi_trywait(), libfabric's own poll-and-arm: it returns
+ * -FI_EAGAIN when completions may be pending, so the driver declares
+ * report-missed semantics (CQPOLL_ARM_REPORT_MISSED) and
+ * cqpoll_poll_and_arm() polls again until it succeeds. The event fd is the
+ * CQ's wait object, from fi_control(FI_GETWAIT). See doc/guides/ofi-driver.md.
+ *
+ * A completion maps an entry as follows: op_context to wr_id
+ * (CQPOLL_COMPLETION_F_WR_ID), len to byte_len, the FI_RECV / FI_SEND /
+ * FI_RMA flags to opcode, remote CQ data to imm_data
+ * (CQPOLL_COMPLETION_F_IMM). An error entry has status
+ * CQPOLL_STATUS_WR_FLUSH_ERR (FI_ECANCELED), CQPOLL_STATUS_LOC_LEN_ERR
+ * (FI_ETRUNC) or CQPOLL_STATUS_GENERAL_ERR, vendor_err = the provider's
+ * error number, and the provider's message from cqpoll_ofi_cq_strerror().
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ */
+
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include "cqpoll.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Parameters of cqpoll_ofi_cq_open(). */
+struct cqpoll_ofi_conf {
+	uint32_t size;            /**< CQ entries; 0: the provider's default. */
+	uint32_t event_ack_batch; /**< 0: the build-time default. */
+};
+
+/**
+ * Open a libfabric CQ with an fd wait object (FI_WAIT_FD,
+ * FI_CQ_FORMAT_DATA) on @p domain and wrap it.
+ *
+ * Bind it to endpoints with fi_ep_bind(ep, &cqpoll_ofi_cq_fid(cq)->fid, ...).
+ *
+ * @param fabric
+ *   The domain's fabric (fi_trywait() needs it).
+ * @param domain
+ *   Where to open the CQ.
+ * @param conf
+ *   Parameters; NULL for the defaults.
+ * @return
+ *   The CQ, or NULL with errno set: EINVAL (NULL argument), EOPNOTSUPP (the
+ *   provider has no fd wait object for CQs), ENOMEM, or the error of
+ *   fi_cq_open() / fi_control() as a positive errno.
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_cq *cqpoll_ofi_cq_open(struct fid_fabric *fabric,
+				     struct fid_domain *domain,
+				     const struct cqpoll_ofi_conf *conf);
+
+/**
+ * The libfabric CQ of a CQ.
+ *
+ * @param cq
+ *   A CQ of this driver.
+ * @return
+ *   The fid_cq (owned by @p cq, closed by cqpoll_cq_destroy()), or NULL
+ *   (errno EINVAL) if @p cq is NULL or not a libfabric CQ.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+struct fid_cq *cqpoll_ofi_cq_fid(struct cqpoll_cq *cq);
+
+/**
+ * The provider's message for the last error completion the CQ returned
+ * (fi_cq_strerror() of its error entry).
+ *
+ * @param cq
+ *   A CQ of this driver.
+ * @return
+ *   The message, valid until the next poll of @p cq; "" if no error
+ *   completion was returned yet; NULL if @p cq is not a libfabric CQ.
+ *
+ * Thread safety: consumer thread only.
+ */
+const char *cqpoll_ofi_cq_strerror(struct cqpoll_cq *cq);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CQPOLL_OFI_H */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libfabric driver: opening the CQ, the arm (fi_trywait), events, and the
+ * ops table.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ofi_private.h"
+
+/*
+ * fi_trywait() is the arm: 0 when the wait object will be signalled for
+ * anything new, -FI_EAGAIN when completions may already be there (report
+ * missed: the core polls and tries again). It also resets the wait object,
+ * so events need no consuming beyond it.
+ */
+static int
+ofi_arm(void *priv)
+{
+	struct cqpoll_ofi_cq *q = priv;
+	struct fid *fids[1] = { &q->cq->fid };
+	int r;
+
+	r = fi_trywait(q->fabric, fids, 1);
+	if (r == 0)
+		return 0;
+	if (r == -FI_EAGAIN)
+		return 1;
+	return r;
+}
+
+static int
+ofi_event_fd(void *priv)
+{
+	struct cqpoll_ofi_cq *q = priv;
+
+	return q->fd;
+}
+
+/*
+ * The wait object stays readable until the provider resets it in the next
+ * fi_trywait(), or (tcp) until progress reads the socket: an event is
+ * pending while it is readable.
+ */
+static int
+ofi_event_get(void *priv)
+{
+	struct cqpoll_ofi_cq *q = priv;
+	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+	int r;
+
+	r = poll(&pfd, 1, 0);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0 ? 1 : 0;
+}
+
+static void
+ofi_destroy(void *priv)
+{
+	struct cqpoll_ofi_cq *q = priv;
+
+	fi_close(&q->cq->fid);
+	free(q);
+}
+
+const struct cqpoll_driver_ops cqpoll_ofi_ops = {
+	.name = "ofi",
+	.arm = ofi_arm,
+	.event_fd = ofi_event_fd,
+	.event_get = ofi_event_get,
+	.destroy = ofi_destroy,
+};
+
+struct cqpoll_cq *
+cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
+		   const struct cqpoll_ofi_conf *conf)
+{
+	struct fi_cq_attr attr;
+	/* Zeroed: fields this driver does not set (flags, socket_id) are off. */
+	struct cqpoll_cq_params params = { .size = 0 };
+	struct cqpoll_ofi_cq *q;
+	struct cqpoll_cq *cq;
+	int r;
+
+	if (fabric == NULL || domain == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = conf != NULL ? conf->size : 0;
+	attr.format = FI_CQ_FORMAT_DATA;
+	attr.wait_obj = FI_WAIT_FD;
+	r = fi_cq_open(domain, &attr, &q->cq, NULL);
+	if (r != 0) {
+		free(q);
+		errno = r == -FI_ENOSYS || r == -FI_EOPNOTSUPP ? EOPNOTSUPP : -r;
+		return NULL;
+	}
+	q->fabric = fabric;
+	r = fi_control(&q->cq->fid, FI_GETWAIT, &q->fd);
+	if (r != 0) {
+		fi_close(&q->cq->fid);
+		free(q);
+		errno = r == -FI_ENOSYS ? EOPNOTSUPP : -r;
+		return NULL;
+	}
+	/* Fields added later (NUMA socket, flags) stay 0: their defaults. */
+	memset(&params, 0, sizeof(params));
+	params.arm = CQPOLL_ARM_REPORT_MISSED;
+	params.size = (uint32_t)attr.size;
+	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
+	cq = cqpoll_cq_alloc(&cqpoll_ofi_ops, cqpoll_ofi_poll, q, &params);
+	if (cq == NULL) {
+		r = errno;
+		fi_close(&q->cq->fid);
+		free(q);
+		errno = r;
+	}
+	return cq;
+}
+
+struct fid_cq *
+cqpoll_ofi_cq_fid(struct cqpoll_cq *cq)
+{
+	struct cqpoll_ofi_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ofi_ops) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = cqpoll_cq_priv(cq);
+	return q->cq;
+}
+
+const char *
+cqpoll_ofi_cq_strerror(struct cqpoll_cq *cq)
+{
+	struct cqpoll_ofi_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ofi_ops)
+		return NULL;
+	q = cqpoll_cq_priv(cq);
+	return q->errmsg;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * io_uring arm and events: IORING_CQ_EVENTFD_DISABLED in the CQ ring flags
+ * gates the eventfd the kernel signals after posting CQEs.
+ *
+ * The kernel posts a CQE, stores the CQ tail (release), then runs a full
+ * barrier (smp_mb() in wq_has_sleeper(), io_cqring_wake()) before it reads
+ * the flags to decide whether to signal (io_eventfd_grab()). The arm stores
+ * the flags, then runs a full barrier before cqpoll_poll_and_arm() loads the
+ * tail again. Either the kernel sees the flag clear and signals, or this
+ * thread sees the CQE: the store-buffer pattern, with a full barrier on both
+ * sides. CQEs posted while the flag was set raise nothing, ever: edge.
+ */
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "uring_private.h"
+
+int
+cqpoll_uring_arm(void *priv)
+{
+	struct cqpoll_uring_cq *q = priv;
+	unsigned int f = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+
+	__atomic_store_n(q->kflags, f & ~IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
+	/* Pairs with the kernel's smp_mb() between tail store and flags load. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Busy polling again: no eventfd write per CQE from the kernel meanwhile. */
+void
+cqpoll_uring_disarm(struct cqpoll_uring_cq *q)
+{
+	unsigned int f = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+
+	__atomic_store_n(q->kflags, f | IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
+}
+
+int
+cqpoll_uring_event_fd(void *priv)
+{
+	struct cqpoll_uring_cq *q = priv;
+
+	return q->efd;
+}
+
+int
+cqpoll_uring_event_get(void *priv)
+{
+	struct cqpoll_uring_cq *q = priv;
+	uint64_t v;
+
+	/*
+	 * Disarm only once an event is taken: with none, the arm is still in
+	 * force. A CQE posted between the read and the disarm signals again,
+	 * which only ends a later sleep early (a spurious event), never late.
+	 */
+	if (read(q->efd, &v, sizeof(v)) != sizeof(v))
+		return errno == EAGAIN ? 0 : -errno;
+	cqpoll_uring_disarm(q);
+	/* One arm, one event: the count is the CQEs posted while it was armed. */
+	return 1;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * io_uring consumer: CQEs straight from the shared ring, as liburing reads
+ * them, and the flush of completions the kernel kept aside when the ring was
+ * full.
+ */
+
+#include <errno.h>
+
+#include "uring_private.h"
+
+static void
+cqe_to_completion(const struct io_uring_cqe *cqe, struct cqpoll_completion *c)
+{
+	int32_t res = cqe->res;
+
+	c->wr_id = cqe->user_data;
+	c->timestamp = 0;
+	c->inline_data = NULL;
+	c->qp_num = 0;
+	c->imm_data = 0;
+	c->opcode = 0;
+	c->flags = CQPOLL_COMPLETION_F_WR_ID;
+	c->wqe_counter = 0;
+	c->reserved = 0;
+	if (res >= 0) {
+		c->status = CQPOLL_STATUS_SUCCESS;
+		c->byte_len = (uint32_t)res;
+		c->vendor_err = 0;
+	} else {
+		/* A cancelled request is what a flushed work request is to verbs. */
+		c->status = res == -ECANCELED ? CQPOLL_STATUS_WR_FLUSH_ERR :
+			CQPOLL_STATUS_GENERAL_ERR;
+		c->byte_len = 0;
+		c->vendor_err = (uint32_t)-res;
+	}
+}
+
+static unsigned int
+read_cqes(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
+	  unsigned int n)
+{
+	/* Only this thread writes the head: a plain read of our own value. */
+	uint32_t head = __atomic_load_n(q->khead, __ATOMIC_RELAXED);
+	/* Acquire: the CQE fields are read only after the tail that covers them. */
+	uint32_t tail = __atomic_load_n(q->ktail, __ATOMIC_ACQUIRE);
+	unsigned int i, avail = tail - head;
+
+	if (avail > n)
+		avail = n;
+	for (i = 0; i < avail; i++)
+		cqe_to_completion(&q->cqes[((head + i) & q->mask) << q->cqe_shift],
+				  &comps[i]);
+	/* Release: the kernel reuses the slots only after they were read. */
+	if (avail != 0)
+		__atomic_store_n(q->khead, head + avail, __ATOMIC_RELEASE);
+	return avail;
+}
+
+/*
+ * Completions that found the ring full wait on the kernel's overflow list
+ * with IORING_SQ_CQ_OVERFLOW set; they enter the ring only when someone
+ * asks (io_uring_enter with GETEVENTS), and later completions queue behind
+ * them, so a drained ring with the flag set must be flushed.
+ */
+static int
+flush_overflow(struct cqpoll_uring_cq *q)
+{
+	int r;
+
+	if (!(__atomic_load_n(q->ksq_flags, __ATOMIC_RELAXED) & IORING_SQ_CQ_OVERFLOW))
+		return 0;
+	r = io_uring_get_events(q->ring);
+	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+		return r;
+	return 1;
+}
+
+int
+cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
+{
+	struct cqpoll_uring_cq *q = priv;
+	unsigned int got;
+	int r;
+
+	got = read_cqes(q, comps, n);
+	if (got == n)
+		return (int)got;
+	r = flush_overflow(q);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		got += read_cqes(q, comps + got, n - got);
+	return (int)got;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_URING_PRIVATE_H
+#define CQPOLL_URING_PRIVATE_H
+
+/*
+ * io_uring driver internals. The kernel writes the CQEs and the CQ tail and
+ * reads the CQ head and flags; the consumer thread writes the head and the
+ * flags. Shared words are accessed with __atomic builtins only.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <liburing.h>
+
+#include "cqpoll_driver.h"
+#include "cqpoll_uring.h"
+
+struct cqpoll_uring_cq {
+	/* Set at creation, read-only afterwards. */
+	struct io_uring *ring;
+	struct io_uring own;      /* the ring, when the driver created it */
+	bool owned;
+	int efd;                  /* eventfd registered with the ring */
+	unsigned int prev_flags;  /* attach: the CQ flags to restore */
+	uint32_t mask;
+	uint32_t cqe_shift;       /* 1 with IORING_SETUP_CQE32 */
+	unsigned int *khead, *ktail, *kflags, *ksq_flags;
+	struct io_uring_cqe *cqes;
+};
+
+/* The driver's table, to recognise its own handles. */
+extern const struct cqpoll_driver_ops cqpoll_uring_ops;
+
+int cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
+int cqpoll_uring_arm(void *priv);
+int cqpoll_uring_event_fd(void *priv);
+int cqpoll_uring_event_get(void *priv);
+void cqpoll_uring_disarm(struct cqpoll_uring_cq *q);
+
+#endif /* CQPOLL_URING_PRIVATE_H */

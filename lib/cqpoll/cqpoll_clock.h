@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_CLOCK_H
+#define CQPOLL_CLOCK_H
+
+/* Internal to the library: its clock. Not installed. */
+
+#include <stdint.h>
+
+/*
+ * CLOCK_MONOTONIC in ns: the host timestamp of completions
+ * (CQPOLL_COMPLETION_F_TIMESTAMP), and what poll groups measure with.
+ */
+uint64_t cqpoll_now_ns(void);
+
+#endif /* CQPOLL_CLOCK_H */

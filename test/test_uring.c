@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * io_uring driver on the running kernel: the edge of its arm, deterministic
+ * (NOPs complete inside io_uring_submit(), so "completed while disarmed" is
+ * a program order, not a race), the CQE mapping, the overflow flush, and
+ * attaching to a ring the caller made. Skips (77) where io_uring is
+ * unavailable.
+ */
+
+#include <errno.h>
+#include <poll.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_test.h"
+#include "uring_test.h"
+
+static int inject;
+
+static bool
+event_pending(struct cqpoll_cq *cq)
+{
+	struct pollfd pfd = { .fd = cqpoll_cq_event_fd(cq), .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+enum transition { CORRECT, NAIVE };
+
+/*
+ * A NOP completes while the CQ is disarmed (polling), then the consumer
+ * goes to sleep by @p t. Returns 1 if it would sleep with a completion in
+ * the CQ and no event to end the sleep (a lost wake-up), 0 if not, or
+ * TEST_FAIL if a step misbehaves.
+ */
+static int
+sleep_after_silent_cqe(enum transition t, int *lost)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq = cqpoll_uring_cq_create(NULL);
+	struct io_uring *ring;
+	int r;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	ring = cqpoll_uring_cq_ring(cq);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	/* Completed (and its CQE written) before io_uring_submit() returns. */
+	TEST_ASSERT_EQ(test_uring_nop(ring, 42, 0, false, 0), 0);
+	if (t == NAIVE) {
+		TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
+	} else {
+		/* The first call finds the CQE after its arm, the second arms. */
+		r = cqpoll_poll_and_arm(cq, c, 4);
+		TEST_ASSERT_EQ(r, 1);
+		TEST_ASSERT_EQ(c[0].wr_id, 42);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	}
+	TEST_ASSERT(cqpoll_cq_is_armed(cq), "the transition armed");
+	/* The edge: the CQE that came while disarmed raised nothing. */
+	TEST_ASSERT(!event_pending(cq), "no event for a CQE posted while disarmed");
+	/* What the consumer is about to sleep on: a CQE and no event. */
+	*lost = io_uring_cq_ready(ring) != 0;
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 20), 0);
+	/* Armed now: the next NOP raises one, and the sleep ends at once. */
+	TEST_ASSERT_EQ(test_uring_nop(ring, 43, 0, false, 0), 0);
+	TEST_ASSERT(event_pending(cq), "a CQE posted while armed raises an event");
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), 1);
+	r = cqpoll_poll_burst(cq, c, 4);
+	TEST_ASSERT_EQ(r, t == NAIVE ? 2 : 1);
+	TEST_ASSERT_EQ(c[r - 1].wr_id, 43);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+/* poll-and-arm never sleeps on the silent CQE; the naive transition does. */
+static int
+test_edge(void)
+{
+	int lost = -1;
+
+	TEST_ASSERT_EQ(sleep_after_silent_cqe(CORRECT, &lost), TEST_PASS);
+	TEST_ASSERT(lost == 0, "poll-and-arm left a completion to sleep on");
+	TEST_ASSERT_EQ(sleep_after_silent_cqe(NAIVE, &lost), TEST_PASS);
+	TEST_ASSERT(lost == 1, "negative control: the naive transition must be caught");
+	return TEST_PASS;
+}
+
+/* Busy polling is disarmed: CQEs do not write the eventfd meanwhile. */
+static int
+test_disarmed_while_polling(void)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq = cqpoll_uring_cq_create(NULL);
+	struct io_uring *ring;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	ring = cqpoll_uring_cq_ring(cq);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(test_uring_nop(ring, 1, 0, false, 0), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), 1);
+	/* The event disarmed the CQ: these raise nothing. */
+	TEST_ASSERT_EQ(test_uring_nop(ring, 2, 0, false, 0), 0);
+	TEST_ASSERT_EQ(test_uring_nop(ring, 3, 0, false, 0), 0);
+	TEST_ASSERT(!event_pending(cq), "disarmed while polling");
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 3);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+static int
+test_mapping(void)
+{
+	static const struct {
+		int32_t res;
+		uint8_t status;
+		uint32_t byte_len, vendor_err;
+	} want[] = {
+		{ 1234, CQPOLL_STATUS_SUCCESS, 1234, 0 },
+		{ -EIO, CQPOLL_STATUS_GENERAL_ERR, 0, EIO },
+		{ -ECANCELED, CQPOLL_STATUS_WR_FLUSH_ERR, 0, ECANCELED },
+	};
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq;
+	struct io_uring *ring;
+	unsigned int i;
+
+	if (!inject) {
+		printf("  NOPs cannot inject results on this kernel (< 6.12)\n");
+		return TEST_SKIP;
+	}
+	cq = cqpoll_uring_cq_create(NULL);
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	ring = cqpoll_uring_cq_ring(cq);
+	for (i = 0; i < 3; i++)
+		TEST_ASSERT_EQ(test_uring_nop(ring, 0xabcdef0000ull + i, want[i].res,
+					      true, 0), 0);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 3);
+	for (i = 0; i < 3; i++) {
+		TEST_ASSERT_EQ(c[i].wr_id, 0xabcdef0000ull + i);
+		TEST_ASSERT_EQ(c[i].flags, CQPOLL_COMPLETION_F_WR_ID);
+		TEST_ASSERT_EQ(c[i].status, want[i].status);
+		TEST_ASSERT_EQ(c[i].byte_len, want[i].byte_len);
+		TEST_ASSERT_EQ(c[i].vendor_err, want[i].vendor_err);
+		TEST_ASSERT_EQ(c[i].timestamp, 0);
+	}
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+/* More completions than the ring holds: kept by the kernel, flushed, in order. */
+static int
+test_overflow(void)
+{
+	struct cqpoll_uring_conf conf = { .size = 8 };
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq = cqpoll_uring_cq_create(&conf);
+	struct io_uring *ring;
+	uint64_t next = 0, i;
+	int r;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	ring = cqpoll_uring_cq_ring(cq);
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.size, 8);
+	for (i = 0; i < 3 * 8 + 5; i++)
+		TEST_ASSERT_EQ(test_uring_nop(ring, i, 0, false, 0), 0);
+	TEST_ASSERT(*ring->sq.kflags & IORING_SQ_CQ_OVERFLOW, "the ring overflowed");
+	while ((r = cqpoll_poll_burst(cq, c, 4)) > 0)
+		for (i = 0; i < (uint64_t)r; i++)
+			TEST_ASSERT_EQ(c[i].wr_id, next++);
+	TEST_ASSERT_EQ(r, 0);
+	TEST_ASSERT_EQ(next, 3 * 8 + 5);
+	TEST_ASSERT_EQ(*ring->cq.koverflow, 0);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
+/* A ring the caller made: attached, used, given back as it was. */
+static int
+test_attach(void)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
+					      IORING_SETUP_DEFER_TASKRUN };
+	struct cqpoll_completion c[4];
+	struct io_uring ring, deferred;
+	struct cqpoll_cq *cq, *cq2;
+	int r;
+
+	TEST_ASSERT_EQ(io_uring_queue_init(16, &ring, 0), 0);
+	cq = cqpoll_uring_cq_attach(&ring, NULL);
+	TEST_ASSERT(cq != NULL, "attach: %s", strerror(errno));
+	TEST_ASSERT(cqpoll_uring_cq_ring(cq) == &ring, "the caller's ring");
+	/* One eventfd per ring: a second CQ on it is refused. */
+	errno = 0;
+	cq2 = cqpoll_uring_cq_attach(&ring, NULL);
+	TEST_ASSERT(cq2 == NULL && errno == EBUSY, "second attach: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(test_uring_nop(&ring, 9, 0, false, 0), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+	TEST_ASSERT_EQ(c[0].wr_id, 9);
+	cqpoll_cq_destroy(cq);
+	TEST_ASSERT_EQ(*ring.cq.kflags & IORING_CQ_EVENTFD_DISABLED, 0);
+	/* The ring is given back without our eventfd: it takes another. */
+	cq = cqpoll_uring_cq_attach(&ring, NULL);
+	TEST_ASSERT(cq != NULL, "attach again: %s", strerror(errno));
+	cqpoll_cq_destroy(cq);
+	io_uring_queue_exit(&ring);
+
+	/* Completions that appear only when the consumer enters the kernel. */
+	r = io_uring_queue_init_params(4, &deferred, &p);
+	if (r == 0) {
+		errno = 0;
+		TEST_ASSERT(cqpoll_uring_cq_attach(&deferred, NULL) == NULL &&
+			    errno == EINVAL, "DEFER_TASKRUN refused");
+		io_uring_queue_exit(&deferred);
+	}
+	errno = 0;
+	TEST_ASSERT(cqpoll_uring_cq_attach(NULL, NULL) == NULL && errno == EINVAL,
+		    "NULL ring");
+	TEST_ASSERT(cqpoll_uring_cq_ring(NULL) == NULL, "NULL CQ");
+	return TEST_PASS;
+}
+
+static int
+test_bad_args(void)
+{
+	struct cqpoll_uring_conf conf = { .size = 1u << 30 };
+
+	errno = 0;
+	TEST_ASSERT(cqpoll_uring_cq_create(&conf) == NULL && errno == EINVAL,
+		    "oversized ring refused");
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(test_edge),
+	TEST_CASE(test_disarmed_while_polling),
+	TEST_CASE(test_mapping),
+	TEST_CASE(test_overflow),
+	TEST_CASE(test_attach),
+	TEST_CASE(test_bad_args),
+};
+
+int
+main(void)
+{
+	char why[256];
+
+	inject = test_uring_probe(why, sizeof(why));
+	if (inject < 0) {
+		printf("skip: %s\n", why);
+		return TEST_SKIP;
+	}
+	return test_run("uring", cases, sizeof(cases) / sizeof(cases[0]));
+}
