@@ -5,6 +5,8 @@
 # dependencies, then build and test cqpoll four ways:
 #
 #   build       normal build, every test suite
+#   abi         the shared libraries' ABI against the baseline in abi/, and
+#               its negative control (two fast-path fields swapped must fail)
 #   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
 #               fast suite, and cqpoll as a meson subproject of a parent
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
@@ -187,6 +189,8 @@ fi
 
 if phase build ./devtools/build.sh build; then
     phase test run_tests build "" 1 || true
+    phase abi ./devtools/check-abi.sh build || true
+    phase abi-control ./devtools/check-abi.sh --control build || true
 else
     skip test "build failed"
 fi
