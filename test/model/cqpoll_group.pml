@@ -43,6 +43,27 @@
  *                 than the mode does (the active list); with -DLOSE it fails
  *   -DNO_TIMEOUT  sleeps without a timeout (smaller state space: the 3-CQ
  *                 runs); not with -DLOSE
+ * Hot and cold members (busy and adaptive modes, poll_hot() and
+ * check_cold() in cqpoll_group_run.c):
+ *   -DCOLD        the busy phase is the polling group's loop with hot and
+ *                 cold CQs: each iteration polls every hot CQ once, and any
+ *                 of them may be judged idle and go through poll_and_arm(),
+ *                 leaving the hot set (cold and armed) if it returns 0; then
+ *                 the non-blocking event check may run (it must when no CQ
+ *                 is hot): event_get() through the demux on every CQ whose
+ *                 fd is ready, a woken CQ is hot again; after a check the
+ *                 busy-mode safety net may run (one per timeout), polling
+ *                 every CQ cold for a whole timeout. An iteration that found
+ *                 nothing may hand over to the transition into sleep
+ *                 (adaptive mode's policy, or interrupt mode). Property: at
+ *                 every event check each cold CQ is empty, about to raise,
+ *                 or has its own event pending (with -DLOSE instead: an entry
+ *                 visible at one run of the busy net is consumed by the next)
+ *   -DCOLD_NAIVE  with -DCOLD: a CQ goes cold after an empty poll by a bare
+ *                 arm that is believed (cqpoll_cq_arm_naive(), no poll after
+ *                 the arm): what -DCQPOLL_TEST_COLD_NAIVE builds in C
+ *   -DCOLD_NO_NET with -DCOLD -DLOSE: the busy-mode net polls nothing (what
+ *                 -DCQPOLL_TEST_NO_SAFETY_NET builds in C)
  * See doc/guides/model.md.
  *
  * Memory model: the sw device and cqpoll_sw_arm() pair a store, a seq_cst
@@ -102,12 +123,30 @@ byte late[NCQ];
 /* Ghosts, for the properties only. */
 bool in_window[NCQ];   /* entry visible, device has not yet looked at armed */
 byte ndone;            /* devices that posted their last completion */
+#ifdef COLD
+/*
+ * The busy-mode safety net (check_cold() in cqpoll_group_run.c) polls, once
+ * per timeout, the CQs cold for at least a whole timeout: old[q], "cold at
+ * the net's previous run and cold ever since" (cleared when q goes cold
+ * again). It may poll any other CQ too (hot ones, or CQs that went cold in a
+ * transition with an old t_work): the C code does, in some timings.
+ */
+bool old[NCQ];
+/* Ghost for -DLOSE: pi[] at the busy net's previous run. */
+byte bvis[NCQ];
+#endif
 
 #ifndef LOSE
 #define LOSE 0
 #endif
 #if LOSE > 0 && defined(NO_TIMEOUT)
 #error "-DLOSE needs the timeout: nothing else recovers a lost event"
+#endif
+#if (defined(COLD_NAIVE) || defined(COLD_NO_NET)) && !defined(COLD)
+#error "-DCOLD_NAIVE and -DCOLD_NO_NET need -DCOLD"
+#endif
+#if defined(COLD) && (defined(NAIVE) || defined(REPOLL_ONE))
+#error "-DCOLD models the correct transition into sleep"
 #endif
 
 #if NCQ == 2
@@ -117,6 +156,9 @@ byte ndone;            /* devices that posted their last completion */
 #define ALL_ARMED (armed[0] && armed[1])
 #define COVERED(i) (pi[i] == ci[i] || (dev_armed[i] && in_window[i]))
 #define ALL_COVERED (COVERED(0) && COVERED(1))
+#define ANY_ACT (act[0] || act[1])
+#define ALL_ACT (act[0] && act[1])
+#define ALL_ANNOUNCED (ANNOUNCED(0) && ANNOUNCED(1))
 #elif NCQ == 3
 #define CH_READABLE (chn[0] > 0 || chn[1] > 0 || chn[2] > 0)
 #define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1) || CQ_READABLE(2))
@@ -124,12 +166,21 @@ byte ndone;            /* devices that posted their last completion */
 #define ALL_ARMED (armed[0] && armed[1] && armed[2])
 #define COVERED(i) (pi[i] == ci[i] || (dev_armed[i] && in_window[i]))
 #define ALL_COVERED (COVERED(0) && COVERED(1) && COVERED(2))
+#define ANY_ACT (act[0] || act[1] || act[2])
+#define ALL_ACT (act[0] && act[1] && act[2])
+#define ALL_ANNOUNCED (ANNOUNCED(0) && ANNOUNCED(1) && ANNOUNCED(2))
 #else
 #error "NCQ must be 2 or 3"
 #endif
 
 /* CQ i's event fd: the channel's fd, or its own eventfd of routed events. */
 #define CQ_READABLE(i) (CH_READABLE || routed[i] > 0)
+/*
+ * A cold CQ's work is announced: none, or its device is about to raise for
+ * it, or its own event is pending (queued on the channel, or routed to it),
+ * so that the next event check wakes it. Hot CQs are polled anyway.
+ */
+#define ANNOUNCED(i) (act[i] || COVERED(i) || chn[i] > 0 || routed[i] > 0)
 
 /*
  * The device: cqpoll_sw_post() in drivers/sw/sw_post.c. Publish the entry,
@@ -264,12 +315,30 @@ poll_and_arm_ret:
 	/* Returned 0: empty and armed; cqpoll_group_deactivate(). */
 	atomic {
 		if
-		:: r == 0 -> act[q] = false
+		:: r == 0 -> act[q] = false;
+#ifdef COLD
+			old[q] = false
+#endif
 		:: else -> skip
 		fi;
 		n = n + r; r = 0; q++
 	}
 }
+
+#ifdef COLD_NAIVE
+/*
+ * poll_hot() built with -DCQPOLL_TEST_COLD_NAIVE: after the empty poll, a
+ * bare arm that is believed whatever it reports, and the CQ is cold.
+ */
+inline arm_cold_naive(q, a)
+{
+	arm_device_store(q);
+	atomic {
+		arm_device_check(q, a); a = 0; armed[q] = true;
+		act[q] = false; old[q] = false; q++
+	}
+}
+#endif
 #else
 /*
  * Broken transitions: arm as code written for ibv_req_notify_cq() does:
@@ -368,13 +437,126 @@ inline safety_net(q, r)
 	}
 }
 
+#ifdef COLD
+/*
+ * The busy-mode safety net (check_cold(), safety_net_since()), once per
+ * timeout: every CQ cold for a whole timeout is polled (old[q]), any other
+ * may be. Entries in a CQ believed armed: its arm is spent, and the CQ is
+ * hot again. Then, with -DLOSE, the recovery property: an entry visible at
+ * the net's previous run has been consumed.
+ */
+inline busy_net(q, r, n)
+{
+	atomic {
+		q = 0;
+		do
+		:: q < NCQ ->
+#ifndef COLD_NO_NET
+			if
+			:: poll_burst(q, r);
+				if
+				:: r > 0 -> armed[q] = false; act[q] = true; n = n + r
+				:: else -> skip
+				fi
+			:: !old[q] -> skip
+			fi;
+#endif
+#if LOSE > 0
+			assert(ci[q] >= bvis[q]);
+			bvis[q] = pi[q];
+#endif
+			old[q] = !act[q];
+			q++
+		:: else -> break
+		od;
+		q = 0; r = 0
+	}
+}
+#endif
+
 active proctype consumer()
 {
 	byte q, r, n, e, k;
 	bool ready[NCQ];
 	bit a;
+#ifdef COLD
+	bit trans;	/* this pass over the hot CQs is the transition */
+#endif
 
 busy_poll:
+#ifdef COLD
+	/*
+	 * One iteration of the polling group (poll_hot()): each hot CQ is
+	 * polled, or judged idle and goes through poll_and_arm() (an empty
+	 * poll before it changes nothing, so it is left out); 0 makes it cold.
+	 * With trans set, the pass is the transition into sleep (transition()):
+	 * poll_and_arm() on every hot CQ.
+	 */
+	do
+	:: atomic { q < NCQ && !act[q] -> q++ }	/* cold: not polled */
+	:: atomic { q < NCQ && act[q] && !trans -> poll_burst(q, r); n = n + r; r = 0; q++ }
+#ifdef COLD_NAIVE
+	:: atomic { q < NCQ && act[q] && !trans -> poll_burst(q, r) };
+		if
+		:: r == 0 -> arm_cold_naive(q, a)
+		:: else -> atomic { n = n + r; r = 0; q++ }
+		fi
+	:: q < NCQ && act[q] && trans -> poll_and_arm(q, r, a, n)
+#else
+	:: q < NCQ && act[q] -> poll_and_arm(q, r, a, n)
+#endif
+	:: q == NCQ -> q = 0; break
+	od;
+	if
+	:: trans ->
+		/* The transition: sleep only if it found nothing. */
+		trans = 0;
+		if
+		:: n > 0 -> n = 0; goto busy_poll
+		:: else -> goto cqpoll_cq_wait
+		fi
+	:: else -> skip
+	fi;
+	/*
+	 * check_cold(): the non-blocking event check, at any iteration while
+	 * some CQ is hot (every ~10 us in C), at every one when none is.
+	 */
+	if
+	:: ANY_ACT -> goto cold_done
+	:: skip
+	fi;
+	atomic {
+		do
+		:: q < NCQ -> ready[q] = CQ_READABLE(q); q++
+		:: else -> q = 0; break
+		od;
+#if LOSE == 0
+		/* No lost wake-up: the work of every cold CQ is announced. */
+		assert(ALL_ANNOUNCED)
+#endif
+	};
+	do
+	:: q < NCQ && ready[q] -> ready[q] = false; event_get(q, e, k); q++
+	:: q < NCQ && !ready[q] -> q++
+	:: q == NCQ -> q = 0; break
+	od;
+	/* After the events at hand, the net, while some CQ is cold. */
+	if
+	:: !ALL_ACT -> busy_net(q, r, n)
+	:: skip
+	fi;
+cold_done:
+	/*
+	 * decide(): work found, or busy mode: poll on; an iteration that found
+	 * nothing may go to the transition (adaptive's policy, interrupt mode).
+	 */
+	if
+	:: n > 0 -> n = 0
+	:: n == 0 -> skip
+	:: n == 0 -> trans = 1
+	fi;
+	goto busy_poll;
+#else
 	/* The busy phase: poll_burst every CQ until a round finds none. */
 	do
 	:: atomic {
@@ -409,6 +591,7 @@ busy_poll:
 	:: n > 0 -> n = 0; goto busy_poll	/* process, then busy poll again */
 	:: else -> skip
 	fi;
+#endif /* COLD */
 
 cqpoll_cq_wait:
 	/* The library sleeps only when every CQ of the group is armed. */
