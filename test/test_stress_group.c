@@ -306,7 +306,8 @@ test_stress_group(void)
 				break;
 		} while ((expect_stranded || !enough(&st, cq)) &&
 			 test_now_ns() - t0 < DEADLINE_NS &&
-			 !(expect_stranded && st.lost_wakeups > 0));
+			 !(expect_stranded &&
+			   st.lost_wakeups + st.timeout_recoveries > 0));
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(mt, NULL);
 	}
