@@ -410,7 +410,18 @@ def lab_section(d, sweep):
                 "adaptive, poisson 5000/s, 3 s) and replays the recording in "
                 "the lab with a cost model calibrated on that run:", ""]
         out += [l for l in text if l.startswith("|")] + [""]
+        out += [l.replace("load average before the run:", "Load average before "
+                          "the live run:") + "." for l in text
+                if l.startswith("load average")]
         out += [l for l in text if l.startswith("PASS") or l.startswith("MISS")]
+        out += ["", "The last row replays the same recording with a wake-up "
+                "that has no tail (p99 = 3 x p50): the lab draws wake-ups from a "
+                "log-normal through the wake-up floor's p50 and p99, measured "
+                "just before the run, and a p99 of milliseconds (the sleeper "
+                "descheduled on a busy machine) gives it a body of hundreds of "
+                "microseconds, where the run's wake-ups may have been short. A "
+                "difference that the last row does not share is the wake-up "
+                "model's."]
         out += [""]
     return out
 
