@@ -379,7 +379,7 @@ def lab_section(d, sweep):
                      if l.startswith(" cost")), "")
         out += ["### This machine's cost model, from the sweep's floors", "",
                 "The same traces with `%s`, derived from the floors of the sweep "
-                "above as `--sim` derives it when it measures them itself "
+                "above as `--sim --floors` derives it when it measures them "
                 "(iteration = hand-off p50, arming = hand-off p99, a sleep's CPU "
                 "= 10 x hand-off p99, wake-up = the wake-up floor). A floor "
                 "measured on a busy machine carries the scheduler's delays into "

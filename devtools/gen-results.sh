@@ -37,7 +37,7 @@ json=$dir/sweep.json
 
 # The policy lab on each built-in trace: first with the reference cost model
 # (the goals of issue 12 are judged on it, the same on any machine), then
-# with one derived from the sweep's floors (the mapping --sim uses when it
+# with one derived from the sweep's floors (the mapping --sim --floors uses when it
 # measures them itself). The page shows each command and its output.
 lab_ref_cost=poll_ns=100,arm_ns=1000,wake_ns=30000,wake_p99_ns=80000,wake_cpu_ns=5000
 lab_policies="spin:5;spin:20;spin:50;spin:200;adaptive;hybrid"

@@ -527,18 +527,19 @@ tpcq_lab_run(const struct tpcq_params *p)
 
 	memset(&opt, 0, sizeof(opt));
 	memset(&trace, 0, sizeof(trace));
-	if (p->sim_cost != NULL) {
-		if (tpcq_lab_cost_parse(p->sim_cost, &cost, why, sizeof(why)) != 0)
-			goto usage;
-	} else {
-		/* No cost given: this machine's, from the floors. */
+	if (p->floors && p->sim_cost == NULL) {
+		/* This machine's cost, from the floors measured now. */
 		if (tpcq_floors_measure(p, &floors) != 0 || !floors.valid) {
-			fprintf(stderr, TPCQ_PROG ": --sim: cannot measure the "
-				"floors for the cost model; give --sim-cost\n");
+			fprintf(stderr, TPCQ_PROG ": --sim --floors: cannot measure "
+				"the floors for the cost model; give --sim-cost\n");
 			return TPCQ_EXIT_FAIL;
 		}
 		tpcq_floors_print(&floors);
 		cost_from_floors(&floors, &cost);
+	} else if (tpcq_lab_cost_parse(p->sim_cost != NULL ? p->sim_cost :
+				       TPCQ_LAB_COST_DEFAULT, &cost, why,
+				       sizeof(why)) != 0) {
+		goto usage;
 	}
 	/* The semicolon list, or the defaults with ',' between policies. */
 	if (p->sim_policies != NULL) {
@@ -595,7 +596,8 @@ tpcq_lab_run(const struct tpcq_params *p)
 	       PRIu64 ",wake_p99_ns=%" PRIu64 ",wake_cpu_ns=%" PRIu64
 	       "%s; penalty %.3g CPU ns per ns of latency; break-even %.2f us\n",
 	       cost.poll_ns, cost.arm_ns, cost.wake_ns, cost.wake_p99_ns,
-	       cost.wake_cpu_ns, p->sim_cost != NULL ? "" : " (from the floors)",
+	       cost.wake_cpu_ns, p->sim_cost != NULL ? "" : p->floors ?
+	       " (from the floors)" : " (the default)",
 	       p->sim_penalty, ((double)(cost.arm_ns + cost.wake_cpu_ns) +
 				p->sim_penalty * wake_mean(&s)) / 1e3);
 	printf(" %-22s %6s %9s %9s %9s %10s %7s %7s\n", "policy", "cpu_%",

@@ -17,6 +17,14 @@
 #define TPCQ_LAB_POLICIES_DEFAULT \
 	"spin:5,spin:20,spin:50,spin:200,adaptive,hybrid,target-p99:100"
 #define TPCQ_LAB_POLICIES_MAX 32
+/*
+ * The cost model without --sim-cost or --floors: wake-ups of 30 us median
+ * and 80 us p99 (the order of the wake-up floor of an idle machine here), a
+ * sleep 5 us of CPU. Fixed, so that the lab's default output is the same on
+ * every machine and every run.
+ */
+#define TPCQ_LAB_COST_DEFAULT "poll_ns=100,arm_ns=1000,wake_ns=30000," \
+	"wake_p99_ns=80000,wake_cpu_ns=5000"
 
 /* Arrival times, ns from the first. */
 struct tpcq_lab_trace {

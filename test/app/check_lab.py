@@ -4,8 +4,9 @@
 
 Usage: check_lab.py TESTPMD
 
-1. The same command twice prints the same bytes; another --seed another
-   trace (the output is not a constant).
+1. The same command twice prints the same bytes, with the default cost
+   model too (--sim alone measures nothing on the machine); another --seed
+   another trace (the output is not a constant).
 2. Every built-in trace runs every default policy and the clairvoyant
    schedule, whose competitive ratio is 1 by definition.
 3. The policies' own code decides: on a periodic trace with 100 us gaps,
@@ -71,6 +72,10 @@ def main():
     b = run(exe, base + ["--trace=pareto"]).stdout
     if a != b:
         raise SystemExit("FAIL: the same command printed different output")
+    bare = ["--sim", "--trace=pareto", "--rate=10000", "--duration=0.5"]
+    if run(exe, bare).stdout != run(exe, bare).stdout:
+        raise SystemExit("FAIL: --sim with the default cost model printed "
+                         "different output twice")
     c = run(exe, base + ["--trace=pareto", "--seed=7"]).stdout
     if c == a:
         raise SystemExit("FAIL: another seed gave the same output")
