@@ -30,6 +30,7 @@ packages=(
     doxygen             # API reference (ninja -C build doc)
     python3-matplotlib  # testpmd-cq's sweep plots (tpcq-plot.py)
     babeltrace2         # reads testpmd-cq's CTF traces (--trace='cqpoll.*')
+    abigail-tools       # abidw/abidiff: the ABI check (devtools/check-abi.sh)
 )
 
 missing=()

@@ -5,6 +5,8 @@
 # dependencies, then build and test cqpoll four ways:
 #
 #   build       normal build, every test suite
+#   abi         the shared libraries' ABI against the baseline in abi/, and
+#               its negative control (two fast-path fields swapped must fail)
 #   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
 #               fast suite, and cqpoll as a meson subproject of a parent
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
@@ -25,9 +27,9 @@ cd "$topdir"
 test_args=(--print-errorlogs --num-processes 2)
 
 # Fewer stress transitions under ASan: the 10^6 runs are in the normal build.
-asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=200000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=50000
-    -Dofi_stress_transitions=50000)
+asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=100000
+    -Dgroup_stress_transitions=20000 -Dgroup_stress_cq_transitions=20000
+    -Dofi_stress_transitions=20000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -42,9 +44,10 @@ if [ -f devtools/lsan.supp ]; then
     asan_env+=("LSAN_OPTIONS=suppressions=$topdir/devtools/lsan.supp:print_suppressions=0")
 fi
 
-tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=100000
-    -Dgroup_stress_transitions=50000 -Dgroup_stress_cq_transitions=30000
-    -Dofi_stress_transitions=20000)
+# Only the stress suite runs there: the app, docs and DPDK are not built.
+tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=50000
+    -Dgroup_stress_transitions=20000 -Dgroup_stress_cq_transitions=15000
+    -Dofi_stress_transitions=10000 -Dapp=disabled -Ddocs=disabled)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
 tsan_wrap=() # setarch -R if TSan needs ASLR off on this kernel
 
@@ -106,15 +109,21 @@ summary() {
 }
 
 # run_tests BUILDDIR SUITE TIMEOUT_MULT [VAR=VALUE... [WRAPPER...]]
-# Run the tests of BUILDDIR (of SUITE only, unless SUITE is empty; "!SUITE":
-# all but SUITE). Fails if there is no such test: a sanitizer phase that ran
+# Run the tests of BUILDDIR (of SUITE only, unless SUITE is empty; "!A,B":
+# all but suites A and B). Fails if there is no such test: a sanitizer phase that ran
 # nothing must not pass.
 run_tests() {
     local builddir=$1 suite=$2 mult=$3 sel=()
     shift 3
     case "$suite" in
     "") ;;
-    !*) sel=(--no-suite "${suite#!}") ;;
+    !*)
+        local s
+        IFS=, read -ra skip_suites <<<"${suite#!}"
+        for s in "${skip_suites[@]}"; do
+            sel+=(--no-suite "$s")
+        done
+        ;;
     *) sel=(--suite "$suite") ;;
     esac
     if ! meson test -C "$builddir" --no-rebuild --list "${sel[@]}" >/dev/null 2>&1; then
@@ -187,6 +196,8 @@ fi
 
 if phase build ./devtools/build.sh build; then
     phase test run_tests build "" 1 || true
+    phase abi ./devtools/check-abi.sh build || true
+    phase abi-control ./devtools/check-abi.sh --control build || true
 else
     skip test "build failed"
 fi
@@ -203,8 +214,10 @@ else
 fi
 
 if phase build-asan ./devtools/build.sh build-asan "${asan_args[@]}"; then
-    # The model suite runs SPIN on Promela, none of our C: nothing to sanitize.
-    phase test-asan run_tests build-asan '!model' "$asan_timeout_mult" "${asan_env[@]}" || true
+    # The model suite runs SPIN on Promela, none of our C: nothing to
+    # sanitize. The fuzz suite builds its own ASan+UBSan target with clang:
+    # it ran in the normal phase.
+    phase test-asan run_tests build-asan '!model,fuzz' "$asan_timeout_mult" "${asan_env[@]}" || true
 else
     skip test-asan "build-asan failed"
 fi

@@ -96,9 +96,9 @@ cqpoll_cq_arm_naive(struct cqpoll_cq *cq)
 	r = cq->ops.arm(cq->fp.priv);
 	if (r < 0)
 		return r;
-	cqpoll_stat_add(&cq->fp.stats.arms, 1);
+	cqpoll_stat_add(&cq->counters.arms, 1);
 	if (r > 0)
-		cqpoll_stat_add(&cq->fp.stats.missed_reports, 1);
+		cqpoll_stat_add(&cq->counters.missed_reports, 1);
 	/* Deliberately wrong: believes any arm, as naive code does. */
 	cq->armed = true;
 	return 0;

@@ -16,6 +16,18 @@
 
 _Static_assert(offsetof(struct cqpoll_cq, fp) == 0,
 	       "cqpoll_poll_burst() relies on the fast-path part coming first");
+_Static_assert(sizeof(struct cqpoll_cq_fp) == 64,
+	       "the fast-path part is one cache line, part of the ABI");
+_Static_assert(offsetof(struct cqpoll_cq, counters) % 64 == 0 &&
+	       offsetof(struct cqpoll_cq, driver) % 64 == 0,
+	       "counters and control state off the fast-path line");
+_Static_assert(sizeof(struct cqpoll_cq_stats) - offsetof(struct cqpoll_cq_stats, arms) ==
+	       sizeof(struct cqpoll_cq_counters) - offsetof(struct cqpoll_cq_counters, arms) &&
+	       offsetof(struct cqpoll_cq_stats, timeout_recoveries) -
+	       offsetof(struct cqpoll_cq_stats, arms) ==
+	       offsetof(struct cqpoll_cq_counters, timeout_recoveries) -
+	       offsetof(struct cqpoll_cq_counters, arms),
+	       "cqpoll_cq_stats_get() copies the counters from arms on as a block");
 _Static_assert(sizeof(void *) != 8 || sizeof(struct cqpoll_completion) == 48,
 	       "the completion record is part of the ABI");
 
@@ -106,6 +118,7 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 	}
 	cq->fp.poll = poll;
 	cq->fp.priv = priv;
+	cq->fp.counters = &cq->counters.fp;
 	cq->driver = ops;
 	cq->ops = *ops;
 	if (cq->ops.event_ack == NULL)
@@ -160,9 +173,22 @@ cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info)
 int
 cqpoll_cq_stats_get(const struct cqpoll_cq *cq, struct cqpoll_cq_stats *stats)
 {
+	const struct cqpoll_cq_counters *c;
+	uint64_t hits;
+
 	if (cq == NULL || stats == NULL)
 		return -EINVAL;
-	cqpoll_stats_copy(stats, &cq->fp.stats, sizeof(*stats));
+	c = &cq->counters;
+	/*
+	 * Hits before polls: the writer adds to polls first, so polls read
+	 * later is never below; the clamp covers weakly ordered readers.
+	 */
+	hits = __atomic_load_n(&c->fp.hits, __ATOMIC_ACQUIRE);
+	stats->polls = __atomic_load_n(&c->fp.polls, __ATOMIC_RELAXED);
+	stats->empty_polls = stats->polls > hits ? stats->polls - hits : 0;
+	stats->completions = __atomic_load_n(&c->fp.completions, __ATOMIC_RELAXED);
+	cqpoll_stats_copy(&stats->arms, &c->arms,
+			  sizeof(*c) - offsetof(struct cqpoll_cq_counters, arms));
 	return 0;
 }
 
@@ -171,6 +197,6 @@ cqpoll_cq_stats_reset(struct cqpoll_cq *cq)
 {
 	if (cq == NULL)
 		return -EINVAL;
-	cqpoll_stats_zero(&cq->fp.stats, sizeof(cq->fp.stats));
+	cqpoll_stats_zero(&cq->counters, sizeof(cq->counters));
 	return 0;
 }

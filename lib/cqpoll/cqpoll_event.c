@@ -35,7 +35,7 @@ ack_unacked(struct cqpoll_cq *cq)
 	if (r < 0)
 		return r;
 	cq->events_unacked = 0;
-	cqpoll_stat_add(&cq->fp.stats.event_acks, 1);
+	cqpoll_stat_add(&cq->counters.event_acks, 1);
 	return 0;
 }
 
@@ -51,8 +51,8 @@ cqpoll_cq_event_get(struct cqpoll_cq *cq)
 		return r;
 	/* The arm fired: the next sleep needs a new one. */
 	cq->armed = false;
-	cq->fp.event_unchecked = 1;
-	cqpoll_stat_add(&cq->fp.stats.events, (uint64_t)r);
+	cq->fp.pending |= CQPOLL_CQ_FP_PENDING_EVENT;
+	cqpoll_stat_add(&cq->counters.events, (uint64_t)r);
 	cq->events_unacked += (unsigned int)r;
 	/* Acking takes a lock in verbs: pay it once per batch, not per event. */
 	if (cq->events_unacked >= cq->event_ack_batch) {
@@ -82,7 +82,7 @@ cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
 	if (!cq->armed)
 		return;
 	cq->t_timeout_sleep = t_sleep;
-	cq->fp.timeout_unchecked = 1;
+	cq->fp.pending |= CQPOLL_CQ_FP_PENDING_TIMEOUT;
 }
 
 /*
@@ -95,11 +95,10 @@ cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
  * one, nothing tells "visible before" from "landed during the sleep with its
  * event still on its way", and both count.
  */
-void
-cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
-			const struct cqpoll_completion *comps, int n)
+static void
+timeout_judge(struct cqpoll_cq *cq, const struct cqpoll_completion *comps,
+	      int n)
 {
-	cq->fp.timeout_unchecked = 0;
 	if (n <= 0 || !cq->armed)
 		return;
 	/* Its event is lost or late: either way the arm is spent, arm again. */
@@ -107,9 +106,23 @@ cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
 	if ((comps[0].flags & CQPOLL_COMPLETION_F_TIMESTAMP) != 0 &&
 	    comps[0].timestamp >= cq->t_timeout_sleep)
 		return;
-	cqpoll_stat_add(&cq->fp.stats.timeout_recoveries, 1);
+	cqpoll_stat_add(&cq->counters.timeout_recoveries, 1);
 	/* After the timeout's own wake event: this one recovered work. */
 	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_RECOVERY, 0, (uint32_t)n);
+}
+
+void
+cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
+		     const struct cqpoll_completion *comps, int n)
+{
+	struct cqpoll_cq *cq = cqpoll_cq_of_fp(fp);
+	uint32_t pending = fp->pending;
+
+	fp->pending = 0;
+	if ((pending & CQPOLL_CQ_FP_PENDING_EVENT) != 0 && n == 0)
+		cqpoll_stat_add(&cq->counters.spurious_events, 1);
+	if ((pending & CQPOLL_CQ_FP_PENDING_TIMEOUT) != 0)
+		timeout_judge(cq, comps, n);
 }
 
 int
@@ -128,8 +141,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		return -EAGAIN;
 	/* Only a registered check answers (emulated devices' ground truth). */
 	if (cqpoll_sleep_check_run(cq) == 1)
-		cqpoll_stat_add(&cq->fp.stats.lost_wakeups, 1);
-	cqpoll_stat_add(&cq->fp.stats.waits, 1);
+		cqpoll_stat_add(&cq->counters.lost_wakeups, 1);
+	cqpoll_stat_add(&cq->counters.waits, 1);
 	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
 		       (void *)cq, timeout_ms);
 	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
@@ -146,7 +159,7 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		return r;
 	}
 	if (r == 0) {
-		cqpoll_stat_add(&cq->fp.stats.wait_timeouts, 1);
+		cqpoll_stat_add(&cq->counters.wait_timeouts, 1);
 		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
 			       (void *)cq, timeout_ms);
 		CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_TIMEOUT,

@@ -39,38 +39,66 @@ typedef int (*cqpoll_poll_burst_t)(void *priv, struct cqpoll_completion *comps,
 /** @cond INTERNAL */
 /**
  * @internal
- * First member of every struct cqpoll_cq; the library asserts its offset is 0.
- * Only the consumer thread writes it.
+ * The counters that the inline burst poll writes. They sit on a cache line
+ * of their own in the CQ handle, away from struct cqpoll_cq_fp, so that a
+ * telemetry reader on another core never takes the line holding the poll
+ * function away from the consumer. cqpoll_cq_stats_get() derives
+ * cqpoll_cq_stats::empty_polls from them.
+ */
+struct cqpoll_cq_fp_counters {
+	uint64_t polls;       /**< Burst polls, empty or not. */
+	uint64_t hits;        /**< Burst polls that returned completions. */
+	uint64_t completions; /**< Completions returned. */
+};
+
+/** @internal cqpoll_cq_fp::pending: an event was consumed since the last poll. */
+#define CQPOLL_CQ_FP_PENDING_EVENT   (1u << 0)
+/** @internal cqpoll_cq_fp::pending: a sleep on the armed CQ ended by timeout. */
+#define CQPOLL_CQ_FP_PENDING_TIMEOUT (1u << 1)
+
+/**
+ * @internal
+ * What the inline cqpoll_poll_burst() reads: the first cache line of every
+ * CQ handle (the library asserts its offset is 0 and its size is 64 bytes),
+ * written when the CQ is created and, by the consumer thread, when it sleeps
+ * or consumes an event. Like DPDK's struct rte_eth_fp_ops it is part of the
+ * ABI of the symbol version that declares cqpoll_cq_poll_judge() (which takes
+ * it, so that ABI tools see its layout), and it has room to grow.
  */
 struct cqpoll_cq_fp {
 	cqpoll_poll_burst_t poll;  /**< Driver burst poll, set at creation. */
 	void *priv;                /**< Driver's per-CQ state. */
-	/** Set when an event was consumed: the next poll tells if it was spurious. */
-	uint32_t event_unchecked;
+	/** Counters of the inline poll, on the CQ's next cache line. */
+	struct cqpoll_cq_fp_counters *counters;
 	/**
-	 * Set when a sleep on the armed CQ ended by timeout: the next poll tells
-	 * whether its event was lost (cqpoll_cq_stats::timeout_recoveries).
+	 * CQPOLL_CQ_FP_PENDING_* bits: the next poll's result must be judged
+	 * (spurious event, timeout recovery) by cqpoll_cq_poll_judge(). Zero on
+	 * almost every poll, so the fast path tests one word.
 	 */
-	uint32_t timeout_unchecked;
-	struct cqpoll_cq_stats stats; /**< Counters; see cqpoll_cq_stats_get(). */
-};
+	uint32_t pending;
+	uint32_t reserved0;        /**< Zero. */
+	uintptr_t reserved[4];     /**< Zero: room for fast-path growth. */
+} __attribute__((aligned(64)));
 
 /**
  * @internal
- * After a timeout (timeout_unchecked set): judge what the first poll found.
- * Completions in a CQ still armed mean its event was lost or late: the arm is
- * spent, and it is counted as a timeout recovery if the completions were
- * visible before the sleep. Called by cqpoll_poll_burst() only.
+ * Judge the poll after an event or a timed-out sleep (cqpoll_cq_fp::pending
+ * set): an event after which the poll found nothing was spurious; completions
+ * in a CQ still armed after a timeout mean its event was lost or late, so the
+ * arm is spent, and it is a timeout recovery if they were visible before the
+ * sleep. Clears cqpoll_cq_fp::pending. Called by cqpoll_poll_burst() only.
  *
- * @param cq
- *   The CQ.
+ * @param fp
+ *   The CQ handle's fast-path part.
  * @param comps
  *   What the poll wrote.
  * @param n
  *   What the poll returned.
+ *
+ * Thread safety: the CQ's consumer thread only.
  */
-void cqpoll_cq_timeout_check(struct cqpoll_cq *cq,
-			     const struct cqpoll_completion *comps, int n);
+void cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
+			  const struct cqpoll_completion *comps, int n);
 /** @endcond */
 
 /**
@@ -99,23 +127,22 @@ cqpoll_poll_burst(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		  unsigned int n)
 {
 	struct cqpoll_cq_fp *fp = (struct cqpoll_cq_fp *)(void *)cq;
+	struct cqpoll_cq_fp_counters *c;
 	int r;
 
 	if (cq == NULL || comps == NULL || n == 0)
 		return -EINVAL;
 	r = fp->poll(fp->priv, comps, n);
-	cqpoll_stat_add(&fp->stats.polls, 1);
+	c = fp->counters;
+	/* An empty poll writes one counter; the rest only when it found some. */
+	cqpoll_stat_add(&c->polls, 1);
 	if (r > 0) {
-		cqpoll_stat_add(&fp->stats.completions, (uint64_t)r);
-	} else if (r == 0) {
-		cqpoll_stat_add(&fp->stats.empty_polls, 1);
-		if (fp->event_unchecked)
-			cqpoll_stat_add(&fp->stats.spurious_events, 1);
+		cqpoll_stat_add(&c->hits, 1);
+		cqpoll_stat_add(&c->completions, (uint64_t)r);
 	}
-	fp->event_unchecked = 0;
-	/* Rare: only the first poll after a sleep that timed out. */
-	if (fp->timeout_unchecked != 0)
-		cqpoll_cq_timeout_check(cq, comps, r);
+	/* Rare: only the first poll after an event or a timed-out sleep. */
+	if (fp->pending != 0)
+		cqpoll_cq_poll_judge(fp, comps, r);
 	return r;
 }
 

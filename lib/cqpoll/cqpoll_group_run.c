@@ -343,7 +343,7 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 			i = 0;
 		if (!m->active && m->t_work > cold_before)
 			continue;
-		before = m->cq->fp.stats.timeout_recoveries;
+		before = m->cq->counters.timeout_recoveries;
 		cqpoll_cq_timeout_mark(m->cq, t_sleep);
 		r = poll_member(g, m);
 		if (r < 0) {
@@ -354,7 +354,7 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 			continue;
 		cqpoll_group_activate(g, m);
 		total += r;
-		if (m->cq->fp.stats.timeout_recoveries != before)
+		if (m->cq->counters.timeout_recoveries != before)
 			recovered = true;
 	}
 	g->net_next = i;

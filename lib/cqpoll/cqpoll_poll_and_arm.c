@@ -33,13 +33,13 @@ arm_device(struct cqpoll_cq *cq)
 			   strerror(-r));
 		return r;
 	}
-	cqpoll_stat_add(&cq->fp.stats.arms, 1);
+	cqpoll_stat_add(&cq->counters.arms, 1);
 	CQPOLL_TRACE(arm, cq, r > 0);
 	CQPOLL_LOG_FP(DEBUG, cq->ops.name, "cq %p: armed (%s)%s", (void *)cq,
 		      cqpoll_arm_semantics_name(cq->arm),
 		      r > 0 ? ", misses reported" : "");
 	if (r > 0) {
-		cqpoll_stat_add(&cq->fp.stats.missed_reports, 1);
+		cqpoll_stat_add(&cq->counters.missed_reports, 1);
 		return 1;
 	}
 	return 0;

@@ -15,12 +15,37 @@
 
 struct cqpoll_group;
 
+/*
+ * Every counter of a CQ. The consumer thread writes them; telemetry and
+ * cqpoll_cq_stats_get() read them from any thread, so they have cache lines
+ * of their own (struct cqpoll_cq_fp points at the first three).
+ */
+struct cqpoll_cq_counters {
+	struct cqpoll_cq_fp_counters fp;
+	uint64_t arms;
+	uint64_t missed_reports;
+	uint64_t events;
+	uint64_t spurious_events;
+	uint64_t event_acks;
+	uint64_t waits;
+	uint64_t wait_timeouts;
+	uint64_t lost_wakeups;
+	uint64_t timeout_recoveries;
+};
+
+/*
+ * Line 0: what the inline poll reads (written at creation and when the CQ
+ * sleeps or takes an event); lines 1-2: counters; then the control path's
+ * state. Allocations are 64-byte aligned (cqpoll_mem_alloc()).
+ */
 struct cqpoll_cq {
 	/* Must stay first: cqpoll_poll_burst() casts the handle to it. */
 	struct cqpoll_cq_fp fp;
+	struct cqpoll_cq_counters counters __attribute__((aligned(64)));
+	/* Control path from here: its own line. */
+	const struct cqpoll_driver_ops *driver __attribute__((aligned(64)));
 	/* Copied from the driver's table with defaults filled in: no NULLs. */
 	struct cqpoll_driver_ops ops;
-	const struct cqpoll_driver_ops *driver;
 	enum cqpoll_arm_semantics arm;
 	uint32_t size;
 	uint32_t event_ack_batch;
@@ -55,5 +80,12 @@ cqpoll_sleep_check_run(struct cqpoll_cq *cq)
  * timeout without its event: the next poll judges whether the event was lost.
  */
 void cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep);
+
+/* The handle of which @p fp is the first member. */
+static inline struct cqpoll_cq *
+cqpoll_cq_of_fp(struct cqpoll_cq_fp *fp)
+{
+	return (struct cqpoll_cq *)(void *)fp;
+}
 
 #endif /* CQPOLL_PRIVATE_H */
