@@ -402,11 +402,58 @@ test_missed_reports_bounded(void)
 	return drop(cq, &m);
 }
 
+/*
+ * The same device in a busy group whose idle CQs go cold: a CQ that could
+ * not be armed stays hot (polled every iteration) and the loop goes on; it
+ * goes cold once an arm takes. The group must not stop with -EAGAIN.
+ */
+static int
+test_missed_reports_busy_cold(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					.cold_us = 100 };
+	struct cqpoll_group_stats gs;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	struct mock m;
+	unsigned int i;
+
+	cq = mock_cq(&m, CQPOLL_ARM_REPORT_MISSED, 0);
+	TEST_ASSERT(cq != NULL, "create");
+	m.n_arm = 16; /* no script: every arm reports a miss */
+	m.arm_after = 1;
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "group");
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, ignore_completions, NULL), 0);
+	/* Idle for longer than cold_us before each iteration. */
+	for (i = 0; i < 3; i++) {
+		usleep(1000);
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	}
+	TEST_ASSERT(m.arm_calls >= 64, "%u arms", m.arm_calls);
+	TEST_ASSERT(!cqpoll_cq_is_armed(cq), "not armed");
+	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, &gs), 0);
+	TEST_ASSERT_EQ(gs.cold_arms, 0);
+	/* The iteration's clock is the end of the one before: a few may pass. */
+	m.arm_after = 0;
+	for (i = 0; i < 8 && !cqpoll_cq_is_armed(cq); i++) {
+		usleep(1000);
+		TEST_ASSERT_EQ(cqpoll_group_run_once(g), 0);
+	}
+	TEST_ASSERT(cqpoll_cq_is_armed(cq), "armed");
+	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, &gs), 0);
+	TEST_ASSERT_EQ(gs.cold_arms, 1);
+	TEST_ASSERT_EQ(cqpoll_group_remove(g, cq), 0);
+	cqpoll_group_destroy(g);
+	return drop(cq, &m);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_arguments),
 	TEST_CASE(test_names),
 	TEST_CASE(test_sequences),
 	TEST_CASE(test_missed_reports_bounded),
+	TEST_CASE(test_missed_reports_busy_cold),
 	TEST_CASE(test_armed_until_event),
 	TEST_CASE(test_event_ack_batching),
 };

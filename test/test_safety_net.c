@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The safety net: a sleep that ends by timeout finds work whose event was
- * lost, in every group mode and in cqpoll_cq_wait(), re-arms the CQ, and
+ * lost, in every group mode and in cqpoll_cq_wait(), and so does a busy
+ * group's net on its own clock for a cold CQ; it re-arms the CQ, and
  * counts it in timeout_recoveries; a completion that landed during the sleep
  * with its event still on its way is delivered but not counted.
  *
@@ -466,6 +467,58 @@ test_external_sleep(void)
 	return TEST_PASS;
 }
 
+/*
+ * Busy mode with cold CQs never sleeps, so no sleep times out: the group runs
+ * the net on its own clock. A CQ idle for cold_us is armed and cold; its
+ * completion's event is lost; the next net, a timeout later, finds it,
+ * counts it, and the CQ is hot again, then armed anew when it goes cold.
+ * The busy loop never polls a cold CQ: without the net the completion stays
+ * there for good (the SPIN model's model-cold-no-net-*).
+ */
+static int
+test_busy_cold_lost_event(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					  .wait_timeout_ms = 1, .cold_us = 20 };
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_group_stats gs;
+	struct rx rx = { 0 };
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	struct outcome o;
+	uint64_t t0;
+
+	g = cqpoll_group_create(&conf);
+	cq = cqpoll_sw_emu_cq_create(NULL);
+	TEST_ASSERT(g != NULL && cq != NULL, "create");
+	rx.g = g;
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, rx_cb, &rx), 0);
+	/* Idle for cold_us: poll-and-arm, cold. */
+	TEST_ASSERT_EQ(run_until_armed(g, cq), 0);
+	cqpoll_group_stats_get(g, &gs);
+	TEST_ASSERT_EQ(gs.cold_arms, 1);
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
+	TEST_ASSERT_EQ(steal_event(cq), 1);
+	/* Older than a timeout when the net finds it: a recovery. */
+	usleep(3000);
+	t0 = test_now_ns();
+	while (rx.n == 0 && test_now_ns() - t0 < 20000000ull)
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
+	collect(&o, g, cq, &rx, 0);
+	cqpoll_group_stats_get(g, &gs);
+	TEST_ASSERT_EQ(gs.sleeps, 0);
+	/* Hot again, then cold again by a new arm: a post raises an event. */
+	TEST_ASSERT(run_until_armed(g, cq) == 0 || CONTROL, "re-arm");
+	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
+	o.rearmed = event_pending(cq);
+	outcome_print("busy-cold", CQPOLL_GROUP_MODE_BUSY, &o);
+	TEST_ASSERT(recovered(&o, 1) == !CONTROL, "%s",
+		    CONTROL ? "a net that polls nothing not caught" : "not recovered");
+	cqpoll_group_destroy(g);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
 /* Large groups: the net polls a slice per timeout and reaches every CQ. */
 static int
 test_slices_reach_every_cq(void)
@@ -518,6 +571,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_lost_in_arm_every_mode),
 	TEST_CASE(test_cq_wait),
 	TEST_CASE(test_late_event_not_counted),
+	TEST_CASE(test_busy_cold_lost_event),
 	TEST_CASE(test_slices_reach_every_cq),
 	TEST_CASE(test_external_sleep),
 };

@@ -19,7 +19,11 @@
  * With --cold-us=US the group's busy and adaptive modes arm CQs idle for US
  * µs and stop polling them (cold), and pick their events up while polling;
  * the mode changer then favours those modes, and the run also checks that
- * CQs went cold and were woken from cold by their events.
+ * CQs went cold and that the group looked for their events. With
+ * --busy-only as well the group stays in busy mode (no mode changer): it
+ * never sleeps, so every cold CQ's work must be found by a look at the
+ * events racing the producer's posts (not by a sleep after a mode change,
+ * nor by the safety net), and every event consumed woke a cold CQ.
  *
  * With --naive the consumer runs the naive group transition instead (arm
  * every CQ, re-poll only the first), and with --expect-lost the test passes
@@ -32,7 +36,8 @@
  * negative control, caught with --expect-lost.
  *
  * Usage: test_stress_group [--cqs=N] [--transitions=N | --cq-transitions=N]
- *                          [--arm=SEM] [--churn] [--dev=sw|mixed] [--cold-us=US]
+ *                          [--arm=SEM] [--churn] [--dev=sw|mixed]
+ *                          [--cold-us=US [--busy-only]] [--expect-stranded]
  *                          [--naive --expect-lost] [--old-routing --expect-lost]
  */
 
@@ -57,6 +62,8 @@ static uint64_t transitions = 200000;
 static uint64_t cq_transitions;
 static int naive, expect_lost, churn;
 static uint32_t cold_us; /* 0: the group's default */
+/* Busy mode throughout: cold CQs are found by the event checks alone. */
+static int busy_only;
 /* Negative control of the cold transition: completions must go missing. */
 static int expect_stranded;
 static int arm = -1; /* -1: mixed */
@@ -152,6 +159,21 @@ cq_arms(struct cqpoll_cq **cq)
 	return sum;
 }
 
+/* Events consumed by the CQs (with --busy-only: each one woke a cold CQ). */
+static uint64_t
+cq_events(struct cqpoll_cq **cq)
+{
+	struct cqpoll_cq_stats cs;
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < ncqs; i++) {
+		cqpoll_cq_stats_get(cq[i], &cs);
+		sum += cs.events;
+	}
+	return sum;
+}
+
 static bool
 enough(struct cqpoll_group_stats *st, struct cqpoll_cq **cq)
 {
@@ -229,6 +251,8 @@ test_stress_group(void)
 
 	consumed = 0;
 	conf.cold_us = cold_us;
+	if (busy_only)
+		conf.mode = CQPOLL_GROUP_MODE_BUSY;
 	conf.policy = cqpoll_policy_find("adaptive:max_spin_us=100", &conf.policy_args);
 	g = cqpoll_group_create(&conf);
 	TEST_ASSERT(g != NULL, "create: %s", strerror(errno));
@@ -295,7 +319,9 @@ test_stress_group(void)
 		TEST_ASSERT_EQ(pthread_create(&gt, NULL,
 					      churn ? churn_thread : run_thread,
 					      churn ? (void *)&ch : (void *)g), 0);
-		TEST_ASSERT_EQ(pthread_create(&mt, NULL, mode_changer_thread, &mc), 0);
+		if (!busy_only)
+			TEST_ASSERT_EQ(pthread_create(&mt, NULL, mode_changer_thread,
+						      &mc), 0);
 		do {
 			usleep(10000);
 			cqpoll_group_stats_get(g, &st);
@@ -304,12 +330,14 @@ test_stress_group(void)
 				break;
 			if (expect_stranded && stalled(&prod))
 				break;
+			/* Busy only: the net finds it, a timeout late. */
 		} while ((expect_stranded || !enough(&st, cq)) &&
 			 test_now_ns() - t0 < DEADLINE_NS &&
 			 !(expect_stranded &&
 			   st.lost_wakeups + st.timeout_recoveries > 0));
 		__atomic_store_n(&mc.stop, 1, __ATOMIC_RELEASE);
-		pthread_join(mt, NULL);
+		if (!busy_only)
+			pthread_join(mt, NULL);
 	}
 	__atomic_store_n(&prod.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(pt, NULL);
@@ -345,13 +373,13 @@ test_stress_group(void)
 	       " mode_changes=%" PRIu64 " busy_ms=%" PRIu64 " asleep_ms=%" PRIu64
 	       " elapsed_ms=%" PRIu64 " removals=%" PRIu64 " cq_arms=%" PRIu64
 	       " timeout_recoveries=%" PRIu64 " drain_stalls=%" PRIu64
-	       " cold_arms=%" PRIu64 " event_checks=%" PRIu64 "\n",
+	       " cold_arms=%" PRIu64 " event_checks=%" PRIu64 " cq_events=%" PRIu64 "\n",
 	       ncqs, naive, prod.posted_total, consumed, st.sleeps, st.transitions,
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
 	       st.asleep_ns / 1000000, (test_now_ns() - t0) / 1000000, ch.removals,
 	       cq_arms(cq), st.timeout_recoveries, prod.stalls, st.cold_arms,
-	       st.event_checks);
+	       st.event_checks, cq_events(cq));
 	if (!expect_stranded && check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	if (expect_stranded) {
@@ -370,9 +398,11 @@ test_stress_group(void)
 		TEST_ASSERT_EQ(st.lost_wakeups, 0);
 		TEST_ASSERT_EQ(st.timeout_recoveries, 0);
 		/* On a loaded machine the deadline may come first: still enough. */
-		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000,
-			    "only %" PRIu64 " sleeps", st.sleeps);
-		TEST_ASSERT(mc.changes > 0, "no mode change");
+		TEST_ASSERT(enough(&st, cq) || st.sleeps >= 10000 ||
+			    (busy_only && st.cold_arms >= 10000),
+			    "only %" PRIu64 " sleeps, %" PRIu64 " cold arms",
+			    st.sleeps, st.cold_arms);
+		TEST_ASSERT(busy_only || mc.changes > 0, "no mode change");
 		if (churn)
 			TEST_ASSERT(ch.removals > 100, "%" PRIu64 " removals",
 				    ch.removals);
@@ -380,6 +410,11 @@ test_stress_group(void)
 			TEST_ASSERT(st.cold_arms > 100 && st.event_checks > 100,
 				    "cold: %" PRIu64 " arms, %" PRIu64 " checks",
 				    st.cold_arms, st.event_checks);
+		/* Never asleep: every event was taken by a look, waking a cold CQ. */
+		if (busy_only)
+			TEST_ASSERT(st.sleeps == 0 && cq_events(cq) > 100,
+				    "busy: %" PRIu64 " sleeps, %" PRIu64 " cold wakes",
+				    st.sleeps, cq_events(cq));
 	}
 	cqpoll_group_destroy(g);
 #ifdef CQPOLL_TEST_MLX5
@@ -416,6 +451,7 @@ main(int argc, char **argv)
 		{ "expect-stranded", no_argument, NULL, 's' },
 		{ "dev", required_argument, NULL, 'd' },
 		{ "old-routing", no_argument, NULL, 'o' },
+		{ "busy-only", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -467,12 +503,19 @@ main(int argc, char **argv)
 		case 'o':
 			old_routing = 1;
 			break;
+		case 'b':
+			busy_only = 1;
+			break;
 		default:
 			return TEST_FAIL;
 		}
 	}
 	if (ncqs == 0 || ncqs > TG_MAX_CQS || transitions == 0) {
 		fprintf(stderr, "bad --cqs or --transitions\n");
+		return TEST_FAIL;
+	}
+	if (busy_only && (cold_us == 0 || naive || churn)) {
+		fprintf(stderr, "--busy-only needs --cold-us, and no --naive or --churn\n");
 		return TEST_FAIL;
 	}
 	if ((old_routing && !mixed) || (mixed && (naive || churn))) {

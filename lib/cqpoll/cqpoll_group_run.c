@@ -139,6 +139,16 @@ poll_hot(struct cqpoll_group *g)
 		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 #endif
 		polls++;
+		if (r == -EAGAIN) {
+			/*
+			 * Not armed (misses kept being reported): it stays hot,
+			 * and tries again after another cold_ns, not at every
+			 * iteration (64 arms each).
+			 */
+			m->t_work = now;
+			i++;
+			continue;
+		}
 		if (r < 0) {
 			total = r;
 			break;
