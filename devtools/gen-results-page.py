@@ -338,7 +338,8 @@ def lab_section(d, sweep):
            "clairvoyant's; `cpu/opt` the CPU alone. The lab is deterministic: "
            "each command below prints exactly the numbers shown, on any "
            "machine. `devtools/gen-results.sh --lab-only` reruns it and "
-           "rewrites this section alone.", "",
+           "rewrites this section alone; this section's runs are of revision "
+           "%s." % git_revision(), "",
            "### Reference cost model, and the goals", "",
            "The goals of issue 12 are judged with one cost model, the same on "
            "every machine so that a change to a policy shows as a change here: "
