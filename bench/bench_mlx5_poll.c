@@ -13,9 +13,10 @@
  *
  * Each variant drains its own 4096-entry CQ (same layout, same CQEs, written
  * by the emulated device) in bursts of B; the three run interleaved, round
- * after round, and each reports the median of its rounds (rdtsc). The empty poll is timed over 2^20 calls
- * and converted to ns with the TSC rate measured against CLOCK_MONOTONIC in
- * the same run.
+ * after round, and each reports the median of its rounds (rdtsc). The empty
+ * poll, through cqpoll_poll_burst() and by the floor loop on an empty CQ of
+ * its own, interleaved too, is timed over 2^20 calls and converted to ns
+ * with the TSC rate measured against CLOCK_MONOTONIC in the same run.
  *
  * Only bench_measure() is timed (rdtsc) and counted (run under
  * valgrind --tool=callgrind --toggle-collect='bench_measure*'): filling the
@@ -23,7 +24,7 @@
  *
  * Usage: bench_mlx5_poll [ROUNDS]           every burst, table on stdout
  *        bench_mlx5_poll VARIANT BURST ROUNDS  one variant (for callgrind)
- *        VARIANT: driver, floor, floor-lfence, empty
+ *        VARIANT: driver, floor, floor-lfence, empty, empty-floor
  */
 
 #include <endian.h>
@@ -44,10 +45,10 @@
 #define MAX_ROUNDS 101
 #define EMPTY_CALLS (1u << 20)
 
-enum variant { V_DRIVER, V_FLOOR, V_FLOOR_LFENCE, V_EMPTY, V_COUNT };
+enum variant { V_DRIVER, V_FLOOR, V_FLOOR_LFENCE, V_EMPTY, V_EMPTY_FLOOR, V_COUNT };
 
 static const char *const variant_names[V_COUNT] = {
-	"driver", "floor", "floor-lfence", "empty",
+	"driver", "floor", "floor-lfence", "empty", "empty-floor",
 };
 
 struct floor_cq {
@@ -123,7 +124,8 @@ fill(struct cqpoll_cq *cq, unsigned int n)
 
 /*
  * The measured region: drain @p total CQEs in bursts of @p burst, or for
- * V_EMPTY poll the empty CQ EMPTY_CALLS times. Returns TSC cycles.
+ * V_EMPTY (V_EMPTY_FLOOR) poll the empty CQ EMPTY_CALLS times through the
+ * library (the floor loop). Returns TSC cycles.
  */
 static __attribute__((noinline)) uint64_t
 bench_measure(enum variant v, struct cqpoll_cq *cq, struct floor_cq *f,
@@ -137,6 +139,12 @@ bench_measure(enum variant v, struct cqpoll_cq *cq, struct floor_cq *f,
 	if (v == V_EMPTY) {
 		for (k = 0; k < EMPTY_CALLS; k++)
 			r |= cqpoll_poll_burst(cq, c, burst);
+		*sink += (uint64_t)r;
+		return __rdtsc() - t0;
+	}
+	if (v == V_EMPTY_FLOOR) {
+		for (k = 0; k < EMPTY_CALLS; k++)
+			r |= (int)floor_poll(f, c, burst);
 		*sink += (uint64_t)r;
 		return __rdtsc() - t0;
 	}
@@ -190,7 +198,7 @@ static int
 round_of(enum variant v, struct bench_cq *q, unsigned int burst,
 	 uint64_t *cycles, uint64_t *sink)
 {
-	if (v != V_EMPTY && fill(q->cq, CQ_SIZE) != 0)
+	if (v != V_EMPTY && v != V_EMPTY_FLOOR && fill(q->cq, CQ_SIZE) != 0)
 		return -1;
 	*cycles = bench_measure(v, q->cq, &q->f, burst, CQ_SIZE, sink);
 	return 0;
@@ -277,20 +285,26 @@ main(int argc, char **argv)
 		       (double)med[V_FLOOR_LFENCE] / (double)med[V_FLOOR]);
 	}
 	for (k = 0; k < rounds; k++)
-		if (round_of(V_EMPTY, &q[V_EMPTY], 32, &per[V_EMPTY][k], &sink) != 0)
-			return 1;
+		for (v = V_EMPTY; v <= V_EMPTY_FLOOR; v++)
+			if (round_of((enum variant)v, &q[v], 32, &per[v][k], &sink) != 0)
+				return 1;
 	med[V_EMPTY] = median(per[V_EMPTY], rounds);
+	med[V_EMPTY_FLOOR] = median(per[V_EMPTY_FLOOR], rounds);
 	tsc_ghz = (double)(__rdtsc() - c0) / (double)(mono_ns() - t0);
-	printf("empty poll: %.2f cycles, %.2f ns (TSC %.3f GHz, measured in this run)\n",
+	printf("empty poll: %.2f cycles, %.2f ns; floor %.2f cycles, %.2f ns; "
+	       "empty/floor %.2f (TSC %.3f GHz, measured in this run)\n",
 	       (double)med[V_EMPTY] / EMPTY_CALLS,
-	       (double)med[V_EMPTY] / EMPTY_CALLS / tsc_ghz, tsc_ghz);
+	       (double)med[V_EMPTY] / EMPTY_CALLS / tsc_ghz,
+	       (double)med[V_EMPTY_FLOOR] / EMPTY_CALLS,
+	       (double)med[V_EMPTY_FLOOR] / EMPTY_CALLS / tsc_ghz,
+	       (double)med[V_EMPTY] / (double)med[V_EMPTY_FLOOR], tsc_ghz);
 	printf("median of %u rounds of %u CQEs each (sink %" PRIu64 ")\n", rounds,
 	       CQ_SIZE, sink);
 	for (v = 0; v < V_COUNT; v++)
 		cqpoll_cq_destroy(q[v].cq);
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s [ROUNDS]\n       %s driver|floor|floor-lfence|empty BURST ROUNDS\n",
+	fprintf(stderr, "usage: %s [ROUNDS]\n       %s driver|floor|floor-lfence|empty|empty-floor BURST ROUNDS\n",
 		argv[0], argv[0]);
 	return 2;
 }

@@ -267,6 +267,56 @@ def lab_goals(runs):
     return out + [""], facts
 
 
+def lab_rates(d):
+    """The competitive ratio across rates, from lab-rates-TRACE.txt."""
+    table, rates, cmds = {}, [], []
+    for t in LAB_TRACES:
+        path = os.path.join(d, "lab-rates-%s.txt" % t)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            lines = f.read().splitlines()
+        rate = None
+        for l in lines:
+            if l.startswith("$ "):
+                rate = int(l.split("--rate=")[1].split()[0])
+                if rate not in rates:
+                    rates.append(rate)
+                if not cmds:
+                    cmds.append(l)
+            for p, r in lab_rows([l]).items():
+                table.setdefault(p, {})[(t, rate)] = r[6]
+    if not table:
+        return []
+    traces = [t for t in LAB_TRACES if any(k[0] == t for v in table.values()
+                                           for k in v)]
+    out = ["### Across rates", "",
+           "The competitive ratio of each policy on each trace at %s "
+           "completions/s (1 s each, reference cost): gaps from far above "
+           "break-even to far below it. `spin:39` is ski rental's rule, poll "
+           "for the break-even time (38.8 us here) and then sleep, "
+           "2-competitive on any gaps; `spin:0` is interrupt mode. The first "
+           "command, the others differ in `--trace` and `--rate`:" %
+           "/".join(str(r) for r in rates), "", "```"] + cmds + ["```", ""]
+    out += ["| policy | " + " | ".join("%s" % t for t in traces) + " |",
+            "|---|" + "---|" * len(traces)]
+    for p in table:
+        if p == "clairvoyant":
+            continue
+        out.append("| `%s` | " % p + " | ".join(
+            " / ".join("%.2f" % table[p][(t, r)] if (t, r) in table[p] else "-"
+                       for r in rates) for t in traces) + " |")
+    if any(x < 1 for p, v in table.items() for x in v.values()):
+        out += ["", "A ratio below 1: the clairvoyant decides gap by gap with the "
+                "mean wake-up, and where wake-ups gather several arrivals that "
+                "is not the least cost; the ratio is against it, not against "
+                "the optimum."]
+    worst = {p: max(v.values()) for p, v in table.items() if p != "clairvoyant"}
+    out += ["", "Worst ratio over all of them: %s." % ", ".join(
+        "`%s` %.2f" % (p, w) for p, w in worst.items()), ""]
+    return out
+
+
 def lab_section(d, sweep):
     """The policy lab's runs and its check against a live run (lab-live.txt)."""
     if not d:
@@ -288,7 +338,8 @@ def lab_section(d, sweep):
            "clairvoyant's; `cpu/opt` the CPU alone. The lab is deterministic: "
            "each command below prints exactly the numbers shown, on any "
            "machine. `devtools/gen-results.sh --lab-only` reruns it and "
-           "rewrites this section alone.", "",
+           "rewrites this section alone; this section's runs are of revision "
+           "%s." % git_revision(), "",
            "### Reference cost model, and the goals", "",
            "The goals of issue 12 are judged with one cost model, the same on "
            "every machine so that a change to a policy shows as a change here: "
@@ -372,6 +423,7 @@ def lab_section(d, sweep):
                 ""]
     out += ["Commands, the cost model, and the goals each run judged:", ""]
     out += lab_commands(runs)
+    out += lab_rates(d)
     runs = lab_read(d, "floors-")
     if runs:
         first = runs[next(iter(runs))]

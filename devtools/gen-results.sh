@@ -42,6 +42,9 @@ json=$dir/sweep.json
 lab_ref_cost=poll_ns=100,arm_ns=1000,wake_ns=30000,wake_p99_ns=80000,wake_cpu_ns=5000
 lab_policies="spin:5;spin:20;spin:50;spin:200;adaptive;hybrid"
 lab_policies+=";target-p99:100;target-p99:60;target-p99:40;target-p99:20"
+# spin:39 is ski rental's rule: poll for the break-even time (38.8 us with
+# the reference cost), then sleep; 2-competitive on any gaps.
+lab_rate_policies="spin:0;spin:39;adaptive;hybrid;target-p99:100"
 run_lab() {
     local cost trace lab st=0
     cost=$(python3 - "$json" <<'PY'
@@ -68,6 +71,15 @@ PY
              --sim-cost="$cost")
         { echo "\$ testpmd-cq ${lab[*]}"; "$app" "${lab[@]}"; } \
             >"$dir/lab-floors-$trace.txt" 2>&1 || st=1
+        # Across rates: the gaps from far above break-even to far below.
+        : >"$dir/lab-rates-$trace.txt"
+        for rate in 1000 5000 20000 50000 100000; do
+            lab=(--sim --trace="$trace" --rate="$rate" --duration=1
+                 --sim-cost="$lab_ref_cost")
+            { echo "\$ testpmd-cq ${lab[*]} --sim-policies='$lab_rate_policies'"
+              "$app" "${lab[@]}" --sim-policies="$lab_rate_policies"; } \
+                >>"$dir/lab-rates-$trace.txt" 2>&1 || st=1
+        done
     done
     return "$st"
 }

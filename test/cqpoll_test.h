@@ -28,8 +28,12 @@ enum test_result { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 77 };
 	}								\
 } while (0)
 
-#define TEST_ASSERT_EQ(a, b) TEST_ASSERT((long long)(a) == (long long)(b), \
-	"%lld != %lld", (long long)(a), (long long)(b))
+/* Each side is evaluated once: tests compare calls with side effects. */
+#define TEST_ASSERT_EQ(a, b) do { \
+	long long test_a_ = (long long)(a), test_b_ = (long long)(b); \
+	TEST_ASSERT(test_a_ == test_b_, "%s == %s: %lld != %lld", #a, #b, \
+		    test_a_, test_b_); \
+} while (0)
 
 struct test_case {
 	const char *name;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The hybrid and latency-target policies, driven through their ops on a
+ * The hybrid, latency-target and adaptive policies, driven through their ops on a
  * synthetic clock (no sleep, no timing): hybrid naps on regular arrivals,
  * never on random ones, and learns its timer's overshoot; latency-target
  * grows its spin budget while the p99 misses the target and shrinks it once
@@ -252,6 +252,89 @@ test_hybrid_overshoot(void)
 }
 
 /*
+ * A stream of arrivals through a policy, as the group sees it: each
+ * iteration hands decide() every arrival due by then; a sleep lasts until
+ * the next arrival plus the wake-up, reported to wake_cost(), so what
+ * arrives during a wake-up comes in one iteration. Returns the sleeps taken
+ * from arrival @from on.
+ */
+static uint64_t
+stream(struct sim *s, const uint64_t *at, unsigned int n, uint64_t wake_ns,
+       unsigned int from)
+{
+	uint64_t sleeps = 0;
+	unsigned int i = 0, k;
+
+	s->t = at[0];
+	while (i < n) {
+		for (k = 0; i < n && at[i] <= s->t; i++)
+			k++;
+		if (s->ops->decide(s->st, k, s->t) == CQPOLL_POLICY_SLEEP &&
+		    k == 0 && i < n) {
+			sleeps += i >= from;
+			s->t = at[i] + wake_ns;
+			s->ops->wake_cost(s->st, wake_ns);
+			continue;
+		}
+		s->t += s->poll_ns;
+	}
+	return sleeps;
+}
+
+/*
+ * Arrivals every 200 µs (adaptive sleeps in each gap), then every 20 µs,
+ * wake-ups of 30 µs: polling through a gap is now cheaper than a wake-up,
+ * and adaptive must learn it while still sleeping. A policy that takes the
+ * time between iterations that found work for the gap learns about 40 µs,
+ * since each wake-up gathers two arrivals, and keeps sleeping in every gap.
+ */
+static int
+test_adaptive_batched(void)
+{
+	static uint64_t at[3000];
+	struct sim s;
+	unsigned int i;
+	uint64_t sleeps;
+
+	for (i = 0; i < 3000; i++)
+		at[i] = 1000 * US + (i < 200 ? i * 200 * US :
+				     200 * 200 * US + (i - 200) * 20 * US);
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0"), 0);
+	sleeps = stream(&s, at, 3000, 30 * US, 1000);
+	printf("  20 us gaps after 200 us ones, 30 us wake-ups: %" PRIu64
+	       " sleeps in 2000 gaps\n",
+	       sleeps);
+	TEST_ASSERT(sleeps <= 20, "sleeps %" PRIu64, sleeps);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
+ * Bursts of 50 arrivals 10 µs apart, 5 ms of silence between them, wake-ups
+ * of 30 µs: in a burst adaptive polls. A policy that lets the silence into
+ * its mean gap (5 ms / 8 on a 10 µs mean) sleeps through some 30 gaps of
+ * every burst before the mean comes down again.
+ */
+static int
+test_adaptive_bursts(void)
+{
+	static uint64_t at[5000];
+	struct sim s;
+	unsigned int i;
+	uint64_t sleeps;
+
+	for (i = 0; i < 5000; i++)
+		at[i] = 1000 * US + (i / 50) * 5500 * US + (i % 50) * 10 * US;
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0"), 0);
+	sleeps = stream(&s, at, 5000, 30 * US, 1000);
+	printf("  bursts: %" PRIu64 " sleeps in 80 bursts\n", sleeps);
+	/* The silence itself is slept in: one sleep per burst, a few more. */
+	TEST_ASSERT(sleeps <= 2 * 80, "sleeps %" PRIu64, sleeps);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
  * 100 µs gaps, wake-ups of 200 µs against a 50 µs target: the budget grows
  * until the group no longer sleeps; then wake-ups of 10 µs: it shrinks until
  * the group sleeps at once again.
@@ -492,6 +575,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_hybrid_regular_cv0),
 	TEST_CASE(test_hybrid_random),
 	TEST_CASE(test_hybrid_overshoot),
+	TEST_CASE(test_adaptive_batched),
+	TEST_CASE(test_adaptive_bursts),
 	TEST_CASE(test_target_grow_shrink),
 	TEST_CASE(test_target_holds),
 	TEST_CASE(test_target_met_no_spin),

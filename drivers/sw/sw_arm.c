@@ -12,6 +12,7 @@ cqpoll_sw_arm(void *priv)
 {
 	struct cqpoll_sw_cq *q = priv;
 	uint32_t pi;
+	bool past;
 	int ret = 0;
 
 	sw_emu_arm_begin(q);
@@ -19,14 +20,21 @@ cqpoll_sw_arm(void *priv)
 	/* Pairs with the fence in cqpoll_sw_post(): see the comment there. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	pi = __atomic_load_n(&q->pi_vis, __ATOMIC_RELAXED);
+	/*
+	 * Entries past the consumer index, if any. pi_vis may also be behind
+	 * it: a post stores the owner bit, which the consumer may read and
+	 * consume, before it publishes pi_vis. Such an entry is no miss: it was
+	 * polled, and the post still looks at the arm after publishing.
+	 */
+	past = (int32_t)(pi - q->ci) > 0;
 	switch (q->arm) {
 	case CQPOLL_ARM_LEVEL:
 		/* Entries past the armed index fire at once, as mlx5 does. */
-		if (pi != q->ci && cqpoll_sw_claim(q, pi))
+		if (past && cqpoll_sw_claim(q, pi))
 			ret = cqpoll_sw_raise(q, 1);
 		break;
 	case CQPOLL_ARM_REPORT_MISSED:
-		if (pi != q->ci) {
+		if (past) {
 			ret = 1;
 			/*
 			 * The contract leaves the arm state undefined; this

@@ -29,6 +29,7 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	s->comp.timestamp = cqpoll_now_ns();
 	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_WR_ID;
 	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
+	sw_emu_post_visible(q);
 	q->pi = ++pi;
 	__atomic_store_n(&q->pi_vis, pi, __ATOMIC_RELEASE);
 	/*

@@ -35,6 +35,7 @@ static inline void sw_emu_arm_begin(struct cqpoll_sw_cq *q) { (void)q; }
 static inline void sw_emu_arm_end(struct cqpoll_sw_cq *q) { (void)q; }
 static inline int sw_emu_keeps_armed(struct cqpoll_sw_cq *q) { (void)q; return 0; }
 static inline void sw_emu_post_begin(struct cqpoll_sw_cq *q) { (void)q; }
+static inline void sw_emu_post_visible(struct cqpoll_sw_cq *q) { (void)q; }
 static inline int sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi) { (void)q; (void)claimed; (void)pi; return r; }
 static inline uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer) { (void)q; (void)consumer; return 1; }
 static inline int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n) { (void)q; (void)n; return 1; }

@@ -94,16 +94,22 @@ struct cqpoll_cq *cqpoll_sw_emu_cq_create(const struct cqpoll_sw_emu_conf *conf)
  */
 int cqpoll_sw_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 
-/** Points inside the arm where a test hook runs. */
+/** Points inside the arm, or a post, where a test hook runs. */
 enum cqpoll_sw_hook_point {
 	CQPOLL_SW_HOOK_BEFORE_ARM = 0, /**< The arm is requested, not yet in effect. */
 	CQPOLL_SW_HOOK_AFTER_ARM,      /**< The arm is in effect, not yet returned. */
+	/**
+	 * In a post, on the posting thread: the entry is visible (its owner
+	 * bit is stored), the producer index not yet published.
+	 */
+	CQPOLL_SW_HOOK_BEFORE_PUBLISH,
 	CQPOLL_SW_HOOK_COUNT,          /**< Number of hook points. */
 };
 
 /**
- * Run @p fn inside the arm at @p point, on the arming thread: lets a test post
- * completions at an exact place in the race window, deterministically.
+ * Run @p fn inside the arm (or a post) at @p point, on the arming (posting)
+ * thread: lets a test post or poll at an exact place in a race window,
+ * deterministically.
  *
  * @param cq
  *   A CQ of cqpoll_sw_emu_cq_create().
@@ -117,7 +123,8 @@ enum cqpoll_sw_hook_point {
  *   0, or -EINVAL for a bad argument or a CQ that is not an emulated
  *   software CQ.
  *
- * Thread safety: consumer thread only, while no arm is in progress.
+ * Thread safety: consumer thread only, while no arm is in progress; for
+ * CQPOLL_SW_HOOK_BEFORE_PUBLISH, while no post is in progress either.
  */
 int cqpoll_sw_emu_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
 			   void (*fn)(void *arg), void *arg);

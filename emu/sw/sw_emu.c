@@ -102,6 +102,12 @@ sw_emu_post_begin(struct cqpoll_sw_cq *q)
 				  (e->faults.visibility_delay_ns + 1ull));
 }
 
+void
+sw_emu_post_visible(struct cqpoll_sw_cq *q)
+{
+	run_hook(&q->emu, CQPOLL_SW_HOOK_BEFORE_PUBLISH);
+}
+
 int
 sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi)
 {

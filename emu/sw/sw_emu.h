@@ -68,6 +68,7 @@ void sw_emu_arm_begin(struct cqpoll_sw_cq *q);
 void sw_emu_arm_end(struct cqpoll_sw_cq *q);
 int sw_emu_keeps_armed(struct cqpoll_sw_cq *q);
 void sw_emu_post_begin(struct cqpoll_sw_cq *q);
+void sw_emu_post_visible(struct cqpoll_sw_cq *q);
 int sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi);
 uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer);
 int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n);
