@@ -34,41 +34,14 @@
 #define T0_NS 1000000000ULL
 /* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
 #define Z99 2.326347874
-/*
- * The fixed spin budgets the goals are judged against: 0, then 1 us to
- * 10 ms, each about 15% above the last. A policy that only knows how long
- * the CQ has been idle can, on a renewal trace, do no better than such a
- * budget (or a mix of them); so the cheapest budget that reaches a p99 is
- * the online yardstick at that p99.
- */
-#define GRID_MAX_US 10000
+/* The grid of fixed spin budgets (lab.h): each about 15% above the last. */
 #define GRID_STEP 1.15
-#define GRID_MAX_POINTS 128
 
 struct sim {
 	const struct tpcq_lab_cost *c;
 	uint64_t rng;
 	double mu, sigma;
 	uint64_t nap_ns;          /* virtual time the naps took */
-};
-
-struct lab_result {
-	char policy[TPCQ_SWEEP_SPEC_MAX];
-	uint64_t cpu_ns, span_ns, wakeups, naps;
-	double lat_sum_ns;
-	struct tpcq_hist *lat;
-	double cost;              /* cpu + penalty x latency */
-};
-
-/* Fixed spin budgets on the same trace: see GRID_STEP. */
-struct grid_point {
-	unsigned int spin_us;
-	uint64_t cpu_ns, p99_ns;
-};
-
-struct grid {
-	struct grid_point pt[GRID_MAX_POINTS];
-	unsigned int n;
 };
 
 static uint64_t
@@ -108,7 +81,7 @@ sim_init(struct sim *s, const struct tpcq_lab_cost *c, uint64_t seed)
 }
 
 static void
-arrive(struct lab_result *r, uint64_t late_ns)
+arrive(struct tpcq_lab_result *r, uint64_t late_ns)
 {
 	tpcq_hist_add(r->lat, late_ns);
 	r->lat_sum_ns += (double)late_ns;
@@ -117,7 +90,7 @@ arrive(struct lab_result *r, uint64_t late_ns)
 /* Arrivals due by t: their latency, and how many. */
 static unsigned int
 collect(const struct tpcq_lab_trace *t, size_t *i, uint64_t now,
-	struct lab_result *r)
+	struct tpcq_lab_result *r)
 {
 	unsigned int k = 0;
 
@@ -131,7 +104,7 @@ collect(const struct tpcq_lab_trace *t, size_t *i, uint64_t now,
 
 static int
 sim_policy(const char *spec, const struct tpcq_lab_trace *t,
-	   const struct tpcq_lab_cost *c, uint64_t seed, struct lab_result *r)
+	   const struct tpcq_lab_cost *c, uint64_t seed, struct tpcq_lab_result *r)
 {
 	const struct cqpoll_policy_ops *ops;
 	const char *args;
@@ -202,7 +175,7 @@ sim_policy(const char *spec, const struct tpcq_lab_trace *t,
  */
 static void
 sim_clairvoyant(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
-		uint64_t seed, double penalty, struct lab_result *r)
+		uint64_t seed, double penalty, struct tpcq_lab_result *r)
 {
 	uint64_t now = T0_NS + t->at[0], next, w;
 	double breakeven;
@@ -240,7 +213,7 @@ sim_clairvoyant(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
  */
 static void
 sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
-	  const struct tpcq_lab_cost *c, uint64_t seed, struct lab_result *r)
+	  const struct tpcq_lab_cost *c, uint64_t seed, struct tpcq_lab_result *r)
 {
 	uint64_t now = T0_NS + t->at[0], last = 0, next, need, j_sleep, j_arr;
 	struct sim s;
@@ -283,14 +256,14 @@ sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
 
 static int
 grid_run(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
-	 uint64_t seed, struct grid *g)
+	 uint64_t seed, struct tpcq_lab_grid *g)
 {
-	struct lab_result r;
+	struct tpcq_lab_result r;
 	double us = 1.0;
 	unsigned int v = 0;
 
 	g->n = 0;
-	while (v <= GRID_MAX_US && g->n < GRID_MAX_POINTS) {
+	while (v <= TPCQ_LAB_GRID_MAX_US && g->n < TPCQ_LAB_GRID_POINTS) {
 		memset(&r, 0, sizeof(r));
 		r.lat = tpcq_hist_create();
 		if (r.lat == NULL)
@@ -309,101 +282,8 @@ grid_run(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
 	return 0;
 }
 
-/* The cheapest budget of the grid with a p99 of at most p99_ns, or NULL. */
-static const struct grid_point *
-grid_best(const struct grid *g, uint64_t p99_ns)
-{
-	const struct grid_point *best = NULL;
-	unsigned int i;
-
-	for (i = 0; i < g->n; i++)
-		if (g->pt[i].p99_ns <= p99_ns &&
-		    (best == NULL || g->pt[i].cpu_ns < best->cpu_ns))
-			best = &g->pt[i];
-	return best;
-}
-
-int
-tpcq_lab_cost_parse(const char *s, struct tpcq_lab_cost *c, char *why,
-		    size_t len)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} keys[] = {
-		{ "poll_ns", offsetof(struct tpcq_lab_cost, poll_ns) },
-		{ "arm_ns", offsetof(struct tpcq_lab_cost, arm_ns) },
-		{ "wake_ns", offsetof(struct tpcq_lab_cost, wake_ns) },
-		{ "wake_p99_ns", offsetof(struct tpcq_lab_cost, wake_p99_ns) },
-		{ "wake_cpu_ns", offsetof(struct tpcq_lab_cost, wake_cpu_ns) },
-	};
-	unsigned long long v;
-	unsigned int seen = 0;
-	const char *p = s;
-	size_t i, klen;
-	char *end;
-
-	while (*p != '\0') {
-		klen = strcspn(p, "=");
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (strlen(keys[i].key) == klen &&
-			    strncmp(keys[i].key, p, klen) == 0)
-				break;
-		if (i == sizeof(keys) / sizeof(keys[0]) || p[klen] != '=')
-			goto bad;
-		errno = 0;
-		v = strtoull(p + klen + 1, &end, 10);
-		if (errno != 0 || end == p + klen + 1 || v == 0 ||
-		    v > 10ULL * TPCQ_NS_PER_S || (*end != ',' && *end != '\0'))
-			goto bad;
-		memcpy((char *)c + keys[i].off, &(uint64_t){ v }, sizeof(uint64_t));
-		seen |= 1u << i;
-		p = *end == ',' ? end + 1 : end;
-	}
-	if (seen != (1u << (sizeof(keys) / sizeof(keys[0]))) - 1)
-		goto bad;
-	if (c->wake_p99_ns < c->wake_ns) {
-		snprintf(why, len, "--sim-cost: wake_p99_ns below wake_ns");
-		return -EINVAL;
-	}
-	return 0;
-bad:
-	snprintf(why, len, "--sim-cost: expected poll_ns=N,arm_ns=N,wake_ns=N,"
-		 "wake_p99_ns=N,wake_cpu_ns=N (each 1..10^10 ns), got '%s'", s);
-	return -EINVAL;
-}
-
-/*
- * From the floors: a wake-up as the eventfd -> epoll_wait one, its CPU as the
- * sleeper's CPU time per wake-up there, an iteration as the hand-off's p50
- * (an empty poll is a cache-line read), arming as two iterations (a
- * doorbell store and a re-poll). Medians and CPU time, not the hand-off's
- * p99: on a busy machine that is the scheduler's, tens of microseconds.
- * Two significant digits, so that the printed --sim-cost reproduces the
- * run.
- */
-static uint64_t
-sig2(uint64_t v)
-{
-	uint64_t m = 1;
-
-	while (v / m >= 100)
-		m *= 10;
-	return v < 1 ? 1 : (v + m / 2) / m * m;
-}
-
 static void
-cost_from_floors(const struct tpcq_floors *f, struct tpcq_lab_cost *c)
-{
-	c->poll_ns = sig2(f->handoff.p50_ns);
-	c->arm_ns = sig2(2 * f->handoff.p50_ns);
-	c->wake_ns = sig2(f->wakeup.p50_ns);
-	c->wake_p99_ns = sig2(f->wakeup.p99_ns);
-	c->wake_cpu_ns = sig2(f->wake_cpu_ns);
-}
-
-static void
-result_print(const struct lab_result *r, const struct lab_result *opt)
+result_print(const struct tpcq_lab_result *r, const struct tpcq_lab_result *opt)
 {
 	double span = (double)r->span_ns;
 
@@ -415,66 +295,6 @@ result_print(const struct lab_result *r, const struct lab_result *opt)
 	       span > 0 ? (double)r->wakeups * 1e9 / span : 0.0,
 	       opt->cpu_ns ? (double)r->cpu_ns / (double)opt->cpu_ns : 0.0,
 	       opt->cost > 0 ? r->cost / opt->cost : 0.0);
-}
-
-/*
- * The goals of issue 12 that this trace and these policies can judge, each
- * against the online yardstick too: the cheapest fixed spin budget of the
- * grid at the same p99.
- */
-static void
-goals_print(const struct lab_result *rs, unsigned int n,
-	    const struct lab_result *opt, const char *trace,
-	    const struct grid *g)
-{
-	const struct grid_point *best;
-	uint64_t opt_p99 = tpcq_hist_quantile(opt->lat, 0.99), target, p99;
-	/* Equal: within two buckets of the histogram (1/64 of a value each). */
-	uint64_t opt_p99_eq = opt_p99 + opt_p99 / 32;
-	double x;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		p99 = tpcq_hist_quantile(rs[i].lat, 0.99);
-		x = (double)rs[i].cpu_ns / (double)opt->cpu_ns;
-		if (strncmp(rs[i].policy, "adaptive", 8) == 0) {
-			printf(" goal %s: CPU %.2fx the clairvoyant's (<= 1.3) at "
-			       "p99 %.1f us vs %.1f us (equal or better): %s\n",
-			       rs[i].policy, x, p99 / 1e3, opt_p99 / 1e3,
-			       x <= 1.3 && p99 <= opt_p99_eq ? "PASS" : "MISS");
-			best = grid_best(g, opt_p99_eq);
-			if (best == NULL)
-				printf(" bound: no fixed spin budget up to %u us "
-				       "reaches the clairvoyant's p99\n",
-				       GRID_MAX_US);
-			else
-				printf(" bound: the cheapest fixed spin budget "
-				       "with the clairvoyant's p99 is spin:%u, CPU "
-				       "%.2fx the clairvoyant's (p99 %.1f us)\n",
-				       best->spin_us, (double)best->cpu_ns /
-				       (double)opt->cpu_ns, best->p99_ns / 1e3);
-		}
-		if (strncmp(rs[i].policy, "hybrid", 6) == 0 &&
-		    strcmp(trace, "periodic") == 0)
-			printf(" goal %s on periodic: CPU %.2fx the clairvoyant's "
-			       "(<= 1.2): %s\n", rs[i].policy, x,
-			       x <= 1.2 ? "PASS" : "MISS");
-		if (sscanf(rs[i].policy, "target-p99:%" SCNu64, &target) != 1)
-			continue;
-		best = grid_best(g, target * 1000);
-		if (best == NULL) {
-			printf(" goal %s: no fixed spin budget up to %u us meets a "
-			       "p99 of %" PRIu64 " us: not judged\n", rs[i].policy,
-			       GRID_MAX_US, target);
-			continue;
-		}
-		x = (double)rs[i].cpu_ns / (double)best->cpu_ns;
-		printf(" goal %s: p99 %.1f us (target %" PRIu64 " us: %s), CPU "
-		       "%.2fx that of spin:%u, the cheapest fixed budget meeting "
-		       "it (<= 1.1): %s\n", rs[i].policy, p99 / 1e3, target,
-		       p99 <= target * 1000 ? "met" : "missed", x, best->spin_us,
-		       p99 <= target * 1000 && x <= 1.1 ? "PASS" : "MISS");
-	}
 }
 
 static int
@@ -516,8 +336,8 @@ int
 tpcq_lab_run(const struct tpcq_params *p)
 {
 	static char specs[TPCQ_LAB_POLICIES_MAX][TPCQ_SWEEP_SPEC_MAX];
-	struct lab_result opt, *rs = NULL;
-	static struct grid grid;
+	struct tpcq_lab_result opt, *rs = NULL;
+	static struct tpcq_lab_grid grid;
 	struct tpcq_lab_trace trace;
 	struct tpcq_lab_cost cost;
 	struct tpcq_floors floors;
@@ -537,7 +357,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 			return TPCQ_EXIT_FAIL;
 		}
 		tpcq_floors_print(&floors);
-		cost_from_floors(&floors, &cost);
+		tpcq_lab_cost_from_floors(&floors, &cost);
 	} else if (tpcq_lab_cost_parse(p->sim_cost != NULL ? p->sim_cost :
 				       TPCQ_LAB_COST_DEFAULT, &cost, why,
 				       sizeof(why)) != 0) {
@@ -609,7 +429,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 		result_print(&rs[i], &opt);
 	printf(" ratio: the competitive ratio, (CPU + penalty x latency) over "
 	       "the clairvoyant's\n");
-	goals_print(rs, n, &opt, tname, &grid);
+	tpcq_lab_goals_print(rs, n, &opt, tname, &grid);
 	fflush(stdout);
 	ret = TPCQ_EXIT_OK;
 	goto out;

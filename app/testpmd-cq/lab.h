@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sweep.h"
+
 #define TPCQ_LAB_TRACES "poisson, onoff[:ON_US:OFF_US], pareto, diurnal, " \
 	"periodic, file:PATH"
 #define TPCQ_LAB_POLICIES_DEFAULT \
@@ -42,6 +44,36 @@ struct tpcq_lab_cost {
 	uint64_t wake_cpu_ns;     /* CPU a sleep and its wake-up cost the poller */
 };
 
+struct tpcq_hist;
+
+/* One policy's (or the clairvoyant's) run through a trace. */
+struct tpcq_lab_result {
+	char policy[TPCQ_SWEEP_SPEC_MAX];
+	uint64_t cpu_ns, span_ns, wakeups, naps;
+	double lat_sum_ns;
+	struct tpcq_hist *lat;
+	double cost;              /* cpu + penalty x latency */
+};
+
+/*
+ * The fixed spin budgets the goals are judged against: 0, then 1 us to
+ * TPCQ_LAB_GRID_MAX_US, each about 15% above the last (lab.c). A policy that
+ * only knows how long the CQ has been idle can, on a renewal trace, do no
+ * better than such a budget (or a mix of them); so the cheapest budget that
+ * reaches a p99 is the online yardstick at that p99.
+ */
+#define TPCQ_LAB_GRID_MAX_US 10000
+#define TPCQ_LAB_GRID_POINTS 128
+struct tpcq_lab_grid_point {
+	unsigned int spin_us;
+	uint64_t cpu_ns, p99_ns;
+};
+
+struct tpcq_lab_grid {
+	struct tpcq_lab_grid_point pt[TPCQ_LAB_GRID_POINTS];
+	unsigned int n;
+};
+
 /* A 0 < value <= 1 from state s (splitmix64). */
 double tpcq_lab_uniform(uint64_t *s);
 int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
@@ -49,9 +81,17 @@ int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 void tpcq_lab_trace_free(struct tpcq_lab_trace *t);
 
 struct tpcq_params;
+struct tpcq_floors;
 /* Parse "poll_ns=N,arm_ns=N,..." into c: 0 or -EINVAL with why. */
 int tpcq_lab_cost_parse(const char *s, struct tpcq_lab_cost *c, char *why,
 			size_t len);
+/* This machine's cost model, from its floors (--sim --floors). */
+void tpcq_lab_cost_from_floors(const struct tpcq_floors *f,
+			       struct tpcq_lab_cost *c);
+/* Judge the goals of issue 12 that these runs of trace can judge. */
+void tpcq_lab_goals_print(const struct tpcq_lab_result *rs, unsigned int n,
+			  const struct tpcq_lab_result *opt, const char *trace,
+			  const struct tpcq_lab_grid *g);
 /* The lab's run: an exit status. */
 int tpcq_lab_run(const struct tpcq_params *p);
 
