@@ -429,13 +429,23 @@ def lab_section(d, sweep):
         first = runs[next(iter(runs))]
         cost = next((l.split()[1].rstrip(";") for l in first
                      if l.startswith(" cost")), "")
+        fl = (sweep or {}).get("floors") or {}
+        if "cpu_per_wakeup" in fl.get("wakeup_ns", {}):
+            how = ("as `--sim --floors` derives it when it measures them "
+                   "(iteration = hand-off p50, arming = two iterations, a "
+                   "sleep's CPU = the sleeper's CPU time per wake-up, wake-up "
+                   "= the wake-up floor)")
+        else:
+            how = ("with the mapping of the `--sim` that took it, before the "
+                   "floors measured the sleeper's CPU (iteration = hand-off p50, "
+                   "arming = hand-off p99, a sleep's CPU = 10 x hand-off p99, "
+                   "wake-up = the wake-up floor). A floor measured on a busy "
+                   "machine carries the scheduler's delays into its p99, and so "
+                   "into arming and the sleep's CPU here; `--sim --floors` now "
+                   "takes medians and the sleeper's CPU time instead")
         out += ["### This machine's cost model, from the sweep's floors", "",
                 "The same traces with `%s`, derived from the floors of the sweep "
-                "above as `--sim --floors` derives it when it measures them "
-                "(iteration = hand-off p50, arming = hand-off p99, a sleep's CPU "
-                "= 10 x hand-off p99, wake-up = the wake-up floor). A floor "
-                "measured on a busy machine carries the scheduler's delays into "
-                "its p99, and so into arming and the sleep's CPU." % cost, ""]
+                "above %s." % (cost, how), ""]
         out += lab_ratio_table(runs)
         c = dict(kv.split("=") for kv in cost.split("=", 1)[1].split(",")) \
             if cost.startswith("--sim-cost=") else {}

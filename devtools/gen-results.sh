@@ -56,9 +56,15 @@ def sig2(v):
         m *= 10
     return max(1, (v + m // 2) // m * m)
 h, w = f["handoff_ns"], f["wakeup_ns"]
+if "cpu_per_wakeup" in w:
+    # As --sim --floors: medians and the sleeper's CPU time.
+    arm, cpu = 2 * h["p50"], w["cpu_per_wakeup"]
+else:
+    # A sweep from before the floors measured the sleeper's CPU.
+    arm, cpu = h["p99"], 10 * h["p99"]
 print("poll_ns=%d,arm_ns=%d,wake_ns=%d,wake_p99_ns=%d,wake_cpu_ns=%d" % (
-    sig2(h["p50"]), sig2(h["p99"]), sig2(w["p50"]), sig2(max(w["p50"], w["p99"])),
-    sig2(10 * h["p99"])))
+    sig2(h["p50"]), sig2(arm), sig2(w["p50"]), sig2(max(w["p50"], w["p99"])),
+    sig2(cpu)))
 PY
 )
     for trace in poisson onoff pareto diurnal periodic; do

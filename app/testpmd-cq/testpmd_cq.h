@@ -131,6 +131,7 @@ struct tpcq_floors {
 	int cpu_poller, cpu_device;
 	struct tpcq_floor handoff; /* cross-core cache-line hand-off, one way */
 	struct tpcq_floor wakeup;  /* eventfd write -> epoll_wait return */
+	uint64_t wake_cpu_ns;     /* the sleeper's CPU time per wake-up */
 };
 
 struct tpcq_params {

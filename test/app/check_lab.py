@@ -24,7 +24,9 @@ Usage: check_lab.py TESTPMD
    at 1000 to 100000 completions/s (1.28 at worst today; 2.15 on onoff at
    100000/s when it let the silence before a burst into its mean gap, 1.52
    on periodic at 20000/s when it learnt wake-ups with weight 1/4).
-8. Bad lab options exit 2.
+8. --sim --floors takes a sleep's CPU from the sleeper's CPU time per
+   wake-up that the floors measured (not from a latency percentile).
+9. Bad lab options exit 2.
 """
 import os
 import subprocess
@@ -146,6 +148,20 @@ def main():
         raise SystemExit("FAIL: adaptive's competitive ratio %.2f on %s "
                          "(at most 1.35)" % worst)
     print("ok: adaptive within 1.35 of the clairvoyant (worst %.2f, %s)" % worst)
+
+    out = run(exe, ["--sim", "--floors", "--trace=poisson",
+                    "--duration=0.2"]).stdout
+    fl = [l for l in out.splitlines() if "the sleeper's CPU" in l]
+    cost = [l for l in out.splitlines() if "(from the floors)" in l]
+    if len(fl) != 1 or len(cost) != 1:
+        print(out)
+        raise SystemExit("FAIL: --sim --floors printed no floors or no cost")
+    cpu = float(fl[0].split("the sleeper's CPU ")[1].split()[0]) * 1000
+    wake_cpu = float(cost[0].split("wake_cpu_ns=")[1].split()[0])
+    if cpu <= 0 or abs(wake_cpu - cpu) > 0.06 * cpu + 10:
+        raise SystemExit("FAIL: the sleeper's CPU %.0f ns a wake-up, the cost "
+                         "model's wake_cpu_ns %.0f" % (cpu, wake_cpu))
+    print("ok: --sim --floors: a sleep's CPU is the sleeper's, %.0f ns" % cpu)
 
     with tempfile.TemporaryDirectory() as tmp:
         rec = os.path.join(tmp, "rec.txt")

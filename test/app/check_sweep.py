@@ -55,7 +55,8 @@ def check_sweep(exe, dev, tmp):
     with open(out) as f:
         sweep = json.load(f)
     fl = sweep.get("floors")
-    if not fl or fl["handoff_ns"]["p50"] <= 0 or fl["wakeup_ns"]["p50"] <= 0:
+    if not fl or fl["handoff_ns"]["p50"] <= 0 or fl["wakeup_ns"]["p50"] <= 0 \
+            or fl["wakeup_ns"].get("cpu_per_wakeup", 0) <= 0:
         return fail("the sweep measured no floors: %s" % fl), None
     pts = sweep["points"]
     got = sorted((p["load"], p["policy"]) for p in pts)
