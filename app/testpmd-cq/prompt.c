@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cmdline.h>
@@ -456,19 +457,44 @@ interact(struct cmdline *cl)
 	}
 }
 
+/*
+ * A terminal leaves canonical mode before the first prompt is shown.
+ * cmdline_stdin_new() prints the prompt, then switches the terminal: a
+ * Ctrl-D typed at that prompt in between was taken by the canonical line
+ * discipline, which turns it into a NUL byte once the mode changes, so the
+ * quit was lost (1 in 4 with a key sent as soon as the prompt appeared).
+ * Returns 1 if @p saved holds the settings to restore.
+ */
+static int
+terminal_raw(struct termios *saved)
+{
+	struct termios t;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, saved) != 0)
+		return 0;
+	t = *saved;
+	/* What cmdline's own terminal_adjust() sets, only earlier. */
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);
+	return tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+}
+
 int
 tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
 	struct tpcq_session s;
+	struct termios saved;
 	struct cmdline *cl;
-	int ret;
+	int ret, raw;
 
 	if (tpcq_session_init(&s, p, dcs) != 0)
 		return TPCQ_EXIT_FAIL;
 	session = &s;
+	raw = terminal_raw(&saved);
 	cl = cmdline_stdin_new(commands, PROMPT);
 	if (cl == NULL) {
 		fprintf(stderr, TPCQ_PROG ": cannot start the prompt\n");
+		if (raw)
+			tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 		tpcq_session_fini(&s);
 		return TPCQ_EXIT_FAIL;
 	}
@@ -479,6 +505,9 @@ tpcq_prompt(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	if (s.running)
 		tpcq_session_stop(&s);
 	cmdline_stdin_exit(cl);
+	/* cmdline restored the settings it found, which were already ours. */
+	if (raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	ret = s.status;
 	tpcq_session_fini(&s);
 	session = NULL;
