@@ -468,7 +468,17 @@ test_wake_on_event(void)
 		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], tg_cb, &rx[i]), 0);
 	}
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
-	usleep(20000);
+	/*
+	 * Post once the group went to sleep (every CQ armed): a fixed pause
+	 * was not always enough on a loaded machine, and a post before the
+	 * sleep is polled, not woken for.
+	 */
+	t0 = test_now_ns();
+	do {
+		usleep(1000);
+		cqpoll_group_stats_get(g, &st);
+	} while (st.sleeps == 0 && test_now_ns() - t0 < 5000000000ull);
+	TEST_ASSERT(st.sleeps > 0, "the group never slept");
 	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq[5], &c), 0);
 	t0 = test_now_ns();
 	while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) == 0 &&

@@ -10,6 +10,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,17 +342,38 @@ test_event_delay(void)
 		.size = 16, .event_delay_us = 30000, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
 	};
 	struct cqpoll_completion c[4];
-	struct cqpoll_cq *cq = cqpoll_mlx5_emu_cq_create(&conf);
+	struct cqpoll_cq *cq;
+	uint64_t t0, t1;
+	int attempt, early;
 
-	TEST_ASSERT(cq != NULL, "create");
-	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
-	TEST_ASSERT_EQ(post(cq, 1), 0);
-	TEST_ASSERT(!readable(cq, 5), "event delivered late");
-	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0); /* on its way: not lost */
-	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
-	TEST_ASSERT_EQ(drain(cq), 1);
-	cqpoll_cq_destroy(cq);
-	return TEST_PASS;
+	/*
+	 * "Not readable 5 ms after the post" says something only if those
+	 * 5 ms ended before the 30 ms delay did: a thread descheduled that
+	 * long on a loaded machine sees the event on time. Such a sample is
+	 * retried, not judged.
+	 */
+	for (attempt = 0; attempt < 10; attempt++) {
+		cq = cqpoll_mlx5_emu_cq_create(&conf);
+		TEST_ASSERT(cq != NULL, "create");
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		t0 = test_now_ns();
+		TEST_ASSERT_EQ(post(cq, 1), 0);
+		early = readable(cq, 5);
+		t1 = test_now_ns();
+		if (t1 - t0 < 20000000ull) {
+			TEST_ASSERT(!early, "event delivered %" PRIu64 " us after the post, not late",
+				    (t1 - t0) / 1000);
+			/* On its way: not lost. */
+			TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
+		}
+		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 1000), 1);
+		TEST_ASSERT_EQ(drain(cq), 1);
+		cqpoll_cq_destroy(cq);
+		if (t1 - t0 < 20000000ull)
+			return TEST_PASS;
+	}
+	TEST_ASSERT(0, "no sample within 20 ms of its post in %d attempts", attempt);
+	return TEST_FAIL;
 }
 
 static int
