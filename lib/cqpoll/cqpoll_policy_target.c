@@ -15,7 +15,7 @@
  * waited for it, which errs towards spinning). A p99 is a long-run share, so
  * every `window` samples the misses (samples over the target) go into an
  * account credited with 3/4 of the 1 % a p99 allows (the last quarter is
- * the margin for noise), which starts empty and holds at most four
+ * the margin for noise), which starts empty and holds at most eight
  * windows' unused misses:
  *  - the account overdrawn: the p99 misses the target; grow the budget to
  *    the second-longest gap that ended in a miss (the budget that would have
@@ -64,7 +64,7 @@
 /* Windows without a sleep before one is taken to measure a wake-up. */
 #define PROBE_WINDOWS 8
 /* Unused misses the account holds, in windows' worth. */
-#define CREDIT_WINDOWS 4
+#define CREDIT_WINDOWS 8
 
 struct target_state {
 	uint64_t target_ns;
