@@ -125,11 +125,7 @@ name##_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps, \
 static int \
 name(void *priv, struct cqpoll_completion *comps, unsigned int n) \
 { \
-	struct cqpoll_mlx5_cq *q = priv; \
-\
-	if (cqpoll_mlx5_poll_empty(q, size, vic)) \
-		return __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED); \
-	return cqpoll_mlx5_poll_tmpl(q, comps, n, 0, size, vic, name##_cont); \
+	return cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, size, vic, name##_cont); \
 }
 
 POLL_VARIANT(cqpoll_mlx5_poll_64, 64, 0)

@@ -100,10 +100,34 @@ cqpoll_mlx5_poll_tmpl(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps,
 	 */
 	unsigned int owner = vic ? cqpoll_mlx5_vic(ci, cnt) : cqpoll_mlx5_sw_owner(ci, cnt);
 	const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, slot, cnt, cqe_size);
-	struct cqpoll_completion *c = comps + done;
-	struct cqpoll_completion *const last = comps + n;
+	struct cqpoll_completion *c, *last, *end;
+
+	/*
+	 * Busy polling mostly finds nothing: the instance that starts a burst
+	 * decides an empty CQ with the first entry's validity alone, before
+	 * setting the burst up (DPDK's mlx5 Rx checks the same first). The
+	 * loop loads it again; a slot inside a compressed session is marked
+	 * valid (cqpoll_mlx5_zip_mark()), so it is never taken for empty.
+	 */
+	if (cont != NULL) {
+		if (vic) {
+			unsigned int w = le16toh(__atomic_load_n(
+				(const uint16_t *)(const void *)&cqe->signature,
+				__ATOMIC_ACQUIRE));
+
+			if ((w & 0xff) != owner || (w >> 12) == MLX5_CQE_INVALID)
+				return __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED);
+		} else {
+			unsigned int own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^ owner;
+
+			if ((own & MLX5_CQE_OWNER_MASK) != 0 || (own >> 4) == MLX5_CQE_INVALID)
+				return __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED);
+		}
+	}
+	c = comps + done;
+	last = comps + n;
 	/* The burst stops at the end of the buffer, then goes on from its start. */
-	struct cqpoll_completion *end = n - done <= cnt - slot ? last : c + (cnt - slot);
+	end = n - done <= cnt - slot ? last : c + (cnt - slot);
 
 	for (;;) {
 		for (; c != end; c++) {
@@ -178,37 +202,6 @@ out:
 		return (int)polled;
 	}
 	return __atomic_load_n(&q->dev_err, __ATOMIC_RELAXED);
-}
-
-/*
- * Whether the CQE at the consumer index is still the device's: the first
- * test of cqpoll_mlx5_poll_tmpl(), alone. Busy polling mostly finds nothing,
- * so the poll decides an empty CQ with this one load before setting up a
- * burst (DPDK's mlx5 Rx does the same check first). A slot inside a
- * compressed session is marked valid (cqpoll_mlx5_zip_mark()), so it is
- * never taken for empty.
- */
-static CQPOLL_MLX5_ALWAYS_INLINE int
-cqpoll_mlx5_poll_empty(const struct cqpoll_mlx5_cq *q, const uint32_t cqe_size,
-		       const int vic)
-{
-	const uint32_t ci = q->ci;
-	const struct mlx5_cqe64 *cqe = cqpoll_mlx5_cqe(q->buf, ci, q->cqe_cnt, cqe_size);
-
-	if (vic) {
-		unsigned int w = le16toh(__atomic_load_n(
-			(const uint16_t *)(const void *)&cqe->signature,
-			__ATOMIC_ACQUIRE));
-
-		return (w & 0xff) != cqpoll_mlx5_vic(ci, q->cqe_cnt) ||
-		       (w >> 12) == MLX5_CQE_INVALID;
-	} else {
-		unsigned int own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE) ^
-				   cqpoll_mlx5_sw_owner(ci, q->cqe_cnt);
-
-		return (own & MLX5_CQE_OWNER_MASK) != 0 ||
-		       (own >> 4) == MLX5_CQE_INVALID;
-	}
 }
 
 #endif /* CQPOLL_MLX5_POLL_H */
