@@ -499,6 +499,70 @@ test_wake_on_event(void)
 	return TEST_PASS;
 }
 
+/*
+ * A cold CQ woken by its event is hot again for a whole cold_us: the
+ * iterations after the one that delivered its work poll it and leave it
+ * armed no more. The group once compared the wake-up's clock reading with
+ * the older end of the previous iteration, took the difference (negative,
+ * unsigned) for a long idle time and armed the CQ cold again at once: one
+ * cold arm and one event check per completion.
+ */
+static int
+test_woken_stays_hot(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					  .cold_us = 5000 };
+	struct cqpoll_completion c = { .wr_id = 0 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	struct tg_rx rx;
+	uint64_t t0, cold_before, n = 0;
+	int attempt, i;
+
+	consumed = 0;
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(g != NULL, "create");
+	cq = cqpoll_sw_emu_cq_create(NULL);
+	TEST_ASSERT(cq != NULL, "sw");
+	rx = (struct tg_rx){ .consumed = &consumed };
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, tg_cb, &rx), 0);
+	for (attempt = 0; attempt < 10; attempt++) {
+		/* Idle past cold_us: the CQ goes cold. */
+		cqpoll_group_stats_get(g, &st);
+		cold_before = st.cold_arms;
+		usleep(6000);
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
+		cqpoll_group_stats_get(g, &st);
+		TEST_ASSERT_EQ(st.cold_arms, cold_before + 1);
+		cold_before = st.cold_arms;
+		/* Its event wakes it: the work is delivered. */
+		c.wr_id = n++;
+		TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
+		t0 = test_now_ns();
+		while (__atomic_load_n(&consumed, __ATOMIC_ACQUIRE) < n &&
+		       test_now_ns() - t0 < 1000000000ull)
+			TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
+		TEST_ASSERT_EQ(consumed, n);
+		/* Idle, but for far less than cold_us: it must stay hot. */
+		t0 = test_now_ns();
+		for (i = 0; i < 50; i++)
+			TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run");
+		/* A thread descheduled for cold_us proves nothing: again. */
+		if (test_now_ns() - t0 > 2000000ull)
+			continue;
+		cqpoll_group_stats_get(g, &st);
+		TEST_ASSERT_EQ(st.cold_arms, cold_before);
+		TEST_ASSERT(!cqpoll_cq_is_armed(cq), "woken CQ armed again at once");
+		TEST_ASSERT_EQ(cqpoll_group_remove(g, cq), 0);
+		cqpoll_group_destroy(g);
+		cqpoll_cq_destroy(cq);
+		return TEST_PASS;
+	}
+	TEST_ASSERT(0, "50 iterations never ran within 2 ms in %d attempts", attempt);
+	return TEST_FAIL;
+}
+
 struct hook_post {
 	struct cqpoll_cq *cq;
 	int fired;
@@ -868,6 +932,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_mode_adaptive),
 	TEST_CASE(test_cross_thread),
 	TEST_CASE(test_wake_on_event),
+	TEST_CASE(test_woken_stays_hot),
 	TEST_CASE(test_sleeps_only_when_all_armed),
 	TEST_CASE(test_naive_group_is_caught),
 	TEST_CASE(test_shared_fd),

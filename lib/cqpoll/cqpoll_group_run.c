@@ -125,7 +125,12 @@ poll_hot(struct cqpoll_group *g)
 			break;
 		}
 		empty++;
-		if (now - m->t_work < g->cold_ns) {
+		/*
+		 * now is the end of the last iteration, older than a t_work
+		 * set by a wake-up since (cqpoll_group_activate() reads the
+		 * clock): such a CQ has just been woken, not idle for long.
+		 */
+		if (m->t_work > now || now - m->t_work < g->cold_ns) {
 			i++;
 			continue;
 		}
