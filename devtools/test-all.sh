@@ -27,9 +27,9 @@ cd "$topdir"
 test_args=(--print-errorlogs --num-processes 2)
 
 # Fewer stress transitions under ASan: the 10^6 runs are in the normal build.
-asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=100000
-    -Dgroup_stress_transitions=20000 -Dgroup_stress_cq_transitions=20000
-    -Dofi_stress_transitions=20000)
+asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=50000
+    -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
+    -Dofi_stress_transitions=10000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
