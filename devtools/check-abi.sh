@@ -137,7 +137,7 @@ EOF
     opts=$(meson introspect "$builddir" --buildoptions | python3 -c '
 import json, sys
 for o in json.load(sys.stdin):
-    if o["section"] == "user" and o["name"] not in ("werror",):
+    if o["section"] == "user":
         v = o["value"]
         if isinstance(v, bool):
             v = "true" if v else "false"

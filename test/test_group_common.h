@@ -77,6 +77,29 @@ tg_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 }
 
 /* What each CQ looked like when a drain wait ran out: for the log. */
+/*
+ * Everything posted is in the CQs, or on its way: drain in busy mode. A cold
+ * CQ's work shows up at the group's next look at its events, so an
+ * iteration that finds nothing does not end the drain while *@p consumed
+ * is below @p posted; a bounded wait (2 s) for the rest does.
+ * Returns what the last cqpoll_group_run_once() returned (< 0: an error).
+ */
+static inline int
+tg_drain(struct cqpoll_group *g, const uint64_t *consumed, uint64_t posted)
+{
+	uint64_t t1;
+	int r;
+
+	if ((r = cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY)) != 0)
+		return r;
+	t1 = test_now_ns();
+	while ((r = cqpoll_group_run_once(g)) >= 0 &&
+	       (r > 0 || (__atomic_load_n(consumed, __ATOMIC_ACQUIRE) < posted &&
+			  test_now_ns() - t1 < 2000000000ull)))
+		;
+	return r;
+}
+
 static inline void
 tg_stall_report(const struct tg_prod *p)
 {

@@ -22,6 +22,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
+#include "cq_event_test.h"
 #include "cqpoll_test.h"
 #include "cqpoll_verbs_emu.h"
 
@@ -51,14 +52,6 @@ cqpoll_mlx5_cqe_at(const struct mlx5dv_cq *dv, uint32_t i)
 {
 	return (struct mlx5_cqe64 *)(void *)((uint8_t *)dv->buf +
 		(size_t)(i & (dv->cqe_cnt - 1)) * dv->cqe_size + dv->cqe_size - 64);
-}
-
-static int
-readable(struct cqpoll_cq *cq, int ms)
-{
-	struct pollfd p = { .fd = cqpoll_cq_event_fd(cq), .events = POLLIN };
-
-	return poll(&p, 1, ms) > 0;
 }
 
 static int
@@ -165,12 +158,12 @@ test_level_and_lazy_arm(void)
 		TEST_ASSERT_EQ(post(cq, 1), 0);
 		TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
 		TEST_ASSERT_EQ(cqpoll_mlx5_emu_service(cq), 1);
-		TEST_ASSERT_EQ(readable(cq, 20), !lazy);
+		TEST_ASSERT_EQ(test_cq_event_within(cq, 20), !lazy);
 		TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), lazy);
 		/* After the arm, both fire. */
 		if (lazy) {
 			TEST_ASSERT_EQ(post(cq, 2), 0);
-			TEST_ASSERT(readable(cq, 20), "lazy arm fires for a later CQE");
+			TEST_ASSERT(test_cq_event_within(cq, 20), "lazy arm fires for a later CQE");
 			TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
 		}
 		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 100), 1);
@@ -193,7 +186,7 @@ test_lazy_poll_and_arm(void)
 	TEST_ASSERT_EQ(info.arm, CQPOLL_ARM_EDGE);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 	TEST_ASSERT_EQ(post(cq, 1), 0);
-	TEST_ASSERT(readable(cq, 20), "armed before the CQE");
+	TEST_ASSERT(test_cq_event_within(cq, 20), "armed before the CQE");
 	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 100), 1);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 1);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
@@ -243,7 +236,7 @@ test_stale_ci_loses_wakeup(void)
 				provider_arm(cq, stale == 0 ? 0 : 42, 0);
 			TEST_ASSERT_EQ(cqpoll_mlx5_emu_service(cq), 1);
 			TEST_ASSERT_EQ(post(cq, 40), 0);
-			ev = readable(cq, 50);
+			ev = test_cq_event_within(cq, 50);
 			if (own) {
 				TEST_ASSERT(ev, "the driver's arm must wake");
 				TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0);
@@ -308,11 +301,11 @@ test_channel_event_delay(void)
 		TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 		TEST_ASSERT_EQ(post(cq, 1), 0);
-		TEST_ASSERT(!readable(cq, 5), "event delivered late");
+		TEST_ASSERT(!test_cq_event_within(cq, 5), "event delivered late");
 		TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 0); /* on its way: not lost */
 		if (manual) {
 			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
-			TEST_ASSERT(!readable(cq, 0), "not due yet");
+			TEST_ASSERT(!test_cq_event_within(cq, 0), "not due yet");
 			usleep(40000);
 			TEST_ASSERT(cqpoll_mlx5_emu_service(cq) >= 0, "service");
 		}
@@ -358,7 +351,7 @@ test_event_delay(void)
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 		t0 = test_now_ns();
 		TEST_ASSERT_EQ(post(cq, 1), 0);
-		early = readable(cq, 5);
+		early = test_cq_event_within(cq, 5);
 		t1 = test_now_ns();
 		if (t1 - t0 < 20000000ull) {
 			TEST_ASSERT(!early, "event delivered %" PRIu64 " us after the post, not late",
@@ -401,7 +394,7 @@ test_overrun(void)
 		TEST_ASSERT_EQ(post(cq, (uint64_t)i), 0);
 	TEST_ASSERT_EQ(post(cq, 4), -EIO);
 	TEST_ASSERT_EQ(post(cq, 5), -EIO);
-	TEST_ASSERT(readable(cq, 10), "woken");
+	TEST_ASSERT(test_cq_event_within(cq, 10), "woken");
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), 4); /* what came before */
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), -EIO);
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), -EIO);
@@ -449,9 +442,9 @@ test_solicited_only(void)
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 		cqpoll_mlx5_emu_service(cq);
 		TEST_ASSERT_EQ(post(cq, 1), 0);
-		TEST_ASSERT(!readable(cq, 10), "unsolicited CQE must not fire");
+		TEST_ASSERT(!test_cq_event_within(cq, 10), "unsolicited CQE must not fire");
 		TEST_ASSERT_EQ(cqpoll_mlx5_emu_post(cq, k == 0 ? &sol : &err), 0);
-		TEST_ASSERT(readable(cq, 10), "solicited or error CQE fires");
+		TEST_ASSERT(test_cq_event_within(cq, 10), "solicited or error CQE fires");
 		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 100), 1);
 		TEST_ASSERT_EQ(drain(cq), 2);
 		cqpoll_cq_destroy(cq);
@@ -469,7 +462,7 @@ test_solicited_only(void)
 	/* An arm the device reads after the CQE, with no poll after it: no event. */
 	TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
 	cqpoll_mlx5_emu_service(cq);
-	TEST_ASSERT(!readable(cq, 10), "no event for an earlier solicited CQE");
+	TEST_ASSERT(!test_cq_event_within(cq, 10), "no event for an earlier solicited CQE");
 	/* Negative control: trusting the arm (level) strands the CQE. */
 	TEST_ASSERT_EQ(cqpoll_cq_stranded(cq), 1);
 	cqpoll_cq_destroy(cq);
@@ -515,7 +508,7 @@ test_stale_sn(void)
 		provider_arm(cq, 2, 0);
 		cqpoll_mlx5_emu_service(cq);
 		TEST_ASSERT_EQ(post(cq, 3), 0);
-		TEST_ASSERT_EQ(readable(cq, 10), !strict);
+		TEST_ASSERT_EQ(test_cq_event_within(cq, 10), !strict);
 		TEST_ASSERT_EQ(cqpoll_mlx5_emu_stats_get(cq, &st), 0);
 		TEST_ASSERT_EQ(st.stale_sn_arms, 1);
 		TEST_ASSERT_EQ(st.arms, 3 - strict);
@@ -541,7 +534,7 @@ test_wrap_end_to_end(void)
 	for (i = 0; i < 40; i++) {
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), 0);
 		TEST_ASSERT_EQ(post(cq, (uint64_t)i), 0);
-		TEST_ASSERT(readable(cq, 50), "event at %d", i);
+		TEST_ASSERT(test_cq_event_within(cq, 50), "event at %d", i);
 		TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 100), 1);
 		r = cqpoll_poll_burst(cq, c, 8);
 		TEST_ASSERT_EQ(r, 1);

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -30,6 +29,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
 #include "cqpoll_mlx5_emu.h"
+#include "cq_event_test.h"
 #include "cqpoll_test.h"
 
 #define BURST 32
@@ -98,15 +98,6 @@ take(struct result *res, struct shared *sh, const struct cqpoll_completion *c, i
 	__atomic_store_n(&sh->consumed, res->consumed, __ATOMIC_RELEASE);
 }
 
-/* 1 if the CQ's event fd becomes readable within @p ms. */
-static int
-event_comes(struct cqpoll_cq *cq, int ms)
-{
-	struct pollfd p = { .fd = cqpoll_cq_event_fd(cq), .events = POLLIN };
-
-	return poll(&p, 1, ms) > 0;
-}
-
 static int
 run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, uint32_t flags,
     struct result *res)
@@ -165,7 +156,7 @@ run(enum cqpoll_arm_semantics arm, uint64_t transitions, int naive, uint32_t fla
 			 * that still comes was late: that is not a loss.
 			 */
 			if (r > 0 && cqpoll_mlx5_emu_ticks_to_ns(c[0].timestamp) < sleep_start) {
-				if (event_comes(sh.cq, LATE_EVENT_MS))
+				if (test_cq_event_within(sh.cq, LATE_EVENT_MS))
 					res->timeout_late++;
 				else
 					res->timeout_lost++;

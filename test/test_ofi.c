@@ -12,6 +12,7 @@
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
+#include "cq_event_test.h"
 #include "cqpoll_test.h"
 #include "ofi_test.h"
 
@@ -41,14 +42,6 @@ close_cq(struct cqpoll_cq *cq)
 		fi_close(&ofi.ep_b->fid);
 	ofi.ep_b = NULL;
 	cqpoll_cq_destroy(cq);
-}
-
-static bool
-event_pending(struct cqpoll_cq *cq)
-{
-	struct pollfd pfd = { .fd = cqpoll_cq_event_fd(cq), .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
 }
 
 /* A completion written into the CQ while the consumer was busy. */
@@ -92,7 +85,7 @@ sleep_after_pending(enum transition t, int *lost)
 	if (t == NAIVE)
 		TEST_ASSERT_EQ(st.missed_reports, 1);
 	/* Sleeping now: is there a completion and no event to end the sleep? */
-	*lost = !event_pending(cq) && cqpoll_poll_burst(cq, c, 4) == 1;
+	*lost = !test_cq_event_within(cq, 0) && cqpoll_poll_burst(cq, c, 4) == 1;
 	close_cq(cq);
 	return TEST_PASS;
 }

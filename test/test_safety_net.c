@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cq_event_test.h"
 #include "cqpoll_test.h"
 #include "cqpoll.h"
 #include "cqpoll_group.h"
@@ -60,14 +61,6 @@ steal_event(struct cqpoll_cq *cq)
 	uint64_t v;
 
 	return read(cqpoll_cq_event_fd(cq), &v, sizeof(v)) == sizeof(v);
-}
-
-static int
-event_pending(struct cqpoll_cq *cq)
-{
-	struct pollfd pfd = { .fd = cqpoll_cq_event_fd(cq), .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
 }
 
 /* What a scenario saw; the checks decide whether it is right. */
@@ -213,7 +206,7 @@ lost_in_arm(enum cqpoll_group_mode mode, struct outcome *o)
 	/* One more sleep re-arms what the net found; then a post must fire. */
 	TEST_ASSERT(run_until_armed(g, cq) == 0 || CONTROL, "re-arm");
 	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
-	o->rearmed = event_pending(cq);
+	o->rearmed = test_cq_event_within(cq, 0);
 	outcome_print("lost-in-arm", mode, o);
 	cqpoll_group_destroy(g);
 	cqpoll_cq_destroy(cq);
@@ -330,7 +323,7 @@ test_cq_wait(void)
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 	memset(c, 0, sizeof(c));
 	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c[0]), 0);
-	TEST_ASSERT(event_pending(cq) == !CONTROL, "re-armed");
+	TEST_ASSERT(test_cq_event_within(cq, 0) == !CONTROL, "re-armed");
 	cqpoll_cq_destroy(cq);
 	return TEST_PASS;
 }
@@ -510,7 +503,7 @@ test_busy_cold_lost_event(void)
 	/* Hot again, then cold again by a new arm: a post raises an event. */
 	TEST_ASSERT(run_until_armed(g, cq) == 0 || CONTROL, "re-arm");
 	TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
-	o.rearmed = event_pending(cq);
+	o.rearmed = test_cq_event_within(cq, 0);
 	outcome_print("busy-cold", CQPOLL_GROUP_MODE_BUSY, &o);
 	TEST_ASSERT(recovered(&o, 1) == !CONTROL, "%s",
 		    CONTROL ? "a net that polls nothing not caught" : "not recovered");

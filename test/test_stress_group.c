@@ -145,40 +145,29 @@ churn_thread(void *arg)
 	return NULL;
 }
 
-static uint64_t
-cq_arms(struct cqpoll_cq **cq)
+/*
+ * The CQs' arms and events added up (with --busy-only each event woke a
+ * cold CQ).
+ */
+static struct cqpoll_cq_stats
+cq_totals(struct cqpoll_cq **cq)
 {
-	struct cqpoll_cq_stats cs;
-	uint64_t sum = 0;
+	struct cqpoll_cq_stats t = { 0 }, cs;
 	unsigned int i;
 
 	for (i = 0; i < ncqs; i++) {
 		cqpoll_cq_stats_get(cq[i], &cs);
-		sum += cs.arms;
+		t.arms += cs.arms;
+		t.events += cs.events;
 	}
-	return sum;
-}
-
-/* Events consumed by the CQs (with --busy-only: each one woke a cold CQ). */
-static uint64_t
-cq_events(struct cqpoll_cq **cq)
-{
-	struct cqpoll_cq_stats cs;
-	uint64_t sum = 0;
-	unsigned int i;
-
-	for (i = 0; i < ncqs; i++) {
-		cqpoll_cq_stats_get(cq[i], &cs);
-		sum += cs.events;
-	}
-	return sum;
+	return t;
 }
 
 static bool
 enough(struct cqpoll_group_stats *st, struct cqpoll_cq **cq)
 {
 	if (cq_transitions != 0)
-		return cq_arms(cq) >= cq_transitions;
+		return cq_totals(cq).arms >= cq_transitions;
 	return st->sleeps >= transitions;
 }
 
@@ -244,7 +233,7 @@ test_stress_group(void)
 	struct tg_prod prod;
 	struct cqpoll_group *g;
 	pthread_t pt, gt, mt;
-	uint64_t t0, t1, lost = 0, sleeps = 0;
+	uint64_t t0, lost = 0, sleeps = 0;
 	unsigned int i;
 	void *ret;
 	int r;
@@ -348,18 +337,7 @@ test_stress_group(void)
 		TEST_ASSERT_EQ((intptr_t)ret, 0);
 		TEST_ASSERT_EQ(cqpoll_group_count(g), (int)ncqs);
 	}
-	/*
-	 * Everything posted is in the CQs: drain in busy mode. A cold CQ's
-	 * work shows up at the group's next look at its events, so an
-	 * iteration that finds nothing does not end the drain; a bounded wait
-	 * for the rest does.
-	 */
-	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY), 0);
-	t1 = test_now_ns();
-	while ((r = cqpoll_group_run_once(g)) >= 0 &&
-	       (r > 0 || (consumed < prod.posted_total &&
-			  test_now_ns() - t1 < 2000000000ull)))
-		;
+	r = tg_drain(g, &consumed, prod.posted_total);
 	TEST_ASSERT(r >= 0, "drain: %d", r);
 	cqpoll_group_stats_get(g, &st);
 	if (naive) {
@@ -378,8 +356,8 @@ test_stress_group(void)
 	       st.lost_wakeups, st.wakeups_event, st.wakeups_timeout,
 	       st.wakeups_xthread, st.mode_changes, st.busy_ns / 1000000,
 	       st.asleep_ns / 1000000, (test_now_ns() - t0) / 1000000, ch.removals,
-	       cq_arms(cq), st.timeout_recoveries, prod.stalls, st.cold_arms,
-	       st.event_checks, cq_events(cq));
+	       cq_totals(cq).arms, st.timeout_recoveries, prod.stalls, st.cold_arms,
+	       st.event_checks, cq_totals(cq).events);
 	if (!expect_stranded && check_delivery(&prod, rx) != TEST_PASS)
 		return TEST_FAIL;
 	if (expect_stranded) {
@@ -412,9 +390,9 @@ test_stress_group(void)
 				    st.cold_arms, st.event_checks);
 		/* Never asleep: every event was taken by a look, waking a cold CQ. */
 		if (busy_only)
-			TEST_ASSERT(st.sleeps == 0 && cq_events(cq) > 100,
+			TEST_ASSERT(st.sleeps == 0 && cq_totals(cq).events > 100,
 				    "busy: %" PRIu64 " sleeps, %" PRIu64 " cold wakes",
-				    st.sleeps, cq_events(cq));
+				    st.sleeps, cq_totals(cq).events);
 	}
 	cqpoll_group_destroy(g);
 #ifdef CQPOLL_TEST_MLX5
