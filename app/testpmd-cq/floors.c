@@ -13,7 +13,15 @@
  *    costs a poller: the policy lab's cost of a sleep. Thread CPU time, so
  *    a busy machine's preemptions, which stretch the latencies, do not
  *    count in it.
- * Both run in threads of their own before the run (no EAL needed), so a
+ *  - paced hand-off: the hand-off again, but one store at each arrival of
+ *    the run's schedule (--pattern, --seed) at a given load, paced as the
+ *    generator paces its posts (asleep through long gaps), for as long as
+ *    a point runs, read by a thread spinning as a busy poller does. A
+ *    back-to-back burst of round trips is over in milliseconds and misses
+ *    the times the CPUs run something else (the hypervisor, interrupts);
+ *    a point's p99 over seconds does not, and neither does this floor. It
+ *    is what a busy poller at that load sees with no CQ between the two.
+ * All run in threads of their own before the run (no EAL needed), so a
  * sweep's parent measures them once for all its points.
  */
 #include <errno.h>
@@ -38,6 +46,11 @@
 #define FLOOR_MAX_NS (2 * TPCQ_NS_PER_S)
 /* The sleeper must really be asleep when the write comes. */
 #define WAKEUP_GAP_NS 200000
+/*
+ * Store times of the paced floor by sequence number: the reader may fall
+ * this far behind (descheduled for 0.3 s at 200000/s) and still find each.
+ */
+#define PACED_RING 65536
 
 struct floor_ctx {
 	int cpu;                  /* the answering thread's (the poller's) */
@@ -52,6 +65,12 @@ struct floor_ctx {
 	uint64_t wakes;           /* and how many it returned from */
 	unsigned int asleep;      /* the sleeper is (about to be) in epoll_wait */
 	bool quit;
+	/* Paced hand-off: the stores' count, then when each was made. */
+	uint64_t paced_seq __attribute__((aligned(64)));
+	uint64_t *paced_ns;
+	struct tpcq_hist *paced_hist;
+	uint64_t paced_behind;    /* stores overwritten before they were read */
+	uint64_t paced_taken __attribute__((aligned(64))); /* the reader's count */
 };
 
 static bool
@@ -109,6 +128,78 @@ wakeup_sleep(void *arg)
 	/* Read by the measuring thread after pthread_join(). */
 	c->sleeper_cpu_ns = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return NULL;
+}
+
+/*
+ * The reader of the paced floor: spins as a busy poller on the count, and
+ * takes every store it finds new at once as handled then, as a poller takes
+ * a burst. Ends at UINT64_MAX.
+ */
+static void *
+paced_read(void *arg)
+{
+	struct floor_ctx *c = arg;
+	uint64_t v, s, now, last = 0;
+
+	c->pinned = pin(pthread_self(), c->cpu);
+	for (;;) {
+		while ((v = __atomic_load_n(&c->paced_seq, __ATOMIC_ACQUIRE)) == last)
+			rte_pause();
+		if (v == UINT64_MAX)
+			return NULL;
+		now = tpcq_now_ns(CLOCK_MONOTONIC);
+		s = last;
+		if (v - s > PACED_RING) {
+			c->paced_behind += v - s - PACED_RING;
+			s = v - PACED_RING;
+		}
+		for (; s < v; s++)
+			tpcq_hist_add(c->paced_hist,
+				      now - c->paced_ns[s % PACED_RING]);
+		last = v;
+		__atomic_store_n(&c->paced_taken, v, __ATOMIC_RELEASE);
+	}
+}
+
+/* One store at each arrival of p's schedule at rate, for secs. */
+static int
+measure_paced(struct floor_ctx *c, const struct tpcq_params *p, uint64_t rate,
+	      double secs, struct tpcq_hist *h)
+{
+	struct tpcq_params sched = *p;
+	struct tpcq_gen_clock clock;
+	struct tpcq_arrival a;
+	uint64_t seq, total, start, due, now;
+	pthread_t t;
+
+	sched.rate = rate;
+	sched.duration_s = secs;
+	total = tpcq_arrival_total(&sched);
+	c->paced_hist = h;
+	c->paced_behind = 0;
+	c->paced_seq = 0;
+	c->paced_taken = 0;
+	if (pthread_create(&t, NULL, paced_read, c) != 0)
+		return -EAGAIN;
+	/* No EAL here, so no TSC rate: the schedule is in ns. */
+	tpcq_gen_clock_init(&clock);
+	tpcq_arrival_init(&a, &sched, (double)TPCQ_NS_PER_S);
+	start = tpcq_now_ns(CLOCK_MONOTONIC);
+	for (seq = 0; seq < total && !tpcq_interrupted(); seq++) {
+		due = start + (uint64_t)tpcq_arrival_at(&a, seq);
+		while ((now = tpcq_now_ns(CLOCK_MONOTONIC)) < due)
+			tpcq_gen_clock_pace(&clock, due - now);
+		c->paced_ns[seq % PACED_RING] = tpcq_now_ns(CLOCK_MONOTONIC);
+		/* Release: the reader that sees the count finds the time. */
+		__atomic_store_n(&c->paced_seq, seq + 1, __ATOMIC_RELEASE);
+	}
+	/* Let the reader take the last store before it is told to end. */
+	while (__atomic_load_n(&c->paced_taken, __ATOMIC_ACQUIRE) < seq &&
+	       !tpcq_interrupted())
+		rte_pause();
+	__atomic_store_n(&c->paced_seq, UINT64_MAX, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	return 0;
 }
 
 static void
@@ -221,8 +312,49 @@ floor_cpus(int node, int *poller, int *device)
 	}
 }
 
+/* A paced floor at each rate; the first failure ends them. */
+static int
+measure_paced_all(struct floor_ctx *c, const struct tpcq_params *p,
+		  const uint64_t *rates, unsigned int nrates, double secs,
+		  struct tpcq_floors *f)
+{
+	struct tpcq_floor_paced *fp;
+	struct tpcq_hist *h;
+	unsigned int i;
+	int r = 0;
+
+	if (nrates > TPCQ_FLOORS_PACED_MAX)
+		nrates = TPCQ_FLOORS_PACED_MAX;
+	if (secs > TPCQ_FLOORS_PACED_MAX_S)
+		secs = TPCQ_FLOORS_PACED_MAX_S;
+	c->paced_ns = calloc(PACED_RING, sizeof(*c->paced_ns));
+	if (c->paced_ns == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nrates && r == 0 && !tpcq_interrupted(); i++) {
+		h = tpcq_hist_create();
+		if (h == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		c->pinned = false;
+		r = measure_paced(c, p, rates[i], secs, h);
+		f->pinned = f->pinned && c->pinned;
+		fp = &f->paced[f->npaced];
+		fp->rate = rates[i];
+		fp->secs = secs;
+		quantiles(h, &fp->f);
+		if (r == 0 && fp->f.samples > 0)
+			f->npaced++;
+		tpcq_hist_free(h);
+	}
+	free(c->paced_ns);
+	c->paced_ns = NULL;
+	return r;
+}
+
 int
-tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
+tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
+		    unsigned int nrates, double secs, struct tpcq_floors *f)
 {
 	struct tpcq_hist *h, *hw;
 	struct floor_ctx *c;
@@ -257,6 +389,8 @@ tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
 		quantiles(hw, &f->wakeup);
 		f->wake_cpu_ns = c->wakes != 0 ? c->sleeper_cpu_ns / c->wakes : 0;
 	}
+	if (r == 0 && nrates > 0)
+		r = measure_paced_all(c, p, rates, nrates, secs, f);
 	pthread_setaffinity_np(self, sizeof(saved), &saved);
 	tpcq_hist_free(h);
 	tpcq_hist_free(hw);
@@ -268,6 +402,8 @@ tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
 void
 tpcq_floors_print(const struct tpcq_floors *f)
 {
+	unsigned int i;
+
 	printf(TPCQ_PROG ": floors on CPUs %d (poller) and %d (device)%s: "
 	       "hand-off p50 %.2f us p99 %.2f us (%" PRIu64 " samples), "
 	       "eventfd -> epoll_wait wake-up p50 %.2f us p99 %.2f us (%" PRIu64
@@ -277,21 +413,37 @@ tpcq_floors_print(const struct tpcq_floors *f)
 	       (double)f->handoff.p99_ns / 1e3, f->handoff.samples,
 	       (double)f->wakeup.p50_ns / 1e3, (double)f->wakeup.p99_ns / 1e3,
 	       f->wakeup.samples, (double)f->wake_cpu_ns / 1e3);
+	for (i = 0; i < f->npaced; i++)
+		printf(TPCQ_PROG ": floor: hand-off paced at %" PRIu64
+		       "/s for %.2g s p50 %.2f us p99 %.2f us (%" PRIu64
+		       " samples)\n", f->paced[i].rate, f->paced[i].secs,
+		       (double)f->paced[i].f.p50_ns / 1e3,
+		       (double)f->paced[i].f.p99_ns / 1e3, f->paced[i].f.samples);
 	fflush(stdout);
 }
 
 void
 tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent)
 {
+	unsigned int i;
+
 	fprintf(out, "%s\"floors\": {\"cpu_poller\": %d, \"cpu_device\": %d, "
 		"\"pinned\": %s,\n%s  \"handoff_ns\": {\"p50\": %" PRIu64
 		", \"p99\": %" PRIu64 ", \"samples\": %" PRIu64 "},\n"
 		"%s  \"wakeup_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "}}",
-		indent, f->cpu_poller, f->cpu_device,
-		f->pinned ? "true" : "false", indent, f->handoff.p50_ns,
-		f->handoff.p99_ns, f->handoff.samples, indent, f->wakeup.p50_ns,
-		f->wakeup.p99_ns, f->wakeup.samples, f->wake_cpu_ns);
+		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "},\n"
+		"%s  \"handoff_paced_ns\": [", indent, f->cpu_poller,
+		f->cpu_device, f->pinned ? "true" : "false", indent,
+		f->handoff.p50_ns, f->handoff.p99_ns, f->handoff.samples, indent,
+		f->wakeup.p50_ns, f->wakeup.p99_ns, f->wakeup.samples,
+		f->wake_cpu_ns, indent);
+	for (i = 0; i < f->npaced; i++)
+		fprintf(out, "%s{\"rate\": %" PRIu64 ", \"secs\": %.3f, "
+			"\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+			", \"samples\": %" PRIu64 "}", i > 0 ? ", " : "",
+			f->paced[i].rate, f->paced[i].secs, f->paced[i].f.p50_ns,
+			f->paced[i].f.p99_ns, f->paced[i].f.samples);
+	fputs("]}", out);
 }
 
 /*
@@ -308,4 +460,23 @@ tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 	if (strcmp(policy, "poll") == 0)
 		return false;
 	return achieved_rate > 0.0 && 2.0 * wakeups_per_s >= achieved_rate;
+}
+
+const struct tpcq_floor *
+tpcq_floor_match(const struct tpcq_floors *f, bool wakeup, uint64_t rate,
+		 uint64_t *paced_rate)
+{
+	unsigned int i;
+
+	*paced_rate = 0;
+	if (f == NULL || !f->valid)
+		return NULL;
+	if (wakeup)
+		return &f->wakeup;
+	for (i = 0; i < f->npaced; i++)
+		if (f->paced[i].rate == rate) {
+			*paced_rate = rate;
+			return &f->paced[i].f;
+		}
+	return &f->handoff;
 }

@@ -659,7 +659,7 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 	struct tpcq_sweep_point *pts;
 	struct tpcq_floors floors;
 	unsigned int d, l, k, n, i;
-	int ret = TPCQ_EXIT_OK;
+	int ret = TPCQ_EXIT_OK, r;
 	char why[512];
 	double t0;
 
@@ -694,9 +694,11 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 		       plan.npolicies > 1 ? "ies" : "y", plan.duration_s);
 		t0 = now_s();
 		/* On the CPUs the points use, before them: the yardsticks. */
-		if (tpcq_floors_measure(p, &floors) != 0)
+		r = tpcq_floors_measure(p, plan.loads, plan.nloads,
+					plan.duration_s, &floors);
+		if (r != 0)
 			fprintf(stderr, TPCQ_PROG ": --sweep: cannot measure the "
-				"floors: %s\n", strerror(errno));
+				"floors: %s\n", strerror(-r));
 		tpcq_floors_print(&floors);
 		if (points_run(argc, argv, pts, n, &plan,
 			       p->sweep.devs != NULL) != 0)
