@@ -11,7 +11,8 @@
 # percentiles, p50 and p99 over the matching floor, the poller's, the
 # harness's and the process's CPU, wake-ups, lost wake-ups) and a closing
 # note: interrupt p50 over the wake-up floor at the lowest load and poll p99
-# over the hand-off floor paced at the highest (goals <= 1.5x and <= 10x). Every
+# over the hand-off floor at the highest, each paced at that load (goals
+# <= 1.5x and <= 10x). Every
 # point's full results go to build/testpmd-cq-sweep.json and the plots (PNG)
 # to build/testpmd-cq-plots/.
 # Exits non-zero if a point failed or lost a wake-up.
@@ -50,6 +51,7 @@ sw = json.load(open(sys.argv[1]))
 pts = [p for p in sw["points"] if p["ok"] and p.get("p50_x_floor") is not None]
 lo, hi = min(sw["sweep"]["loads"]), max(sw["sweep"]["loads"])
 names = {"wakeup": "wake-up", "handoff": "hand-off",
+         "wakeup_paced": "wake-up (paced at that load)",
          "handoff_paced": "hand-off (paced at that load)"}
 def note(pol, load, key, pct, goal):
     for p in pts:

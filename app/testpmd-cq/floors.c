@@ -13,14 +13,8 @@
  *    costs a poller: the policy lab's cost of a sleep. Thread CPU time, so
  *    a busy machine's preemptions, which stretch the latencies, do not
  *    count in it.
- *  - paced hand-off: the hand-off again, but one store at each arrival of
- *    the run's schedule (--pattern, --seed) at a given load, paced as the
- *    generator paces its posts (asleep through long gaps), for as long as
- *    a point runs, read by a thread spinning as a busy poller does. A
- *    back-to-back burst of round trips is over in milliseconds and misses
- *    the times the CPUs run something else (the hypervisor, interrupts);
- *    a point's p99 over seconds does not, and neither does this floor. It
- *    is what a busy poller at that load sees with no CQ between the two.
+ * Both are over in a fraction of a second; the paced floors (floors_paced.c)
+ * measure each again at a point's load, for as long as it runs.
  * All run in threads of their own before the run (no EAL needed), so a
  * sweep's parent measures them once for all its points.
  */
@@ -46,11 +40,6 @@
 #define FLOOR_MAX_NS (2 * TPCQ_NS_PER_S)
 /* The sleeper must really be asleep when the write comes. */
 #define WAKEUP_GAP_NS 200000
-/*
- * Store times of the paced floor by sequence number: the reader may fall
- * this far behind (descheduled for 0.3 s at 200000/s) and still find each.
- */
-#define PACED_RING 65536
 
 struct floor_ctx {
 	int cpu;                  /* the answering thread's (the poller's) */
@@ -65,22 +54,16 @@ struct floor_ctx {
 	uint64_t wakes;           /* and how many it returned from */
 	unsigned int asleep;      /* the sleeper is (about to be) in epoll_wait */
 	bool quit;
-	/* Paced hand-off: the stores' count, then when each was made. */
-	uint64_t paced_seq __attribute__((aligned(64)));
-	uint64_t *paced_ns;
-	struct tpcq_hist *paced_hist;
-	uint64_t paced_behind;    /* stores overwritten before they were read */
-	uint64_t paced_taken __attribute__((aligned(64))); /* the reader's count */
 };
 
-static bool
-pin(pthread_t t, int cpu)
+bool
+tpcq_pin_self(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(t, sizeof(set), &set) == 0;
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
 static void *
@@ -89,7 +72,7 @@ handoff_answer(void *arg)
 	struct floor_ctx *c = arg;
 	uint64_t v, last = 0;
 
-	c->pinned = pin(pthread_self(), c->cpu);
+	c->pinned = tpcq_pin_self(c->cpu);
 	for (;;) {
 		while ((v = __atomic_load_n(&c->ping, __ATOMIC_ACQUIRE)) == last)
 			rte_pause();
@@ -111,7 +94,7 @@ wakeup_sleep(void *arg)
 	uint64_t cpu0;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	c->pinned = pin(pthread_self(), c->cpu);
+	c->pinned = tpcq_pin_self(c->cpu);
 	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (;;) {
 		__atomic_store_n(&c->asleep, 1, __ATOMIC_RELEASE);
@@ -128,78 +111,6 @@ wakeup_sleep(void *arg)
 	/* Read by the measuring thread after pthread_join(). */
 	c->sleeper_cpu_ns = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return NULL;
-}
-
-/*
- * The reader of the paced floor: spins as a busy poller on the count, and
- * takes every store it finds new at once as handled then, as a poller takes
- * a burst. Ends at UINT64_MAX.
- */
-static void *
-paced_read(void *arg)
-{
-	struct floor_ctx *c = arg;
-	uint64_t v, s, now, last = 0;
-
-	c->pinned = pin(pthread_self(), c->cpu);
-	for (;;) {
-		while ((v = __atomic_load_n(&c->paced_seq, __ATOMIC_ACQUIRE)) == last)
-			rte_pause();
-		if (v == UINT64_MAX)
-			return NULL;
-		now = tpcq_now_ns(CLOCK_MONOTONIC);
-		s = last;
-		if (v - s > PACED_RING) {
-			c->paced_behind += v - s - PACED_RING;
-			s = v - PACED_RING;
-		}
-		for (; s < v; s++)
-			tpcq_hist_add(c->paced_hist,
-				      now - c->paced_ns[s % PACED_RING]);
-		last = v;
-		__atomic_store_n(&c->paced_taken, v, __ATOMIC_RELEASE);
-	}
-}
-
-/* One store at each arrival of p's schedule at rate, for secs. */
-static int
-measure_paced(struct floor_ctx *c, const struct tpcq_params *p, uint64_t rate,
-	      double secs, struct tpcq_hist *h)
-{
-	struct tpcq_params sched = *p;
-	struct tpcq_gen_clock clock;
-	struct tpcq_arrival a;
-	uint64_t seq, total, start, due, now;
-	pthread_t t;
-
-	sched.rate = rate;
-	sched.duration_s = secs;
-	total = tpcq_arrival_total(&sched);
-	c->paced_hist = h;
-	c->paced_behind = 0;
-	c->paced_seq = 0;
-	c->paced_taken = 0;
-	if (pthread_create(&t, NULL, paced_read, c) != 0)
-		return -EAGAIN;
-	/* No EAL here, so no TSC rate: the schedule is in ns. */
-	tpcq_gen_clock_init(&clock);
-	tpcq_arrival_init(&a, &sched, (double)TPCQ_NS_PER_S);
-	start = tpcq_now_ns(CLOCK_MONOTONIC);
-	for (seq = 0; seq < total && !tpcq_interrupted(); seq++) {
-		due = start + (uint64_t)tpcq_arrival_at(&a, seq);
-		while ((now = tpcq_now_ns(CLOCK_MONOTONIC)) < due)
-			tpcq_gen_clock_pace(&clock, due - now);
-		c->paced_ns[seq % PACED_RING] = tpcq_now_ns(CLOCK_MONOTONIC);
-		/* Release: the reader that sees the count finds the time. */
-		__atomic_store_n(&c->paced_seq, seq + 1, __ATOMIC_RELEASE);
-	}
-	/* Let the reader take the last store before it is told to end. */
-	while (__atomic_load_n(&c->paced_taken, __ATOMIC_ACQUIRE) < seq &&
-	       !tpcq_interrupted())
-		rte_pause();
-	__atomic_store_n(&c->paced_seq, UINT64_MAX, __ATOMIC_RELEASE);
-	pthread_join(t, NULL);
-	return 0;
 }
 
 static void
@@ -312,46 +223,6 @@ floor_cpus(int node, int *poller, int *device)
 	}
 }
 
-/* A paced floor at each rate; the first failure ends them. */
-static int
-measure_paced_all(struct floor_ctx *c, const struct tpcq_params *p,
-		  const uint64_t *rates, unsigned int nrates, double secs,
-		  struct tpcq_floors *f)
-{
-	struct tpcq_floor_paced *fp;
-	struct tpcq_hist *h;
-	unsigned int i;
-	int r = 0;
-
-	if (nrates > TPCQ_FLOORS_PACED_MAX)
-		nrates = TPCQ_FLOORS_PACED_MAX;
-	if (secs > TPCQ_FLOORS_PACED_MAX_S)
-		secs = TPCQ_FLOORS_PACED_MAX_S;
-	c->paced_ns = calloc(PACED_RING, sizeof(*c->paced_ns));
-	if (c->paced_ns == NULL)
-		return -ENOMEM;
-	for (i = 0; i < nrates && r == 0 && !tpcq_interrupted(); i++) {
-		h = tpcq_hist_create();
-		if (h == NULL) {
-			r = -ENOMEM;
-			break;
-		}
-		c->pinned = false;
-		r = measure_paced(c, p, rates[i], secs, h);
-		f->pinned = f->pinned && c->pinned;
-		fp = &f->paced[f->npaced];
-		fp->rate = rates[i];
-		fp->secs = secs;
-		quantiles(h, &fp->f);
-		if (r == 0 && fp->f.samples > 0)
-			f->npaced++;
-		tpcq_hist_free(h);
-	}
-	free(c->paced_ns);
-	c->paced_ns = NULL;
-	return r;
-}
-
 int
 tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
 		    unsigned int nrates, double secs, struct tpcq_floors *f)
@@ -360,6 +231,7 @@ tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
 	struct floor_ctx *c;
 	pthread_t self = pthread_self();
 	cpu_set_t saved;
+	unsigned int i;
 	int r;
 
 	memset(f, 0, sizeof(*f));
@@ -377,7 +249,7 @@ tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
 	c->cpu = f->cpu_poller;
 	c->efd = c->epfd = -1;
 	pthread_getaffinity_np(self, sizeof(saved), &saved);
-	f->pinned = pin(self, f->cpu_device);
+	f->pinned = tpcq_pin_self(f->cpu_device);
 
 	r = measure_handoff(c, h);
 	f->pinned = f->pinned && c->pinned;
@@ -389,13 +261,13 @@ tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
 		quantiles(hw, &f->wakeup);
 		f->wake_cpu_ns = c->wakes != 0 ? c->sleeper_cpu_ns / c->wakes : 0;
 	}
-	if (r == 0 && nrates > 0)
-		r = measure_paced_all(c, p, rates, nrates, secs, f);
 	pthread_setaffinity_np(self, sizeof(saved), &saved);
 	tpcq_hist_free(h);
 	tpcq_hist_free(hw);
 	free(c);
 	f->valid = r == 0 && f->handoff.samples > 0 && f->wakeup.samples > 0;
+	for (i = 0; r == 0 && i < nrates && !tpcq_interrupted(); i++)
+		r = tpcq_floors_measure_paced(p, rates[i], secs, f);
 	return r;
 }
 
@@ -414,11 +286,19 @@ tpcq_floors_print(const struct tpcq_floors *f)
 	       (double)f->wakeup.p50_ns / 1e3, (double)f->wakeup.p99_ns / 1e3,
 	       f->wakeup.samples, (double)f->wake_cpu_ns / 1e3);
 	for (i = 0; i < f->npaced; i++)
-		printf(TPCQ_PROG ": floor: hand-off paced at %" PRIu64
-		       "/s for %.2g s p50 %.2f us p99 %.2f us (%" PRIu64
-		       " samples)\n", f->paced[i].rate, f->paced[i].secs,
-		       (double)f->paced[i].f.p50_ns / 1e3,
-		       (double)f->paced[i].f.p99_ns / 1e3, f->paced[i].f.samples);
+		tpcq_floor_paced_print(&f->paced[i]);
+	fflush(stdout);
+}
+
+void
+tpcq_floor_paced_print(const struct tpcq_floor_paced *fp)
+{
+	printf(TPCQ_PROG ": floors paced at %" PRIu64 "/s for %.2g s: hand-off "
+	       "p50 %.2f us p99 %.2f us, wake-up p50 %.2f us p99 %.2f us (%"
+	       PRIu64 " samples each)\n", fp->rate, fp->secs,
+	       (double)fp->handoff.p50_ns / 1e3, (double)fp->handoff.p99_ns / 1e3,
+	       (double)fp->wakeup.p50_ns / 1e3, (double)fp->wakeup.p99_ns / 1e3,
+	       fp->handoff.samples);
 	fflush(stdout);
 }
 
@@ -432,17 +312,21 @@ tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent)
 		", \"p99\": %" PRIu64 ", \"samples\": %" PRIu64 "},\n"
 		"%s  \"wakeup_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
 		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "},\n"
-		"%s  \"handoff_paced_ns\": [", indent, f->cpu_poller,
+		"%s  \"paced\": [", indent, f->cpu_poller,
 		f->cpu_device, f->pinned ? "true" : "false", indent,
 		f->handoff.p50_ns, f->handoff.p99_ns, f->handoff.samples, indent,
 		f->wakeup.p50_ns, f->wakeup.p99_ns, f->wakeup.samples,
 		f->wake_cpu_ns, indent);
 	for (i = 0; i < f->npaced; i++)
 		fprintf(out, "%s{\"rate\": %" PRIu64 ", \"secs\": %.3f, "
-			"\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-			", \"samples\": %" PRIu64 "}", i > 0 ? ", " : "",
-			f->paced[i].rate, f->paced[i].secs, f->paced[i].f.p50_ns,
-			f->paced[i].f.p99_ns, f->paced[i].f.samples);
+			"\"handoff_ns\": {\"p50\": %" PRIu64 ", \"p99\": %"
+			PRIu64 ", \"samples\": %" PRIu64 "}, \"wakeup_ns\": "
+			"{\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+			", \"samples\": %" PRIu64 "}}", i > 0 ? ",\n    " : "",
+			f->paced[i].rate, f->paced[i].secs,
+			f->paced[i].handoff.p50_ns, f->paced[i].handoff.p99_ns,
+			f->paced[i].handoff.samples, f->paced[i].wakeup.p50_ns,
+			f->paced[i].wakeup.p99_ns, f->paced[i].wakeup.samples);
 	fputs("]}", out);
 }
 
@@ -471,12 +355,10 @@ tpcq_floor_match(const struct tpcq_floors *f, bool wakeup, uint64_t rate,
 	*paced_rate = 0;
 	if (f == NULL || !f->valid)
 		return NULL;
-	if (wakeup)
-		return &f->wakeup;
 	for (i = 0; i < f->npaced; i++)
 		if (f->paced[i].rate == rate) {
 			*paced_rate = rate;
-			return &f->paced[i].f;
+			return wakeup ? &f->paced[i].wakeup : &f->paced[i].handoff;
 		}
-	return &f->handoff;
+	return wakeup ? &f->wakeup : &f->handoff;
 }

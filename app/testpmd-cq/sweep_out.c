@@ -80,14 +80,20 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 	printf(RULE "\n");
 	if (floors != NULL && floors->valid) {
 		printf(" p50/fl, p99/fl: the percentile over the same percentile of "
-		       "the floor, w: wake-up\n (%.1f / %.1f us), h: hand-off "
-		       "paced at the point's load", (double)floors->wakeup.p50_ns / 1e3,
+		       "the floor at the point's load,\n w: wake-up");
+		for (i = 0; i < floors->npaced; i++)
+			printf("%s %" PRIu64 "/s %.1f / %.1f us", i ? "," : ":",
+			       floors->paced[i].rate,
+			       (double)floors->paced[i].wakeup.p50_ns / 1e3,
+			       (double)floors->paced[i].wakeup.p99_ns / 1e3);
+		printf("\n (back to back: %.1f / %.1f us), h: hand-off",
+		       (double)floors->wakeup.p50_ns / 1e3,
 		       (double)floors->wakeup.p99_ns / 1e3);
 		for (i = 0; i < floors->npaced; i++)
 			printf("%s %" PRIu64 "/s %.2f / %.2f us", i ? "," : ":",
 			       floors->paced[i].rate,
-			       (double)floors->paced[i].f.p50_ns / 1e3,
-			       (double)floors->paced[i].f.p99_ns / 1e3);
+			       (double)floors->paced[i].handoff.p50_ns / 1e3,
+			       (double)floors->paced[i].handoff.p99_ns / 1e3);
 		printf("\n (back to back: %.2f / %.2f us). cpu%%: the poller's, "
 		       "hrn%%: the harness's (generator and\n device), prc%%: the "
 		       "process's.\n", (double)floors->handoff.p50_ns / 1e3,
@@ -170,7 +176,8 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt,
 	if (point_x(pt, floors, &wakeup, &paced, &p50_x, &p99_x))
 		fprintf(out, ", \"floor\": \"%s\", \"p50_x_floor\": %.3f, "
 			"\"p99_x_floor\": %.3f",
-			wakeup ? "wakeup" : paced ? "handoff_paced" : "handoff",
+			wakeup ? (paced ? "wakeup_paced" : "wakeup") :
+			(paced ? "handoff_paced" : "handoff"),
 			p50_x, p99_x);
 	else
 		fprintf(out, ", \"floor\": null, \"p50_x_floor\": null, "

@@ -131,16 +131,18 @@ struct tpcq_floor {
 #define TPCQ_FLOORS_PACED_MAX_S 2.0
 
 /*
- * The hand-off at one load: stores paced as the generator paces its posts,
- * each seen by a spinning reader, for as long as a point runs (up to
- * TPCQ_FLOORS_PACED_MAX_S). Its tail is the machine's at that load (time
- * the CPUs ran something else), which a back-to-back burst of round trips,
- * over in milliseconds, does not sample.
+ * The floors at one load (floors_paced.c): stamps paced as the generator
+ * paces its posts, for as long as a point runs (up to
+ * TPCQ_FLOORS_PACED_MAX_S), taken by a thread that spins (hand-off) or
+ * sleeps on an eventfd (wake-up). Their tails are the machine's at that
+ * load (time the CPUs ran something else), which the back-to-back floors,
+ * over in a fraction of a second, do not sample.
  */
 struct tpcq_floor_paced {
-	uint64_t rate;            /* stores per second */
+	uint64_t rate;            /* stamps per second */
 	double secs;
-	struct tpcq_floor f;
+	struct tpcq_floor handoff;
+	struct tpcq_floor wakeup;
 };
 
 struct tpcq_floors {
@@ -600,15 +602,22 @@ struct tpcq_params;
 int tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
 			unsigned int nrates, double secs, struct tpcq_floors *f);
 void tpcq_floors_print(const struct tpcq_floors *f);
+void tpcq_floor_paced_print(const struct tpcq_floor_paced *fp);
+/* Pin the calling thread to cpu; false if it could not be. */
+bool tpcq_pin_self(int cpu);
+
+/* floors_paced.c: the floors at one more load, on f's CPUs; 0 or -errno. */
+int tpcq_floors_measure_paced(const struct tpcq_params *p, uint64_t rate,
+			      double secs, struct tpcq_floors *f);
 /* "floors": {...}, without a line break after it. */
 void tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent);
 /* Whether a point's latency is held against the wake-up (else the hand-off). */
 bool tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 			  double achieved_rate);
 /*
- * The floor a point at rate is held against: the wake-up, or the paced
- * hand-off measured at rate, else the back-to-back hand-off. *paced_rate:
- * the paced floor's rate, 0 if none was used. NULL if none is measured.
+ * The floor a point at rate is held against: the wake-up or the hand-off,
+ * paced at rate if measured there, else back to back. *paced_rate: the
+ * paced floors' rate, 0 if none was used. NULL if none is measured.
  */
 const struct tpcq_floor *tpcq_floor_match(const struct tpcq_floors *f,
 					  bool wakeup, uint64_t rate,
