@@ -158,21 +158,29 @@ sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+int
+tpcq_floor_eventfd(int *efd, int *epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	*efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (*efd < 0 || *epfd < 0 ||
+	    epoll_ctl(*epfd, EPOLL_CTL_ADD, *efd, &ev) != 0)
+		return -errno;
+	return 0;
+}
+
 static int
 measure_wakeup(struct floor_ctx *c, struct tpcq_hist *h)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t i, t0, one = 1, deadline;
 	pthread_t t;
-	int r = 0;
+	int r;
 
-	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->efd < 0 || c->epfd < 0 ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->efd, &ev) != 0) {
-		r = -errno;
+	r = tpcq_floor_eventfd(&c->efd, &c->epfd);
+	if (r != 0)
 		goto out;
-	}
 	if (pthread_create(&t, NULL, wakeup_sleep, c) != 0) {
 		r = -EAGAIN;
 		goto out;

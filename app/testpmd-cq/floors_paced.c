@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -151,7 +150,6 @@ static int
 paced_measure(const struct tpcq_params *p, int cpu, bool sleep, uint64_t rate,
 	      double secs, struct tpcq_floor *f, bool *pinned)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct paced_ctx *c;
 	int r = 0;
 
@@ -169,13 +167,9 @@ paced_measure(const struct tpcq_params *p, int cpu, bool sleep, uint64_t rate,
 		goto out;
 	}
 	if (sleep) {
-		c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		c->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (c->efd < 0 || c->epfd < 0 ||
-		    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->efd, &ev) != 0) {
-			r = -errno;
+		r = tpcq_floor_eventfd(&c->efd, &c->epfd);
+		if (r != 0)
 			goto out;
-		}
 	}
 	r = paced_run(c, p, rate, secs);
 	*pinned = *pinned && c->pinned;

@@ -605,6 +605,8 @@ void tpcq_floors_print(const struct tpcq_floors *f);
 void tpcq_floor_paced_print(const struct tpcq_floor_paced *fp);
 /* Pin the calling thread to cpu; false if it could not be. */
 bool tpcq_pin_self(int cpu);
+/* A non-blocking eventfd in a new epoll set: 0 or -errno (close both fds). */
+int tpcq_floor_eventfd(int *efd, int *epfd);
 
 /* floors_paced.c: the floors at one more load, on f's CPUs; 0 or -errno. */
 int tpcq_floors_measure_paced(const struct tpcq_params *p, uint64_t rate,
