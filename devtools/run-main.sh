@@ -11,7 +11,8 @@
 # percentiles, p50 and p99 over the matching floor, the poller's, the
 # harness's and the process's CPU, wake-ups, lost wake-ups) and a closing
 # note: interrupt p50 over the wake-up floor at the lowest load and poll p99
-# over the hand-off floor at the highest (goals <= 1.5x and <= 10x). Every
+# over the hand-off floor at the highest, each paced at that load (goals
+# <= 1.5x and <= 10x). Every
 # point's full results go to build/testpmd-cq-sweep.json and the plots (PNG)
 # to build/testpmd-cq-plots/.
 # Exits non-zero if a point failed or lost a wake-up.
@@ -49,17 +50,21 @@ import json, sys
 sw = json.load(open(sys.argv[1]))
 pts = [p for p in sw["points"] if p["ok"] and p.get("p50_x_floor") is not None]
 lo, hi = min(sw["sweep"]["loads"]), max(sw["sweep"]["loads"])
-def note(pol, load, key, floor, pct, goal):
+names = {"wakeup": "wake-up", "handoff": "hand-off",
+         "wakeup_paced": "wake-up (paced at that load)",
+         "handoff_paced": "hand-off (paced at that load)"}
+def note(pol, load, key, pct, goal):
     for p in pts:
         if p["policy"] == pol and p["load"] == load:
             v = p[key]
             print("run-main: %s %s at %d/s is %.2fx the %s floor (goal <= %gx): %s"
-                  % (pol, pct, load, v, floor, goal, "PASS" if v <= goal else "MISS"))
+                  % (pol, pct, load, v, names[p["floor"]], goal,
+                     "PASS" if v <= goal else "MISS"))
             return
     print("run-main: no %s point at %d/s with a floor" % (pol, load))
 print()
-note("interrupt", lo, "p50_x_floor", "wake-up", "p50", 1.5)
-note("poll", hi, "p99_x_floor", "hand-off", "p99", 10)
+note("interrupt", lo, "p50_x_floor", "p50", 1.5)
+note("poll", hi, "p99_x_floor", "p99", 10)
 PY
 echo
 echo "run-main: every point in $topdir/$json"

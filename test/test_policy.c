@@ -335,6 +335,36 @@ test_adaptive_bursts(void)
 }
 
 /*
+ * 40 µs gaps, wake-ups of 30 µs: a sleep saves 10 µs of polling for 30 µs
+ * of latency, so adaptive sleeps in every gap. A sleep that itself costs
+ * 20 µs of CPU (sleep_cpu_us: the system calls and the scheduler, 15-28 µs
+ * on the VMs here) makes polling through the gap the cheaper: it polls.
+ */
+static int
+test_adaptive_sleep_cpu(void)
+{
+	static uint64_t at[2000];
+	uint64_t free_sleeps, paid_sleeps;
+	struct sim s;
+	unsigned int i;
+
+	for (i = 0; i < 2000; i++)
+		at[i] = 1000 * US + i * 40 * US;
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0"), 0);
+	free_sleeps = stream(&s, at, 2000, 30 * US, 1000);
+	sim_close(&s);
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0,sleep_cpu_us=20"), 0);
+	paid_sleeps = stream(&s, at, 2000, 30 * US, 1000);
+	sim_close(&s);
+	printf("  40 us gaps, 30 us wake-ups: %" PRIu64 " sleeps in 1000 gaps; "
+	       "sleeps costing 20 us of CPU: %" PRIu64 "\n", free_sleeps,
+	       paid_sleeps);
+	TEST_ASSERT(free_sleeps >= 900, "sleeps %" PRIu64, free_sleeps);
+	TEST_ASSERT(paid_sleeps <= 10, "sleeps %" PRIu64, paid_sleeps);
+	return TEST_PASS;
+}
+
+/*
  * 100 µs gaps, wake-ups of 200 µs against a 50 µs target: the budget grows
  * until the group no longer sleeps; then wake-ups of 10 µs: it shrinks until
  * the group sleeps at once again. The growth starts at the first miss with
@@ -591,6 +621,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_hybrid_overshoot),
 	TEST_CASE(test_adaptive_batched),
 	TEST_CASE(test_adaptive_bursts),
+	TEST_CASE(test_adaptive_sleep_cpu),
 	TEST_CASE(test_target_grow_shrink),
 	TEST_CASE(test_target_holds),
 	TEST_CASE(test_target_met_no_spin),

@@ -13,7 +13,9 @@
  *    costs a poller: the policy lab's cost of a sleep. Thread CPU time, so
  *    a busy machine's preemptions, which stretch the latencies, do not
  *    count in it.
- * Both run in threads of their own before the run (no EAL needed), so a
+ * Both are over in a fraction of a second; the paced floors (floors_paced.c)
+ * measure each again at a point's load, for as long as it runs.
+ * All run in threads of their own before the run (no EAL needed), so a
  * sweep's parent measures them once for all its points.
  */
 #include <errno.h>
@@ -54,14 +56,14 @@ struct floor_ctx {
 	bool quit;
 };
 
-static bool
-pin(pthread_t t, int cpu)
+bool
+tpcq_pin_self(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(t, sizeof(set), &set) == 0;
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
 static void *
@@ -70,7 +72,7 @@ handoff_answer(void *arg)
 	struct floor_ctx *c = arg;
 	uint64_t v, last = 0;
 
-	c->pinned = pin(pthread_self(), c->cpu);
+	c->pinned = tpcq_pin_self(c->cpu);
 	for (;;) {
 		while ((v = __atomic_load_n(&c->ping, __ATOMIC_ACQUIRE)) == last)
 			rte_pause();
@@ -92,7 +94,7 @@ wakeup_sleep(void *arg)
 	uint64_t cpu0;
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	c->pinned = pin(pthread_self(), c->cpu);
+	c->pinned = tpcq_pin_self(c->cpu);
 	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (;;) {
 		__atomic_store_n(&c->asleep, 1, __ATOMIC_RELEASE);
@@ -156,21 +158,29 @@ sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+int
+tpcq_floor_eventfd(int *efd, int *epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	*efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (*efd < 0 || *epfd < 0 ||
+	    epoll_ctl(*epfd, EPOLL_CTL_ADD, *efd, &ev) != 0)
+		return -errno;
+	return 0;
+}
+
 static int
 measure_wakeup(struct floor_ctx *c, struct tpcq_hist *h)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t i, t0, one = 1, deadline;
 	pthread_t t;
-	int r = 0;
+	int r;
 
-	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->efd < 0 || c->epfd < 0 ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->efd, &ev) != 0) {
-		r = -errno;
+	r = tpcq_floor_eventfd(&c->efd, &c->epfd);
+	if (r != 0)
 		goto out;
-	}
 	if (pthread_create(&t, NULL, wakeup_sleep, c) != 0) {
 		r = -EAGAIN;
 		goto out;
@@ -222,12 +232,14 @@ floor_cpus(int node, int *poller, int *device)
 }
 
 int
-tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
+tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
+		    unsigned int nrates, double secs, struct tpcq_floors *f)
 {
 	struct tpcq_hist *h, *hw;
 	struct floor_ctx *c;
 	pthread_t self = pthread_self();
 	cpu_set_t saved;
+	unsigned int i;
 	int r;
 
 	memset(f, 0, sizeof(*f));
@@ -245,7 +257,7 @@ tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
 	c->cpu = f->cpu_poller;
 	c->efd = c->epfd = -1;
 	pthread_getaffinity_np(self, sizeof(saved), &saved);
-	f->pinned = pin(self, f->cpu_device);
+	f->pinned = tpcq_pin_self(f->cpu_device);
 
 	r = measure_handoff(c, h);
 	f->pinned = f->pinned && c->pinned;
@@ -262,12 +274,16 @@ tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f)
 	tpcq_hist_free(hw);
 	free(c);
 	f->valid = r == 0 && f->handoff.samples > 0 && f->wakeup.samples > 0;
+	for (i = 0; r == 0 && i < nrates && !tpcq_interrupted(); i++)
+		r = tpcq_floors_measure_paced(p, rates[i], secs, f);
 	return r;
 }
 
 void
 tpcq_floors_print(const struct tpcq_floors *f)
 {
+	unsigned int i;
+
 	printf(TPCQ_PROG ": floors on CPUs %d (poller) and %d (device)%s: "
 	       "hand-off p50 %.2f us p99 %.2f us (%" PRIu64 " samples), "
 	       "eventfd -> epoll_wait wake-up p50 %.2f us p99 %.2f us (%" PRIu64
@@ -277,21 +293,49 @@ tpcq_floors_print(const struct tpcq_floors *f)
 	       (double)f->handoff.p99_ns / 1e3, f->handoff.samples,
 	       (double)f->wakeup.p50_ns / 1e3, (double)f->wakeup.p99_ns / 1e3,
 	       f->wakeup.samples, (double)f->wake_cpu_ns / 1e3);
+	for (i = 0; i < f->npaced; i++)
+		tpcq_floor_paced_print(&f->paced[i]);
+	fflush(stdout);
+}
+
+void
+tpcq_floor_paced_print(const struct tpcq_floor_paced *fp)
+{
+	printf(TPCQ_PROG ": floors paced at %" PRIu64 "/s for %.2g s: hand-off "
+	       "p50 %.2f us p99 %.2f us, wake-up p50 %.2f us p99 %.2f us (%"
+	       PRIu64 " samples each)\n", fp->rate, fp->secs,
+	       (double)fp->handoff.p50_ns / 1e3, (double)fp->handoff.p99_ns / 1e3,
+	       (double)fp->wakeup.p50_ns / 1e3, (double)fp->wakeup.p99_ns / 1e3,
+	       fp->handoff.samples);
 	fflush(stdout);
 }
 
 void
 tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent)
 {
+	unsigned int i;
+
 	fprintf(out, "%s\"floors\": {\"cpu_poller\": %d, \"cpu_device\": %d, "
 		"\"pinned\": %s,\n%s  \"handoff_ns\": {\"p50\": %" PRIu64
 		", \"p99\": %" PRIu64 ", \"samples\": %" PRIu64 "},\n"
 		"%s  \"wakeup_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "}}",
-		indent, f->cpu_poller, f->cpu_device,
-		f->pinned ? "true" : "false", indent, f->handoff.p50_ns,
-		f->handoff.p99_ns, f->handoff.samples, indent, f->wakeup.p50_ns,
-		f->wakeup.p99_ns, f->wakeup.samples, f->wake_cpu_ns);
+		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "},\n"
+		"%s  \"paced\": [", indent, f->cpu_poller,
+		f->cpu_device, f->pinned ? "true" : "false", indent,
+		f->handoff.p50_ns, f->handoff.p99_ns, f->handoff.samples, indent,
+		f->wakeup.p50_ns, f->wakeup.p99_ns, f->wakeup.samples,
+		f->wake_cpu_ns, indent);
+	for (i = 0; i < f->npaced; i++)
+		fprintf(out, "%s{\"rate\": %" PRIu64 ", \"secs\": %.3f, "
+			"\"handoff_ns\": {\"p50\": %" PRIu64 ", \"p99\": %"
+			PRIu64 ", \"samples\": %" PRIu64 "}, \"wakeup_ns\": "
+			"{\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+			", \"samples\": %" PRIu64 "}}", i > 0 ? ",\n    " : "",
+			f->paced[i].rate, f->paced[i].secs,
+			f->paced[i].handoff.p50_ns, f->paced[i].handoff.p99_ns,
+			f->paced[i].handoff.samples, f->paced[i].wakeup.p50_ns,
+			f->paced[i].wakeup.p99_ns, f->paced[i].wakeup.samples);
+	fputs("]}", out);
 }
 
 /*
@@ -308,4 +352,21 @@ tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 	if (strcmp(policy, "poll") == 0)
 		return false;
 	return achieved_rate > 0.0 && 2.0 * wakeups_per_s >= achieved_rate;
+}
+
+const struct tpcq_floor *
+tpcq_floor_match(const struct tpcq_floors *f, bool wakeup, uint64_t rate,
+		 uint64_t *paced_rate)
+{
+	unsigned int i;
+
+	*paced_rate = 0;
+	if (f == NULL || !f->valid)
+		return NULL;
+	for (i = 0; i < f->npaced; i++)
+		if (f->paced[i].rate == rate) {
+			*paced_rate = rate;
+			return wakeup ? &f->paced[i].wakeup : &f->paced[i].handoff;
+		}
+	return wakeup ? &f->wakeup : &f->handoff;
 }

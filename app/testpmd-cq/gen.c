@@ -172,11 +172,50 @@ sleep_until(uint64_t t)
 		;
 }
 
+void
+tpcq_gen_clock_init(struct tpcq_gen_clock *c)
+{
+	/* Sleeps end when asked, not up to 50 us later (the default slack). */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	c->margin_ns = TPCQ_GEN_MARGIN_START_NS;
+	c->sleeps = 0;
+}
+
+void
+tpcq_gen_clock_pace(struct tpcq_gen_clock *c, uint64_t left_ns)
+{
+	uint64_t target, woke, late;
+
+	/* A sleep costs a wake-up: only worth it beyond the margin. */
+	if (left_ns <= c->margin_ns + TPCQ_GEN_SLEEP_MIN_NS) {
+		rte_pause();
+		return;
+	}
+	target = tpcq_now_ns(CLOCK_MONOTONIC) + left_ns - c->margin_ns;
+	/* In slices, so that a stop is seen within one. */
+	if (target - tpcq_now_ns(CLOCK_MONOTONIC) > TPCQ_GEN_SLEEP_MAX_NS)
+		target = tpcq_now_ns(CLOCK_MONOTONIC) + TPCQ_GEN_SLEEP_MAX_NS;
+	sleep_until(target);
+	woke = tpcq_now_ns(CLOCK_MONOTONIC);
+	c->sleeps++;
+	/*
+	 * The margin follows the wake-up's lateness: up at once, down
+	 * slowly, so that one quiet wake-up does not make the next post
+	 * late.
+	 */
+	late = woke > target ? woke - target : 0;
+	if (late + TPCQ_GEN_MARGIN_MIN_NS > c->margin_ns)
+		c->margin_ns = late + TPCQ_GEN_MARGIN_MIN_NS;
+	else
+		c->margin_ns -= (c->margin_ns - late) / 16;
+	if (c->margin_ns > TPCQ_GEN_MARGIN_MAX_NS)
+		c->margin_ns = TPCQ_GEN_MARGIN_MAX_NS;
+}
+
 int
 tpcq_gen_wait(struct tpcq_run *run, uint64_t due)
 {
-	struct tpcq_gen_clock *c = &run->gen_clock;
-	uint64_t now, left_ns, target, woke, late;
+	uint64_t now;
 
 	for (;;) {
 		if (tpcq_gen_must_stop(run))
@@ -189,31 +228,8 @@ tpcq_gen_wait(struct tpcq_run *run, uint64_t due)
 			rte_pause();
 			continue;
 		}
-		left_ns = (uint64_t)((double)(due - now) * c->ns_per_tsc);
-		/* A sleep costs a wake-up: only worth it beyond the margin. */
-		if (left_ns <= c->margin_ns + TPCQ_GEN_SLEEP_MIN_NS) {
-			rte_pause();
-			continue;
-		}
-		target = tpcq_now_ns(CLOCK_MONOTONIC) + left_ns - c->margin_ns;
-		/* In slices, so that a stop is seen within one. */
-		if (target - tpcq_now_ns(CLOCK_MONOTONIC) > TPCQ_GEN_SLEEP_MAX_NS)
-			target = tpcq_now_ns(CLOCK_MONOTONIC) + TPCQ_GEN_SLEEP_MAX_NS;
-		sleep_until(target);
-		woke = tpcq_now_ns(CLOCK_MONOTONIC);
-		c->sleeps++;
-		/*
-		 * The margin follows the wake-up's lateness: up at once, down
-		 * slowly, so that one quiet wake-up does not make the next post
-		 * late.
-		 */
-		late = woke > target ? woke - target : 0;
-		if (late + TPCQ_GEN_MARGIN_MIN_NS > c->margin_ns)
-			c->margin_ns = late + TPCQ_GEN_MARGIN_MIN_NS;
-		else
-			c->margin_ns -= (c->margin_ns - late) / 16;
-		if (c->margin_ns > TPCQ_GEN_MARGIN_MAX_NS)
-			c->margin_ns = TPCQ_GEN_MARGIN_MAX_NS;
+		tpcq_gen_clock_pace(&run->gen_clock, (uint64_t)((double)(due - now) *
+						run->gen_clock.ns_per_tsc));
 	}
 }
 
@@ -234,10 +250,8 @@ tpcq_gen_main(void *arg)
 	uint64_t start, cpu0;
 	unsigned int k;
 
-	/* Sleeps end when asked, not up to 50 us later (the default slack). */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	tpcq_gen_clock_init(&run->gen_clock);
 	run->gen_clock.ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	run->gen_clock.margin_ns = TPCQ_GEN_MARGIN_START_NS;
 	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	while (!__atomic_load_n(&run->start, __ATOMIC_ACQUIRE)) {
 		if (tpcq_gen_must_stop(run))

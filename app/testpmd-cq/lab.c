@@ -351,7 +351,8 @@ tpcq_lab_run(const struct tpcq_params *p)
 	memset(&trace, 0, sizeof(trace));
 	if (p->floors && p->sim_cost == NULL) {
 		/* This machine's cost, from the floors measured now. */
-		if (tpcq_floors_measure(p, &floors) != 0 || !floors.valid) {
+		if (tpcq_floors_measure(p, NULL, 0, 0.0, &floors) != 0 ||
+		    !floors.valid) {
 			fprintf(stderr, TPCQ_PROG ": --sim --floors: cannot measure "
 				"the floors for the cost model; give --sim-cost\n");
 			return TPCQ_EXIT_FAIL;

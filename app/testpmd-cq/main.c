@@ -437,7 +437,7 @@ main(int argc, char **argv)
 	bool sim = false;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
 	char lcores[64], prefix[64];
-	bool eal_own = false;
+	bool eal_own = false, paced_rates;
 
 	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
 	app_argv = calloc((size_t)argc + 1, sizeof(*app_argv));
@@ -490,9 +490,13 @@ main(int argc, char **argv)
 	}
 	/* Before the EAL and the devices, whose threads would disturb them. */
 	if (params.floors && !params.sweep.on && !params.sweep.point) {
-		if (tpcq_floors_measure(&params, &floors) != 0)
+		/* A scheduled load also gets its hand-off paced as it is. */
+		paced_rates = params.engine->open_loop && !params.interactive;
+		r = tpcq_floors_measure(&params, &params.rate, paced_rates ? 1 : 0,
+					params.duration_s, &floors);
+		if (r != 0)
 			fprintf(stderr, TPCQ_PROG ": --floors: cannot measure "
-				"the floors: %s\n", strerror(errno));
+				"the floors: %s\n", strerror(-r));
 		else
 			params.floors_measured = &floors;
 		tpcq_floors_print(&floors);

@@ -214,8 +214,10 @@ floor_fields(struct builder *b, const struct tpcq_params *p,
 	     const struct tpcq_run *run, const struct tpcq_result *res)
 {
 	const struct tpcq_floors *f = p->floors_measured;
+	const struct tpcq_floor_paced *fp;
 	const struct tpcq_floor *m;
 	struct tpcq_latency l;
+	uint64_t paced;
 	bool wakeup;
 
 	b->obj = "floors";
@@ -223,13 +225,20 @@ floor_fields(struct builder *b, const struct tpcq_params *p,
 	wakeup = !b->null && tpcq_floor_is_wakeup(p->mode == TPCQ_MODE_ADAPTIVE ?
 		p->policy : tpcq_mode_name(p->mode), tpcq_wakeups_per_s(res),
 		tpcq_achieved_rate(run, res));
-	m = b->null ? NULL : wakeup ? &f->wakeup : &f->handoff;
+	m = tpcq_floor_match(f, wakeup, p->rate, &paced);
 	tpcq_latency_get(res, &l);
 	U64(b, "handoff_p50_ns", b->null ? 0 : f->handoff.p50_ns);
 	U64(b, "handoff_p99_ns", b->null ? 0 : f->handoff.p99_ns);
 	U64(b, "wakeup_p50_ns", b->null ? 0 : f->wakeup.p50_ns);
 	U64(b, "wakeup_p99_ns", b->null ? 0 : f->wakeup.p99_ns);
-	STR(b, "matching", wakeup ? "wakeup" : "handoff");
+	/* At the run's load, paced as its posts; 0: not measured. */
+	fp = b->null || f->npaced == 0 ? NULL : &f->paced[0];
+	U64(b, "handoff_paced_p50_ns", fp != NULL ? fp->handoff.p50_ns : 0);
+	U64(b, "handoff_paced_p99_ns", fp != NULL ? fp->handoff.p99_ns : 0);
+	U64(b, "wakeup_paced_p50_ns", fp != NULL ? fp->wakeup.p50_ns : 0);
+	U64(b, "wakeup_paced_p99_ns", fp != NULL ? fp->wakeup.p99_ns : 0);
+	STR(b, "matching", wakeup ? (paced ? "wakeup_paced" : "wakeup") :
+	    (paced ? "handoff_paced" : "handoff"));
 	DBL(b, "p50_x", 2, m != NULL && m->p50_ns ? (double)l.p50 / (double)m->p50_ns : 0.0);
 	DBL(b, "p99_x", 2, m != NULL && m->p99_ns ? (double)l.p99 / (double)m->p99_ns : 0.0);
 	b->obj = NULL;

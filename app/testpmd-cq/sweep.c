@@ -604,9 +604,33 @@ now_s(void)
 	return (double)tpcq_now_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
+/*
+ * The paced floors of a load, measured just before its first point: close
+ * in time to the points they are held against, as a VM's noise drifts.
+ */
+static void
+floors_at(const struct tpcq_params *p, uint64_t load, double secs,
+	  struct tpcq_floors *f)
+{
+	unsigned int before = f->npaced;
+	uint64_t paced;
+	int r;
+
+	if (!f->valid || (tpcq_floor_match(f, false, load, &paced) != NULL &&
+			  paced != 0))
+		return;
+	r = tpcq_floors_measure_paced(p, load, secs, f);
+	if (r != 0)
+		fprintf(stderr, TPCQ_PROG ": --sweep: cannot measure the floors "
+			"at %" PRIu64 "/s: %s\n", load, strerror(-r));
+	else if (f->npaced > before)
+		tpcq_floor_paced_print(&f->paced[before]);
+}
+
 static int
 points_run(int argc, char **argv, struct tpcq_sweep_point *pts, unsigned int n,
-	   const struct tpcq_sweep_plan *plan, bool dev_label)
+	   const struct tpcq_sweep_plan *plan, bool dev_label,
+	   const struct tpcq_params *p, struct tpcq_floors *floors)
 {
 	char tdir[PATH_MAX], exe[PATH_MAX];
 	unsigned int i, failed = 0;
@@ -633,6 +657,7 @@ points_run(int argc, char **argv, struct tpcq_sweep_point *pts, unsigned int n,
 		return -1;
 	}
 	for (i = 0; i < n && !tpcq_interrupted(); i++) {
+		floors_at(p, pts[i].load, plan->duration_s, floors);
 		printf(TPCQ_PROG ": point %u/%u: dev %s, load %" PRIu64
 		       "/s, policy %s ...", i + 1, n, pts[i].dev, pts[i].load,
 		       pts[i].policy);
@@ -659,7 +684,7 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 	struct tpcq_sweep_point *pts;
 	struct tpcq_floors floors;
 	unsigned int d, l, k, n, i;
-	int ret = TPCQ_EXIT_OK;
+	int ret = TPCQ_EXIT_OK, r;
 	char why[512];
 	double t0;
 
@@ -694,12 +719,13 @@ tpcq_sweep_run(int argc, char **argv, const struct tpcq_params *p)
 		       plan.npolicies > 1 ? "ies" : "y", plan.duration_s);
 		t0 = now_s();
 		/* On the CPUs the points use, before them: the yardsticks. */
-		if (tpcq_floors_measure(p, &floors) != 0)
+		r = tpcq_floors_measure(p, NULL, 0, 0.0, &floors);
+		if (r != 0)
 			fprintf(stderr, TPCQ_PROG ": --sweep: cannot measure the "
-				"floors: %s\n", strerror(errno));
+				"floors: %s\n", strerror(-r));
 		tpcq_floors_print(&floors);
 		if (points_run(argc, argv, pts, n, &plan,
-			       p->sweep.devs != NULL) != 0)
+			       p->sweep.devs != NULL, p, &floors) != 0)
 			ret = TPCQ_EXIT_FAIL;
 		tpcq_sweep_table(pts, n, plan.ndevs > 1, &floors);
 		if (tpcq_sweep_json(p->json_path, argc, argv, &plan, pts, n,

@@ -24,7 +24,7 @@
 /* A point's p50 and p99 over the matching floor's; false: no floors. */
 static bool
 point_x(const struct tpcq_sweep_point *pt, const struct tpcq_floors *f,
-	bool *wakeup, double *p50_x, double *p99_x)
+	bool *wakeup, uint64_t *paced_rate, double *p50_x, double *p99_x)
 {
 	const struct tpcq_floor *m;
 
@@ -32,8 +32,8 @@ point_x(const struct tpcq_sweep_point *pt, const struct tpcq_floors *f,
 		return false;
 	*wakeup = tpcq_floor_is_wakeup(pt->policy, pt->wakeups_per_s,
 				       pt->achieved_rate);
-	m = *wakeup ? &f->wakeup : &f->handoff;
-	if (m->p50_ns == 0 || m->p99_ns == 0)
+	m = tpcq_floor_match(f, *wakeup, pt->load, paced_rate);
+	if (m == NULL || m->p50_ns == 0 || m->p99_ns == 0)
 		return false;
 	*p50_x = pt->p50_ns / (double)m->p50_ns;
 	*p99_x = pt->p99_ns / (double)m->p99_ns;
@@ -46,6 +46,7 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 {
 	const struct tpcq_sweep_point *pt;
 	double p50_x, p99_x;
+	uint64_t paced;
 	unsigned int i;
 	bool wakeup;
 
@@ -66,7 +67,7 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 		}
 		printf(" %9.0f %8.1f %8.1f %9.1f", pt->achieved_rate,
 		       pt->p50_ns / 1e3, pt->p99_ns / 1e3, pt->max_ns / 1e3);
-		if (point_x(pt, floors, &wakeup, &p50_x, &p99_x))
+		if (point_x(pt, floors, &wakeup, &paced, &p50_x, &p99_x))
 			printf(" %6.1f%c%c %6.1f%c%c", p50_x, 'x',
 			       wakeup ? 'w' : 'h', p99_x, 'x', wakeup ? 'w' : 'h');
 		else
@@ -77,15 +78,27 @@ tpcq_sweep_table(const struct tpcq_sweep_point *pts, unsigned int n,
 		       pt->why != NULL ? "  FAILED" : "");
 	}
 	printf(RULE "\n");
-	if (floors != NULL && floors->valid)
+	if (floors != NULL && floors->valid) {
 		printf(" p50/fl, p99/fl: the percentile over the same percentile of "
-		       "the floor, w: wake-up\n (%.1f / %.1f us), h: hand-off "
-		       "(%.2f / %.2f us). cpu%%: the poller's, hrn%%: the\n harness's "
-		       "(generator and device), prc%%: the process's.\n",
+		       "the floor at the point's load,\n w: wake-up");
+		for (i = 0; i < floors->npaced; i++)
+			printf("%s %" PRIu64 "/s %.1f / %.1f us", i ? "," : ":",
+			       floors->paced[i].rate,
+			       (double)floors->paced[i].wakeup.p50_ns / 1e3,
+			       (double)floors->paced[i].wakeup.p99_ns / 1e3);
+		printf("\n (back to back: %.1f / %.1f us), h: hand-off",
 		       (double)floors->wakeup.p50_ns / 1e3,
-		       (double)floors->wakeup.p99_ns / 1e3,
-		       (double)floors->handoff.p50_ns / 1e3,
+		       (double)floors->wakeup.p99_ns / 1e3);
+		for (i = 0; i < floors->npaced; i++)
+			printf("%s %" PRIu64 "/s %.2f / %.2f us", i ? "," : ":",
+			       floors->paced[i].rate,
+			       (double)floors->paced[i].handoff.p50_ns / 1e3,
+			       (double)floors->paced[i].handoff.p99_ns / 1e3);
+		printf("\n (back to back: %.2f / %.2f us). cpu%%: the poller's, "
+		       "hrn%%: the harness's (generator and\n device), prc%%: the "
+		       "process's.\n", (double)floors->handoff.p50_ns / 1e3,
 		       (double)floors->handoff.p99_ns / 1e3);
+	}
 	fflush(stdout);
 }
 
@@ -141,6 +154,7 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt,
 	   const struct tpcq_floors *floors)
 {
 	double p50_x, p99_x;
+	uint64_t paced;
 	bool wakeup;
 	size_t len;
 
@@ -159,9 +173,11 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt,
 		return;
 	}
 	fprintf(out, ", \"lost_wakeups\": %.0f", pt->lost_wakeups);
-	if (point_x(pt, floors, &wakeup, &p50_x, &p99_x))
+	if (point_x(pt, floors, &wakeup, &paced, &p50_x, &p99_x))
 		fprintf(out, ", \"floor\": \"%s\", \"p50_x_floor\": %.3f, "
-			"\"p99_x_floor\": %.3f", wakeup ? "wakeup" : "handoff",
+			"\"p99_x_floor\": %.3f",
+			wakeup ? (paced ? "wakeup_paced" : "wakeup") :
+			(paced ? "handoff_paced" : "handoff"),
 			p50_x, p99_x);
 	else
 		fprintf(out, ", \"floor\": null, \"p50_x_floor\": null, "

@@ -125,6 +125,26 @@ struct tpcq_floor {
 	uint64_t p50_ns, p99_ns, samples;
 };
 
+/* Loads a paced hand-off floor is measured at: one per load of a sweep. */
+#define TPCQ_FLOORS_PACED_MAX 32
+/* Longest a paced floor runs: as long as a default sweep point. */
+#define TPCQ_FLOORS_PACED_MAX_S 2.0
+
+/*
+ * The floors at one load (floors_paced.c): stamps paced as the generator
+ * paces its posts, for as long as a point runs (up to
+ * TPCQ_FLOORS_PACED_MAX_S), taken by a thread that spins (hand-off) or
+ * sleeps on an eventfd (wake-up). Their tails are the machine's at that
+ * load (time the CPUs ran something else), which the back-to-back floors,
+ * over in a fraction of a second, do not sample.
+ */
+struct tpcq_floor_paced {
+	uint64_t rate;            /* stamps per second */
+	double secs;
+	struct tpcq_floor handoff;
+	struct tpcq_floor wakeup;
+};
+
 struct tpcq_floors {
 	bool valid;
 	bool pinned;              /* both threads ran on the CPUs named */
@@ -132,6 +152,8 @@ struct tpcq_floors {
 	struct tpcq_floor handoff; /* cross-core cache-line hand-off, one way */
 	struct tpcq_floor wakeup;  /* eventfd write -> epoll_wait return */
 	uint64_t wake_cpu_ns;     /* the sleeper's CPU time per wake-up */
+	struct tpcq_floor_paced paced[TPCQ_FLOORS_PACED_MAX];
+	unsigned int npaced;
 };
 
 struct tpcq_params {
@@ -458,6 +480,17 @@ void tpcq_gen_service(struct tpcq_run *run);
  * Returns 0 at due, 1 if told to stop.
  */
 int tpcq_gen_wait(struct tpcq_run *run, uint64_t due);
+/*
+ * The calling thread paces with c (and sleeps with 1 ns timer slack);
+ * c->ns_per_tsc is the caller's to set if it uses the TSC.
+ */
+void tpcq_gen_clock_init(struct tpcq_gen_clock *c);
+/*
+ * One step towards a time left_ns ahead: a sleep to a margin before it if
+ * the gap is worth one, else a pause. The generator's pacing, shared with
+ * the paced hand-off floor so that both wait alike.
+ */
+void tpcq_gen_clock_pace(struct tpcq_gen_clock *c, uint64_t left_ns);
 /* TSC time a closed-loop engine stops posting: --duration, or never (-i). */
 uint64_t tpcq_gen_end(const struct tpcq_run *run, uint64_t start);
 
@@ -561,13 +594,36 @@ int tpcq_outfile_head(const char *opt, const char *path, char *line, size_t cap,
 
 /* floors.c */
 struct tpcq_params;
-int tpcq_floors_measure(const struct tpcq_params *p, struct tpcq_floors *f);
+/*
+ * The hand-off and wake-up floors, then a paced hand-off at each of the
+ * nrates rates (stores spaced by p's --pattern and --seed), secs each.
+ * Returns 0 or -errno; f->valid tells whether the floors can be used.
+ */
+int tpcq_floors_measure(const struct tpcq_params *p, const uint64_t *rates,
+			unsigned int nrates, double secs, struct tpcq_floors *f);
 void tpcq_floors_print(const struct tpcq_floors *f);
+void tpcq_floor_paced_print(const struct tpcq_floor_paced *fp);
+/* Pin the calling thread to cpu; false if it could not be. */
+bool tpcq_pin_self(int cpu);
+/* A non-blocking eventfd in a new epoll set: 0 or -errno (close both fds). */
+int tpcq_floor_eventfd(int *efd, int *epfd);
+
+/* floors_paced.c: the floors at one more load, on f's CPUs; 0 or -errno. */
+int tpcq_floors_measure_paced(const struct tpcq_params *p, uint64_t rate,
+			      double secs, struct tpcq_floors *f);
 /* "floors": {...}, without a line break after it. */
 void tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent);
 /* Whether a point's latency is held against the wake-up (else the hand-off). */
 bool tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 			  double achieved_rate);
+/*
+ * The floor a point at rate is held against: the wake-up or the hand-off,
+ * paced at rate if measured there, else back to back. *paced_rate: the
+ * paced floors' rate, 0 if none was used. NULL if none is measured.
+ */
+const struct tpcq_floor *tpcq_floor_match(const struct tpcq_floors *f,
+					  bool wakeup, uint64_t rate,
+					  uint64_t *paced_rate);
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);

@@ -132,6 +132,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *    (cqpoll_monitor.h); an expected silence longer than that but not worth
  *    a sleep is spent in a monitor wait (CQPOLL_POLICY_MONITOR) instead of
  *    polling (default 0: never).
+ *  - sleep_cpu_us=US: the CPU a sleep itself costs (arming, the system
+ *    calls, the scheduler; 15-28 µs on a VM), added to what a silence must
+ *    save before a sleep pays: mult x (W x max(1, W / gap) + US)
+ *    (default 0).
  *
  * @return
  *   The policy's ops table (static).

@@ -58,6 +58,21 @@ def check_sweep(exe, dev, tmp):
     if not fl or fl["handoff_ns"]["p50"] <= 0 or fl["wakeup_ns"]["p50"] <= 0 \
             or fl["wakeup_ns"].get("cpu_per_wakeup", 0) <= 0:
         return fail("the sweep measured no floors: %s" % fl), None
+    # Paced floors at each load, each with the stamps its schedule makes
+    # in the point's duration: the pacing kept the schedule, and the reader
+    # took every stamp, spinning and asleep.
+    paced = {f["rate"]: f for f in fl.get("paced", [])}
+    if sorted(paced) != sorted(LOADS):
+        return fail("paced floors at %s, expected %s" %
+                    (sorted(paced), LOADS)), None
+    for rate, f in paced.items():
+        want_n = round(rate * f["secs"])
+        for kind in ("handoff_ns", "wakeup_ns"):
+            k = f[kind]
+            if f["secs"] != 0.3 or k["samples"] != want_n or k["p50"] <= 0 \
+                    or k["p99"] < k["p50"]:
+                return fail("paced %s at %d/s: %s, expected %d samples "
+                            "in 0.3 s" % (kind, rate, f, want_n)), None
     pts = sweep["points"]
     got = sorted((p["load"], p["policy"]) for p in pts)
     want = sorted((l, p) for l in LOADS for p in POLICIES)
@@ -80,7 +95,7 @@ def check_sweep(exe, dev, tmp):
         for k in ("p50", "p99", "p999", "max"):
             if k not in run_["latency_ns"]:
                 return fail("point %s lacks latency_ns.%s" % (label, k)), None
-        if p["floor"] not in ("wakeup", "handoff") or not p["p50_x_floor"] \
+        if p["floor"] not in ("wakeup_paced", "handoff_paced") or not p["p50_x_floor"] \
                 or "harness_cpu_pct" not in run_:
             return fail("point %s: no ratio to a floor or no harness CPU" %
                         label), None
