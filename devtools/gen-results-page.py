@@ -446,25 +446,36 @@ def lab_section(d, sweep):
     missed = facts["target"].get("missed", [])
     if missed and n:
         out += ["`target-p99` misses its target on %s. It starts from the least "
-                "CPU and judges the p99 only after a window of 100 completions; "
-                "at a target below most wake-ups that first window is slept "
-                "through: 100 of this run's %d arrivals (%.2f%%, against the 1%% "
-                "the p99 allows), before the steady state's own misses." % (
+                "CPU and learns from the first miss, but its budget at most "
+                "doubles at a time, and it aims at 3/4 of the misses a p99 "
+                "allows on estimates (the tail of the gaps, the share of "
+                "wake-ups over the target) that are noisy where the target "
+                "puts the budget in the last 1 %% of the gaps. This run has "
+                "%d arrivals: the p99 allows %d over the target." % (
                     ", ".join("`%s` (p99 %.1f us against %d us)" % (t, p, x)
-                              for t, x, p, _ in missed), n, 100.0 * 100 / n), ""]
+                              for t, x, p, _ in missed), n, n // 100), ""]
     costly = facts["target"].get("cpu", [])
     if costly:
         out += ["It meets the target at more than 1.1x the CPU of the cheapest "
                 "fixed budget on %s. It aims at 3/4 of the misses a p99 allows, "
                 "a margin for noise, so it spins more than a fixed budget whose "
                 "p99 lands just under the target (and that budget is picked "
-                "after the fact, knowing the whole trace)%s." % (
+                "after the fact, knowing the whole trace)%s%s." % (
                     ", ".join("`%s` at %d us (%.2fx)" % (t, x, c)
                               for t, x, _, c in costly),
                     "; on `onoff`, where every burst begins after 9 ms of "
                     "silence, the misses after the silences alone use up most "
-                    "of that 3/4, and the policy grows its budget over whole "
-                    "silences" if any(t == "onoff" for t, *_ in costly) else ""),
+                    "of that 3/4, and a budget that sleeps through a gap sleeps "
+                    "through every longer one, the silences first, so the "
+                    "policy polls through whole silences"
+                    if any(t == "onoff" for t, *_ in costly) else "",
+                    "; on `diurnal`, whose rate ramps from a tenth of --rate "
+                    "up and back, a p99 over the whole run lets a fixed budget "
+                    "gather its misses in the slow hours, where polling "
+                    "through a gap costs the most, while the policy keeps to "
+                    "its aim over the last 16 to 32 windows in every hour and "
+                    "polls for milliseconds in the slow ones"
+                    if any(t == "diurnal" for t, *_ in costly) else ""),
                 ""]
     out += ["Commands, the cost model, and the goals each run judged:", ""]
     out += lab_commands(runs)

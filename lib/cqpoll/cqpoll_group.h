@@ -188,19 +188,23 @@ const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
  * it, measured online. Its knob is the spin budget, how long the group polls
  * after the last completion before it sleeps.
  *
- * Every iteration that finds work is one latency sample: 0 if the group was
- * polling, else the wake-up it waited for, as the group measured it
- * (wake_cost(), devices that timestamp completions) or, when not measured,
- * the estimate of the wake-up cost. Every @c window samples: more than
- * window / 100 over the target doubles the budget (at least +1 µs); none over
- * shrinks it by 1/8; anything else holds it.
+ * A completion that comes while the group polls is handled at once; one
+ * after a sleep waits a wake-up, as the group measured it (wake_cost(),
+ * devices that timestamp completions) or, when not measured, the estimate of
+ * the wake-up cost. The policy learns the gaps before completions (a
+ * histogram) and the share of completions after a sleep that were over the
+ * target, and sets the budget to the least one whose sleeps keep 3/4 of 1 %
+ * of the completions over the target, corrected by an account of the misses
+ * seen. It recomputes the budget every @c window samples and at each miss,
+ * at most doubling it (at least +1 µs) at a time.
  *
  * Parameters, "latency-target[:key=value,...]", or "target-p99:US" for the
  * target alone:
  *  - p99_us=US: the target (default 100).
  *  - min_spin_us=US, max_spin_us=US: bounds of the budget (defaults 0 and
  *    10000); the budget starts at the lower one.
- *  - window=N: samples per control step, at least 100 (default 100).
+ *  - window=N: samples per control step, at least 100 (default 100); the
+ *    policy remembers the gaps of the last 16 to 32 windows.
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
  *
  * @return
