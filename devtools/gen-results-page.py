@@ -248,12 +248,14 @@ def lab_goals(runs):
     """The goals table, parsed from the lines each run printed."""
     import re
     out = ["| trace | adaptive: CPU / clairvoyant's, p99 vs clairvoyant's | "
-           "cheapest fixed budget at the clairvoyant's p99 | hybrid on periodic "
+           "cheapest fixed budget at the clairvoyant's p99 | adaptive at its "
+           "own p99: CPU / the cheapest clairvoyant schedule's at that p99 | "
+           "hybrid on periodic "
            "(<= 1.2x) | " + " | ".join("`target-p99:%d`" % x for x in LAB_TARGETS)
-           + " |", "|---|---|---|---|" + "---|" * len(LAB_TARGETS)]
-    facts = {"bound": {}, "adaptive": {}, "target": {}}
+           + " |", "|---|---|---|---|---|" + "---|" * len(LAB_TARGETS)]
+    facts = {"bound": {}, "adaptive": {}, "target": {}, "own": {}}
     for t, lines in runs.items():
-        ad = bd = hy = ""
+        ad = bd = hy = own = ""
         tg = {}
         for l in lines:
             m = re.match(r" goal adaptive: CPU ([\d.]+)x .* at p99 ([\d.]+) us "
@@ -268,6 +270,11 @@ def lab_goals(runs):
                 facts["bound"][t] = (m.group(1), float(m.group(2)))
             if l.startswith(" bound: no fixed"):
                 bd = "none up to 10 ms"
+            m = re.match(r" goal adaptive at its own p99: CPU ([\d.]+)x .*gaps "
+                         r"over (\d+) us, p99 ([\d.]+) us\) .*: (\w+)$", l)
+            if m:
+                own = "%sx (over %s us, p99 %s us): **%s**" % m.groups()
+                facts["own"][t] = (float(m.group(1)), m.group(4))
             m = re.match(r" goal hybrid on periodic: CPU ([\d.]+)x .*: (\w+)$", l)
             if m:
                 hy = "%sx: **%s**" % m.groups()
@@ -283,8 +290,8 @@ def lab_goals(runs):
             m = re.match(r" goal target-p99:(\d+): no fixed spin budget", l)
             if m:
                 tg[int(m.group(1))] = "no fixed budget meets it: not judged"
-        out.append("| %s | %s | %s | %s | %s |" % (
-            t, ad or "-", bd or "-", hy or "-",
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            t, ad or "-", bd or "-", own or "-", hy or "-",
             " | ".join(tg.get(x, "-") for x in LAB_TARGETS)))
     return out + [""], facts
 
@@ -379,7 +386,13 @@ def lab_section(d, sweep):
             "`target-p99:US` meeting its target with at most 1.1x the CPU of the "
             "cheapest fixed spin budget that meets it. The yardstick column is "
             "the cheapest of 59 fixed spin budgets (0, 1 us to 10 ms) whose p99 "
-            "equals the clairvoyant's.", ""] + goals
+            "equals the clairvoyant's. The goal of adaptive reads two ways, "
+            "and the table judges both: at the clairvoyant's p99 (adaptive "
+            "must reach it), or at adaptive's own p99 (the clairvoyant is "
+            "brought to it: of the schedules that know every gap and sleep "
+            "through those over a threshold, 59 thresholds from 0 to 10 ms, "
+            "the cheapest whose p99 is equal or better; at break-even it is "
+            "the clairvoyant itself).", ""] + goals
     over = [(t, b) for t, b in facts["bound"].items() if b[1] > 1.3]
     if over:
         out += ["**Adaptive's goal is out of reach of online rules on %s.** "
@@ -411,6 +424,16 @@ def lab_section(d, sweep):
                               for t in runs if "adaptive" in lab_rows(runs[t])),
                     ", ".join("%.2fx" % facts["adaptive"][t][0]
                               for t in runs if t in facts["adaptive"])), ""]
+    if facts["own"]:
+        out += ["Read the other way, at adaptive's own p99, the goal asks how "
+                "much more CPU adaptive spends than a schedule that knew every "
+                "gap would need for that p99: %s (goal <= 1.3x). Adaptive sits "
+                "on the clairvoyant's trade-off curve where it sleeps at once; "
+                "what it gives up is the p99 the clairvoyant buys by polling "
+                "through the gaps shorter than break-even, which no rule that "
+                "cannot see the gap can buy at that price." % ", ".join(
+                    "%.2fx on `%s` (%s)" % (v[0], t, v[1])
+                    for t, v in facts["own"].items()), ""]
     if "periodic" in runs:
         r = lab_rows(runs["periodic"])
         if "hybrid" in r and r["hybrid"] == r.get("adaptive"):

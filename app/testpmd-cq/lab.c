@@ -169,21 +169,19 @@ sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 }
 
 /*
- * Sleeps exactly through the gaps longer than break-even, on the same clock
- * and costs as the policies: whatever arrives during its wake-up is read by
- * it, as a policy's would be.
+ * Sleeps exactly through the gaps longer than threshold_ns (break-even for
+ * the clairvoyant schedule), on the same clock and costs as the policies:
+ * whatever arrives during its wake-up is read by it, as a policy's would be.
  */
 static void
 sim_clairvoyant(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
-		uint64_t seed, double penalty, struct tpcq_lab_result *r)
+		uint64_t seed, double threshold_ns, struct tpcq_lab_result *r)
 {
 	uint64_t now = T0_NS + t->at[0], next, w;
-	double breakeven;
 	struct sim s;
 	size_t i = 0;
 
 	sim_init(&s, c, seed);
-	breakeven = (double)(c->arm_ns + c->wake_cpu_ns) + penalty * wake_mean(&s);
 	while (i < t->n) {
 		collect(t, &i, now, r);
 		now += c->poll_ns;
@@ -193,7 +191,7 @@ sim_clairvoyant(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
 		next = T0_NS + t->at[i];
 		if (next <= now)
 			continue;
-		if ((double)(next - now) > breakeven) {
+		if ((double)(next - now) > threshold_ns) {
 			w = wake_draw(&s);
 			r->cpu_ns += c->arm_ns + c->wake_cpu_ns;
 			r->wakeups++;
@@ -254,9 +252,13 @@ sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
 	r->span_ns = now - (T0_NS + t->at[0]);
 }
 
+/*
+ * The grid: each fixed spin budget (clairvoyant false), or each clairvoyant
+ * schedule that sleeps through the gaps longer than that (true).
+ */
 static int
 grid_run(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
-	 uint64_t seed, struct tpcq_lab_grid *g)
+	 uint64_t seed, bool clairvoyant, struct tpcq_lab_grid *g)
 {
 	struct tpcq_lab_result r;
 	double us = 1.0;
@@ -268,7 +270,10 @@ grid_run(const struct tpcq_lab_trace *t, const struct tpcq_lab_cost *c,
 		r.lat = tpcq_hist_create();
 		if (r.lat == NULL)
 			return -ENOMEM;
-		sim_fixed((uint64_t)v * 1000, t, c, seed, &r);
+		if (clairvoyant)
+			sim_clairvoyant(t, c, seed, (double)v * 1000, &r);
+		else
+			sim_fixed((uint64_t)v * 1000, t, c, seed, &r);
 		g->pt[g->n].spin_us = v;
 		g->pt[g->n].cpu_ns = r.cpu_ns;
 		g->pt[g->n].p99_ns = tpcq_hist_quantile(r.lat, 0.99);
@@ -337,7 +342,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 {
 	static char specs[TPCQ_LAB_POLICIES_MAX][TPCQ_SWEEP_SPEC_MAX];
 	struct tpcq_lab_result opt, *rs = NULL;
-	static struct tpcq_lab_grid grid;
+	static struct tpcq_lab_grid grid, cgrid;
 	struct tpcq_lab_trace trace;
 	struct tpcq_lab_cost cost;
 	struct tpcq_floors floors;
@@ -345,6 +350,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 	unsigned int n = 0, i;
 	char why[512], list[1024];
 	int ret = TPCQ_EXIT_FAIL, r;
+	double breakeven;
 	struct sim s;
 
 	memset(&opt, 0, sizeof(opt));
@@ -383,7 +389,10 @@ tpcq_lab_run(const struct tpcq_params *p)
 	opt.lat = tpcq_hist_create();
 	if (rs == NULL || opt.lat == NULL)
 		goto oom;
-	sim_clairvoyant(&trace, &cost, p->faults.seed, p->sim_penalty, &opt);
+	sim_init(&s, &cost, p->faults.seed);
+	breakeven = (double)(cost.arm_ns + cost.wake_cpu_ns) +
+		p->sim_penalty * wake_mean(&s);
+	sim_clairvoyant(&trace, &cost, p->faults.seed, breakeven, &opt);
 	opt.cost = (double)opt.cpu_ns + p->sim_penalty * opt.lat_sum_ns;
 	snprintf(opt.policy, sizeof(opt.policy), "clairvoyant");
 	for (i = 0; i < n; i++) {
@@ -402,14 +411,15 @@ tpcq_lab_run(const struct tpcq_params *p)
 	}
 
 	grid.n = 0;
+	cgrid.n = 0;
 	for (i = 0; i < n; i++)
 		if (strncmp(specs[i], "adaptive", 8) == 0 ||
 		    strncmp(specs[i], "target-p99:", 11) == 0)
 			break;
-	if (i < n && grid_run(&trace, &cost, p->faults.seed, &grid) != 0)
+	if (i < n && (grid_run(&trace, &cost, p->faults.seed, false, &grid) != 0 ||
+		      grid_run(&trace, &cost, p->faults.seed, true, &cgrid) != 0))
 		goto oom;
 
-	sim_init(&s, &cost, p->faults.seed);
 	printf("testpmd-cq --sim: trace %s, %zu arrivals over %.3f s (mean %.0f/s), "
 	       "seed %" PRIu64 "\n", trace.name, trace.n,
 	       (double)(trace.at[trace.n - 1] - trace.at[0]) / 1e9,
@@ -421,8 +431,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 	       cost.poll_ns, cost.arm_ns, cost.wake_ns, cost.wake_p99_ns,
 	       cost.wake_cpu_ns, p->sim_cost != NULL ? "" : p->floors ?
 	       " (from the floors)" : " (the default)",
-	       p->sim_penalty, ((double)(cost.arm_ns + cost.wake_cpu_ns) +
-				p->sim_penalty * wake_mean(&s)) / 1e3);
+	       p->sim_penalty, breakeven / 1e3);
 	printf(" %-22s %6s %9s %9s %9s %10s %7s %7s\n", "policy", "cpu_%",
 	       "p50_us", "p99_us", "p99.9_us", "wakeups/s", "cpu/opt", "ratio");
 	result_print(&opt, &opt);
@@ -430,7 +439,7 @@ tpcq_lab_run(const struct tpcq_params *p)
 		result_print(&rs[i], &opt);
 	printf(" ratio: the competitive ratio, (CPU + penalty x latency) over "
 	       "the clairvoyant's\n");
-	tpcq_lab_goals_print(rs, n, &opt, tname, &grid);
+	tpcq_lab_goals_print(rs, n, &opt, tname, &grid, &cgrid);
 	fflush(stdout);
 	ret = TPCQ_EXIT_OK;
 	goto out;

@@ -60,7 +60,10 @@ struct tpcq_lab_result {
  * TPCQ_LAB_GRID_MAX_US, each about 15% above the last (lab.c). A policy that
  * only knows how long the CQ has been idle can, on a renewal trace, do no
  * better than such a budget (or a mix of them); so the cheapest budget that
- * reaches a p99 is the online yardstick at that p99.
+ * reaches a p99 is the online yardstick at that p99. The same grid of
+ * thresholds makes the clairvoyant schedules that sleep through every gap
+ * longer than the threshold: the cheapest of them that reaches a p99 is the
+ * clairvoyant's CPU at that p99 (at break-even it is the clairvoyant).
  */
 #define TPCQ_LAB_GRID_MAX_US 10000
 #define TPCQ_LAB_GRID_POINTS 128
@@ -91,7 +94,8 @@ void tpcq_lab_cost_from_floors(const struct tpcq_floors *f,
 /* Judge the goals of issue 12 that these runs of trace can judge. */
 void tpcq_lab_goals_print(const struct tpcq_lab_result *rs, unsigned int n,
 			  const struct tpcq_lab_result *opt, const char *trace,
-			  const struct tpcq_lab_grid *g);
+			  const struct tpcq_lab_grid *g,
+			  const struct tpcq_lab_grid *cg);
 /* The lab's run: an exit status. */
 int tpcq_lab_run(const struct tpcq_params *p);
 
