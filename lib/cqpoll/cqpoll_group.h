@@ -204,7 +204,7 @@ const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
  *  - min_spin_us=US, max_spin_us=US: bounds of the budget (defaults 0 and
  *    10000); the budget starts at the lower one.
  *  - window=N: samples per control step, at least 100 (default 100); the
- *    policy remembers the gaps of the last 16 to 32 windows.
+ *    policy remembers the gaps of the last 32 to 64 windows.
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
  *
  * @return
