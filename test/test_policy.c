@@ -31,6 +31,7 @@ struct sim {
 	uint64_t naps;
 	uint64_t nap_overruns; /* naps that ended after the arrival */
 	uint64_t spin_ns;     /* idle time before the last sleep */
+	uint64_t idle_ns;     /* polled without finding work, in stream() */
 	uint64_t rng;
 };
 
@@ -276,6 +277,8 @@ stream(struct sim *s, const uint64_t *at, unsigned int n, uint64_t wake_ns,
 			s->ops->wake_cost(s->st, wake_ns);
 			continue;
 		}
+		if (k == 0 && i >= from)
+			s->idle_ns += s->poll_ns;
 		s->t += s->poll_ns;
 	}
 	return sleeps;
@@ -361,6 +364,39 @@ test_adaptive_sleep_cpu(void)
 	       paid_sleeps);
 	TEST_ASSERT(free_sleeps >= 900, "sleeps %" PRIu64, free_sleeps);
 	TEST_ASSERT(paid_sleeps <= 10, "sleeps %" PRIu64, paid_sleeps);
+	return TEST_PASS;
+}
+
+/*
+ * Heavy-tailed gaps (Pareto, shape 1: 10 µs at least, half over 20 µs, a
+ * tenth over 100 µs; capped at 2 ms), wake-ups of 30 µs. The longer a
+ * silence has lasted, the longer it will last, so polling into one never
+ * pays: polling s of a gap saves a sleep only if the gap ends within s,
+ * and sleeping at once costs 30 µs a gap where the mean gap is 63 µs. The
+ * rule before this one polled while the silence was under twice the mean
+ * gap ("work keeps arriving"), into every gap: 5.6 µs of polling a gap on
+ * average here. A rule that weighs the gaps' distribution sleeps at once.
+ */
+static int
+test_adaptive_heavy_tail(void)
+{
+	static uint64_t at[6000];
+	uint64_t rng = 0x2545f4914f6cdd1dull, g, sleeps, t = 1000 * US;
+	struct sim s;
+	unsigned int i;
+
+	for (i = 0; i < 6000; i++) {
+		at[i] = t;
+		g = 10 * US * (1ull << 24) / ((test_rnd(&rng) >> 40) + 1);
+		t += g < 2000 * US ? g : 2000 * US;
+	}
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0"), 0);
+	sleeps = stream(&s, at, 6000, 30 * US, 1000);
+	printf("  heavy-tailed gaps, 30 us wake-ups: %" PRIu64 " sleeps in 5000 "
+	       "gaps, %" PRIu64 " ns of polling a gap\n", sleeps, s.idle_ns / 5000);
+	TEST_ASSERT(s.idle_ns / 5000 <= 1 * US, "polled %" PRIu64 " ns a gap",
+		    s.idle_ns / 5000);
+	sim_close(&s);
 	return TEST_PASS;
 }
 
@@ -680,6 +716,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_adaptive_batched),
 	TEST_CASE(test_adaptive_bursts),
 	TEST_CASE(test_adaptive_sleep_cpu),
+	TEST_CASE(test_adaptive_heavy_tail),
 	TEST_CASE(test_target_grow_shrink),
 	TEST_CASE(test_target_holds),
 	TEST_CASE(test_target_silences),

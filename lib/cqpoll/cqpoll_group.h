@@ -109,17 +109,21 @@ struct cqpoll_policy_ops {
 const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
 
 /**
- * The adaptive policy: learns online the mean gap between completions (EWMA)
- * and the cost W of a wake-up, and sleeps only when the expected silence
- * exceeds mult x W x max(1, W / gap): a sleep delays the arrival that ends
- * it and, when wake-ups last longer than gaps, every arrival during the
- * wake-up, about W / gap of them. So where gaps are longer than a wake-up
- * any gap longer than a wake-up is slept through, and where they are shorter
- * only a silence of W / gap wake-ups is. While work keeps arriving it keeps polling (hysteresis, like
- * NAPI IRQ suspension).
+ * The adaptive policy: learns online the silences between completions (a
+ * histogram of the time from one to the next) and the cost of a sleep, and
+ * polls after a completion for the threshold of least expected cost per
+ * unit of time (polling CPU plus, for each silence it sleeps through, the
+ * sleep's CPU and the latency it adds, latency weighing as much as CPU);
+ * where sleeping at once costs within 1/8 of that, it sleeps at once. The
+ * latency a sleep adds is the larger of W x max(1, W / gap), W the learnt
+ * wake-up cost (a sleep delays the arrival that ends it and, when wake-ups
+ * last longer than gaps, every arrival during the wake-up) and the latency
+ * sleeps were measured to add. So on heavy-tailed gaps it sleeps at once; on
+ * bursts it polls through them and sleeps in the silence after them; where
+ * wake-ups are long it polls.
  *
  * Parameters, "adaptive[:key=value,...]":
- *  - mult=M: the multiple above (default 1: break-even).
+ *  - mult=M: the cost of a sleep is multiplied by M (default 1).
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
  *  - min_spin_us=US: least polling time after the last completion
  *    (default 0: sleep at the first empty poll when the gap is worth it).
@@ -133,9 +137,8 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *    a sleep is spent in a monitor wait (CQPOLL_POLICY_MONITOR) instead of
  *    polling (default 0: never).
  *  - sleep_cpu_us=US: the CPU a sleep itself costs (arming, the system
- *    calls, the scheduler; 15-28 µs on a VM), added to what a silence must
- *    save before a sleep pays: mult x (W x max(1, W / gap) + US)
- *    (default 0).
+ *    calls, the scheduler; 15-28 µs on a VM), added to the cost of a sleep:
+ *    mult x (latency added + US) (default 0).
  *
  * @return
  *   The policy's ops table (static).

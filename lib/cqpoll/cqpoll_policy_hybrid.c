@@ -51,7 +51,7 @@
 /* The adaptive policy's keys, forwarded to it: their text, at most. */
 #define FALLBACK_ARGS_MAX 256
 /* Room for the adaptive policy's state; checked at init. */
-#define FALLBACK_STATE_MAX 256
+#define FALLBACK_STATE_MAX 2048
 
 struct hybrid_state {
 	struct cqpoll_policy_nap nap; /* First: see cqpoll_policy_private.h. */

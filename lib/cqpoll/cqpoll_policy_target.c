@@ -85,6 +85,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "cqpoll_policy_gaps.h"
 #include "cqpoll_policy_private.h"
 
 #define P99_US_DEFAULT 100
@@ -107,8 +108,7 @@
 #define PROBE_WINDOWS 8
 /* The account's bound either way, in windows' aim. */
 #define CREDIT_WINDOWS 8
-/* Gap histogram: 8 buckets an octave (9 % wide at most), up to 8.6 s. */
-#define GAP_BUCKETS 256
+/* The gap histogram halves once it holds this many windows. */
 #define GAP_MEM_WINDOWS 64
 /* Completions after a sleep the share over is counted in, at most. */
 #define WAKE_MEM 1024
@@ -126,7 +126,6 @@ struct target_state {
 	uint64_t woke_ns;   /* Cost reported for the current sleep. */
 	uint64_t samples;   /* In this window. */
 	uint64_t dry;       /* Windows since the last sleep. */
-	uint64_t gap_total; /* Completions in gaps[]. */
 	uint64_t wake_n;    /* Completions after a sleep, in UNITs ... */
 	uint64_t wake_over; /* ... and of them, over the target. */
 	uint64_t doubt;     /* Overs the clean probes since the last should have seen ... */
@@ -137,7 +136,7 @@ struct target_state {
 	bool probing;       /* That sleep is a probe. */
 	bool woke;          /* woke_ns holds a measurement of this sleep. */
 	bool measured;      /* wake_ns holds a measurement, not the guess. */
-	uint32_t gaps[GAP_BUCKETS]; /* Completions by the gap before them. */
+	struct cqpoll_policy_gaps gaps; /* Completions by the gap before them. */
 };
 
 static int
@@ -214,43 +213,6 @@ target_p99_init(void *state, const char *args)
 	return finish(s);
 }
 
-/* Buckets of 1 ns below 16 ns, then 8 an octave. */
-static unsigned int
-gap_bucket(uint64_t g)
-{
-	unsigned int e, i;
-
-	if (g < 16)
-		return (unsigned int)g;
-	e = 63u - (unsigned int)__builtin_clzll(g);
-	i = (e - 2) * 8 + (unsigned int)((g >> (e - 3)) & 7);
-	return i < GAP_BUCKETS ? i : GAP_BUCKETS - 1;
-}
-
-static uint64_t
-gap_lower(unsigned int i)
-{
-	if (i < 16)
-		return i;
-	return (uint64_t)(8 + i % 8) << (i / 8 - 1);
-}
-
-static void
-gap_add(struct target_state *s, uint64_t gap, unsigned int k)
-{
-	unsigned int i;
-
-	s->gaps[gap_bucket(gap)] += k;
-	s->gap_total += k;
-	if (s->gap_total < GAP_MEM_WINDOWS * s->window)
-		return;
-	s->gap_total = 0;
-	for (i = 0; i < GAP_BUCKETS; i++) {
-		s->gaps[i] >>= 1;
-		s->gap_total += s->gaps[i];
-	}
-}
-
 /*
  * The least budget whose sleeps, each over the target as often as those
  * seen, leave the aim and the account's balance of the completions of the
@@ -263,19 +225,19 @@ budget(struct target_state *s)
 	unsigned int i;
 
 	if (s->wake_over != 0) {
-		room = AIM_NUM * s->gap_total * s->wake_n;
+		room = AIM_NUM * s->gaps.total * s->wake_n;
 		if (s->credit >= 0) {
 			room += (uint64_t)s->credit * s->wake_n / UNIT;
 		} else {
 			owe = (uint64_t)(-s->credit) * s->wake_n / UNIT;
 			room = owe < room ? room - owe : 0;
 		}
-		for (i = GAP_BUCKETS; i-- > 0;) {
-			h = s->gaps[i];
+		for (i = CQPOLL_POLICY_GAP_BUCKETS; i-- > 0;) {
+			h = s->gaps.n[i];
 			if ((tail + h) * AIM_DEN * s->wake_over > room) {
 				/* The room left sleeps through part of the bucket. */
-				lo = gap_lower(i);
-				hi = gap_lower(i + 1);
+				lo = cqpoll_policy_gap_lower(i);
+				hi = cqpoll_policy_gap_lower(i + 1);
 				b = hi - (uint64_t)((double)(hi - lo) *
 					(double)(room - tail * AIM_DEN * s->wake_over) /
 					(double)(h * AIM_DEN * s->wake_over));
@@ -365,7 +327,8 @@ target_decide(void *state, unsigned int completions, uint64_t now_ns)
 		}
 		/* The first completion has no gap before it. */
 		if (s->last_ns != 0)
-			gap_add(s, idle, completions);
+			cqpoll_policy_gap_add(&s->gaps, idle, completions,
+					      GAP_MEM_WINDOWS * s->window);
 		account(s, completions);
 		if (s->sleeping && lat > s->target_ns)
 			budget(s);

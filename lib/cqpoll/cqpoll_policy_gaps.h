@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_POLICY_GAPS_H
+#define CQPOLL_POLICY_GAPS_H
+
+/*
+ * A histogram of silences (ns) that forgets by halving, shared by the
+ * policies that learn a distribution of gaps rather than their mean
+ * (latency-target, adaptive). Buckets of 1 ns below 16 ns, then 8 an octave
+ * (9 % wide at most), up to 8.6 s; longer gaps fall into the last one.
+ */
+
+#include <stdint.h>
+
+#define CQPOLL_POLICY_GAP_BUCKETS 256
+
+struct cqpoll_policy_gaps {
+	uint64_t total; /* Samples in n[]. */
+	uint32_t n[CQPOLL_POLICY_GAP_BUCKETS];
+};
+
+/* The bucket of a gap of @g ns. */
+unsigned int cqpoll_policy_gap_bucket(uint64_t g);
+
+/* The least gap in bucket @i (@i may be CQPOLL_POLICY_GAP_BUCKETS: the end). */
+uint64_t cqpoll_policy_gap_lower(unsigned int i);
+
+/*
+ * Count @k samples of gap @g; once @mem samples are held, halve every
+ * bucket, so the histogram remembers @mem / 2 to @mem of the latest.
+ */
+void cqpoll_policy_gap_add(struct cqpoll_policy_gaps *h, uint64_t g,
+			   unsigned int k, uint64_t mem);
+
+#endif /* CQPOLL_POLICY_GAPS_H */
