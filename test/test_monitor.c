@@ -189,7 +189,7 @@ decide_after(const char *args, uint64_t gap_ns, uint64_t idle_ns,
 	     enum cqpoll_policy_action *a)
 {
 	const struct cqpoll_policy_ops *ops = cqpoll_policy_adaptive();
-	uint64_t state[64], t = 1000000000ull;
+	uint64_t state[512], t = 1000000000ull;
 	unsigned int i;
 
 	if (ops->state_size > sizeof(state) || ops->init(state, args) != 0)

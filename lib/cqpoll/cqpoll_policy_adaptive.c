@@ -77,7 +77,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cqpoll_policy_gaps.h"
+#include "cqpoll_policy_gaps_private.h"
 #include "cqpoll_policy_private.h"
 
 /* Break-even: a gap longer than a wake-up saves CPU for the same latency. */

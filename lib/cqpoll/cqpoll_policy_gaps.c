@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The gap histogram of the latency-target and adaptive policies. */
 
-#include "cqpoll_policy_gaps.h"
+#include "cqpoll_policy_gaps_private.h"
 
 unsigned int
 cqpoll_policy_gap_bucket(uint64_t g)

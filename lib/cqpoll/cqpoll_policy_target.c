@@ -85,7 +85,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cqpoll_policy_gaps.h"
+#include "cqpoll_policy_gaps_private.h"
 #include "cqpoll_policy_private.h"
 
 #define P99_US_DEFAULT 100

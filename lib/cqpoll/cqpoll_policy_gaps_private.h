@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef CQPOLL_POLICY_GAPS_H
-#define CQPOLL_POLICY_GAPS_H
+#ifndef CQPOLL_POLICY_GAPS_PRIVATE_H
+#define CQPOLL_POLICY_GAPS_PRIVATE_H
 
 /*
  * A histogram of silences (ns) that forgets by halving, shared by the
@@ -31,4 +31,4 @@ uint64_t cqpoll_policy_gap_lower(unsigned int i);
 void cqpoll_policy_gap_add(struct cqpoll_policy_gaps *h, uint64_t g,
 			   unsigned int k, uint64_t mem);
 
-#endif /* CQPOLL_POLICY_GAPS_H */
+#endif /* CQPOLL_POLICY_GAPS_PRIVATE_H */
