@@ -16,7 +16,7 @@
  * Both are over in a fraction of a second; the paced floors (floors_paced.c)
  * measure each again at a point's load, for as long as it runs.
  * All run in threads of their own before the run (no EAL needed), so a
- * sweep's parent measures them once for all its points.
+ * sweep's parent measures these once, and the paced ones once a load.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -352,6 +352,14 @@ tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 	if (strcmp(policy, "poll") == 0)
 		return false;
 	return achieved_rate > 0.0 && 2.0 * wakeups_per_s >= achieved_rate;
+}
+
+const char *
+tpcq_floor_name(bool wakeup, uint64_t paced_rate)
+{
+	if (wakeup)
+		return paced_rate != 0 ? "wakeup_paced" : "wakeup";
+	return paced_rate != 0 ? "handoff_paced" : "handoff";
 }
 
 const struct tpcq_floor *

@@ -616,8 +616,8 @@ floors_at(const struct tpcq_params *p, uint64_t load, double secs,
 	uint64_t paced;
 	int r;
 
-	if (!f->valid || (tpcq_floor_match(f, false, load, &paced) != NULL &&
-			  paced != 0))
+	/* Already measured at this load: for an earlier device's points. */
+	if (!f->valid || (tpcq_floor_match(f, false, load, &paced), paced != 0))
 		return;
 	r = tpcq_floors_measure_paced(p, load, secs, f);
 	if (r != 0)

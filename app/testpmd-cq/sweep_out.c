@@ -176,8 +176,7 @@ json_point(FILE *out, const struct tpcq_sweep_point *pt,
 	if (point_x(pt, floors, &wakeup, &paced, &p50_x, &p99_x))
 		fprintf(out, ", \"floor\": \"%s\", \"p50_x_floor\": %.3f, "
 			"\"p99_x_floor\": %.3f",
-			wakeup ? (paced ? "wakeup_paced" : "wakeup") :
-			(paced ? "handoff_paced" : "handoff"),
+			tpcq_floor_name(wakeup, paced),
 			p50_x, p99_x);
 	else
 		fprintf(out, ", \"floor\": null, \"p50_x_floor\": null, "

@@ -624,6 +624,8 @@ bool tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 const struct tpcq_floor *tpcq_floor_match(const struct tpcq_floors *f,
 					  bool wakeup, uint64_t rate,
 					  uint64_t *paced_rate);
+/* The matched floor's name in the reports: "wakeup_paced", "handoff", ... */
+const char *tpcq_floor_name(bool wakeup, uint64_t paced_rate);
 
 /* main.c: set by SIGINT/SIGTERM. */
 bool tpcq_interrupted(void);

@@ -187,7 +187,7 @@ choose(struct adaptive_state *s)
 	const struct cqpoll_policy_gaps *h = &s->silences;
 	unsigned __int128 time = 0, below = 0, cost, span, best_cost, best_span;
 	unsigned __int128 now_cost, now_span;
-	uint64_t above = h->total, sleep = sleep_worth(s), lo, hi;
+	uint64_t above = h->total, sleep = sleep_worth(s), lo;
 	unsigned int i;
 
 	s->chosen = 0;
@@ -195,11 +195,8 @@ choose(struct adaptive_state *s)
 		s->spin_ns = sleep;
 		return;
 	}
-	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++) {
-		lo = cqpoll_policy_gap_lower(i);
-		hi = cqpoll_policy_gap_lower(i + 1);
-		time += (unsigned __int128)h->n[i] * (lo + (hi - lo) / 2);
-	}
+	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++)
+		time += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
 	now_cost = (unsigned __int128)above * sleep;
 	now_span = time + (unsigned __int128)above * s->spread_ns;
 	best_cost = now_cost;
@@ -216,8 +213,7 @@ choose(struct adaptive_state *s)
 			best_span = span;
 			s->spin_ns = lo;
 		}
-		hi = cqpoll_policy_gap_lower(i + 1);
-		below += (unsigned __int128)h->n[i] * (lo + (hi - lo) / 2);
+		below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
 		above -= h->n[i];
 	}
 	if (above == 0 && below * best_span < best_cost * time) {

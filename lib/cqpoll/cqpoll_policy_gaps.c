@@ -23,6 +23,14 @@ cqpoll_policy_gap_lower(unsigned int i)
 	return (uint64_t)(8 + i % 8) << (i / 8 - 1);
 }
 
+uint64_t
+cqpoll_policy_gap_mid(unsigned int i)
+{
+	uint64_t lo = cqpoll_policy_gap_lower(i);
+
+	return lo + (cqpoll_policy_gap_lower(i + 1) - lo) / 2;
+}
+
 void
 cqpoll_policy_gap_add(struct cqpoll_policy_gaps *h, uint64_t g, unsigned int k,
 		      uint64_t mem)

@@ -24,6 +24,9 @@ unsigned int cqpoll_policy_gap_bucket(uint64_t g);
 /* The least gap in bucket @i (@i may be CQPOLL_POLICY_GAP_BUCKETS: the end). */
 uint64_t cqpoll_policy_gap_lower(unsigned int i);
 
+/* The middle of bucket @i: what a gap counted there stands for. */
+uint64_t cqpoll_policy_gap_mid(unsigned int i);
+
 /*
  * Count @k samples of gap @g; once @mem samples are held, halve every
  * bucket, so the histogram remembers @mem / 2 to @mem of the latest.
