@@ -40,7 +40,6 @@ struct paced_ctx {
 	int efd, epfd;
 	uint64_t *stamp_ns;       /* PACED_RING of them */
 	struct tpcq_hist *hist;
-	uint64_t behind;          /* stamps overwritten before they were read */
 	/* The stamps' count, then UINT64_MAX to end; the writer's line. */
 	uint64_t seq __attribute__((aligned(64)));
 	/* How many the reader took; its line. */
@@ -84,12 +83,8 @@ paced_read(void *arg)
 			return NULL;
 		/* After the count: every stamp below it is older than now. */
 		now = tpcq_now_ns(CLOCK_MONOTONIC);
-		s = last;
-		if (v - s > PACED_RING) {
-			c->behind += v - s - PACED_RING;
-			s = v - PACED_RING;
-		}
-		for (; s < v; s++)
+		/* Stamps overwritten before they were read are not samples. */
+		for (s = v - last > PACED_RING ? v - PACED_RING : last; s < v; s++)
 			tpcq_hist_add(c->hist, now - c->stamp_ns[s % PACED_RING]);
 		last = v;
 		__atomic_store_n(&c->taken, v, __ATOMIC_RELEASE);
