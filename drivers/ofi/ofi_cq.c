@@ -95,7 +95,8 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		return NULL;
 	}
 	memset(&attr, 0, sizeof(attr));
-	attr.size = conf != NULL ? conf->size : 0;
+	attr.size = conf != NULL && conf->size != 0 ? conf->size :
+		CQPOLL_OFI_CQ_SIZE_DEFAULT;
 	attr.format = FI_CQ_FORMAT_DATA;
 	attr.wait_obj = FI_WAIT_FD;
 	r = fi_cq_open(domain, &attr, &q->cq, NULL);
