@@ -96,7 +96,8 @@ struct fid_cq *cqpoll_ofi_cq_fid(struct cqpoll_cq *cq);
  *   A CQ of this driver.
  * @return
  *   The message, valid until the next poll of @p cq; "" if no error
- *   completion was returned yet; NULL if @p cq is not a libfabric CQ.
+ *   completion was returned yet; NULL (errno EINVAL) if @p cq is NULL or
+ *   not a libfabric CQ.
  *
  * Thread safety: consumer thread only.
  */

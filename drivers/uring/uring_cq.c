@@ -163,12 +163,7 @@ cqpoll_uring_cq_attach(struct io_uring *ring, const struct cqpoll_uring_conf *co
 struct io_uring *
 cqpoll_uring_cq_ring(struct cqpoll_cq *cq)
 {
-	struct cqpoll_uring_cq *q;
+	struct cqpoll_uring_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_uring_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_uring_ops) {
-		errno = EINVAL;
-		return NULL;
-	}
-	q = cqpoll_cq_priv(cq);
-	return q->ring;
+	return q != NULL ? q->ring : NULL;
 }
