@@ -31,6 +31,13 @@ packages=(
     python3-matplotlib  # testpmd-cq's sweep plots (tpcq-plot.py)
     babeltrace2         # reads testpmd-cq's CTF traces (--trace='cqpoll.*')
     abigail-tools       # abidw/abidiff: the ABI check (devtools/check-abi.sh)
+    man-db              # the installed man pages are checked (test/package)
+    # A static link through pkg-config --static (test/package) needs the
+    # libraries that libdpdk.pc and libfabric.pc list as private:
+    libsystemd-dev
+    librdmacm-dev
+    libpsm2-dev
+    libpsm-infinipath1-dev
 )
 
 missing=()
