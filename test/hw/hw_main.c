@@ -260,7 +260,7 @@ main(int argc, char **argv)
 		return (list == NULL || n == 0) ? 77 : 0;
 	}
 	if (list == NULL || n == 0) {
-		snprintf(why, sizeof(why), "no RDMA device: ibv_get_device_list() %s",
+		snprintf(why, sizeof(why), "no RDMA device: ibv_get_device_list(): %s",
 			 list == NULL ? strerror(err) : "found none");
 		skip_all(out, "none", why, only, nonly);
 		if (list != NULL)
