@@ -84,7 +84,7 @@ def check(device, name, status, reason, data=None):
             "reason": reason, "data": data or {}}
 
 
-def testpmd_row(tpcq, dev_arg, device, mode, duration, out_dir):
+def testpmd_row(tpcq, dev_arg, device, mode, duration, out_dir, emulated=False):
     row = {"device": device, "tool": "testpmd-cq (%s)" % dev_arg.split(":")[0],
            "mode": mode, "bytes": 64}
     if tpcq is None:
@@ -106,8 +106,11 @@ def testpmd_row(tpcq, dev_arg, device, mode, duration, out_dir):
                round_trips_per_s=d.get("round_trips_per_s"),
                lost_wakeups=d.get("lost_wakeups"),
                timeout_recoveries=d.get("timeout_recoveries"), cpu_pct=d.get("cpu_pct"))
+    # On an emulated device the oracle judges a loss (lost_wakeups); a
+    # timeout that found a completion may be its device thread preempted. On
+    # hardware that timeout is the only detector there is.
     bad = d.get("missing", 0) or d.get("order_errors", 0) or d.get("bad_completions", 0) \
-        or d.get("lost_wakeups", 0) or d.get("timeout_recoveries", 0)
+        or d.get("lost_wakeups", 0) or (not emulated and d.get("timeout_recoveries", 0))
     row.update(status="fail" if bad else "pass",
                reason="lost, missing or bad completions" if bad else "")
     return row
@@ -232,7 +235,7 @@ def main():
         for dev in ("mlx5-emu", "verbs-emu"):
             for mode in MODES:
                 rep["latency"].append(testpmd_row(tpcq, dev, "emulated", mode, dur,
-                                                  out_dir))
+                                                  out_dir, emulated=True))
         for events in (False, True):
             rep["latency"].append({
                 "device": "emulated", "tool": "ib_send_lat" + (" -e" if events else ""),

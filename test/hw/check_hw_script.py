@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""devtools/hw-check.sh end to end, as the issue's "Done when" runs it.
+
+  check_hw_script.py emulated  SRCDIR BUILDDIR: --emulated passes, every check
+      of cqpoll-hw-check ran (report-missed skips with its reason), the rxe
+      plan and the perftest comparison's code paths checked, testpmd-cq's
+      latency rows measured;
+  check_hw_script.py no-device SRCDIR BUILDDIR: without a device, exit 77 in
+      under a minute, every check listed as skipped with a reason (skips, 77,
+      where a device exists).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    mode, src, build = sys.argv[1:4]
+    hwc = os.path.join(build, "test/hw/cqpoll-hw-check")
+    names = [json.loads(l)["check"] for l in subprocess.run(
+        [hwc, "--list-checks"], capture_output=True, text=True,
+        check=True).stdout.splitlines()]
+    with tempfile.TemporaryDirectory() as out:
+        argv = [os.path.join(src, "devtools/hw-check.sh"), "--build-dir=" + build,
+                "--out=" + out] + (["--emulated"] if mode == "emulated" else [])
+        t0 = time.time()
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=300)
+        took = time.time() - t0
+        print(r.stdout[-3000:] + r.stderr[-2000:])
+        rep = json.load(open(os.path.join(out, "report.json")))
+        md = open(os.path.join(out, "report.md")).read()
+    checks = {(c["device"], c["check"]): c for c in rep["checks"]}
+    errors = []
+    if mode == "emulated":
+        if r.returncode != 0:
+            errors.append("exit %d, expected 0" % r.returncode)
+        for n in names:
+            c = checks.get(("emulated", n))
+            if c is None:
+                errors.append("check %s missing" % n)
+            elif c["status"] != ("skip" if n == "report-missed" else "pass"):
+                errors.append("%s: %s: %s" % (n, c["status"], c["reason"]))
+        for n in (("host", "rxe-link"), ("emulated", "perftest-compare")):
+            if checks.get(n, {}).get("status") != "pass":
+                errors.append("%s/%s did not pass" % n)
+        tp = [l for l in rep["latency"] if l["tool"].startswith("testpmd-cq")]
+        if len(tp) != 6 or any(l["status"] != "pass" or not l["p50_us"] > 0
+                               for l in tp):
+            errors.append("testpmd-cq rows: %r" % tp)
+        if took > 60:
+            errors.append("took %.0f s, more than a minute" % took)
+    else:
+        if r.returncode == 0 or rep["devices"]:
+            print("this machine has RDMA devices: nothing to check here")
+            return 77
+        if r.returncode != 77:
+            errors.append("exit %d, expected 77" % r.returncode)
+        if took >= 60:
+            errors.append("took %.0f s, expected under a minute" % took)
+        for n in names:
+            c = checks.get(("none", n))
+            if c is None or c["status"] != "skip" or not c["reason"]:
+                errors.append("check %s not listed as skipped with a reason: %r"
+                              % (n, c))
+        if any(c["status"] != "skip" for c in rep["checks"]):
+            errors.append("a check did not skip")
+        if any(l["status"] != "skip" or l.get("p50_us") is not None
+               for l in rep["latency"]):
+            errors.append("a latency row has a result without a device")
+    for key in ("versions", "checks", "latency", "summary", "result"):
+        if key not in rep:
+            errors.append("report.json has no %s" % key)
+    if "## Checks" not in md or "## Latency" not in md:
+        errors.append("report.md lacks its sections")
+    for e in errors:
+        print("FAIL:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
