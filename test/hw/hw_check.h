@@ -226,6 +226,15 @@ struct hw_check {
 extern const struct hw_check *const hw_checks[];
 extern const size_t hw_nchecks;
 
+/*
+ * --control=NAME: break what a check reads on purpose, so that the check is
+ * seen to fail (its negative control): "swap-imm" hands the mlx5 driver's
+ * immediates over byte-swapped, as a driver that forgot they are in network
+ * order would; "vendor-err" flips a bit of its failed completions'
+ * vendor_err, which only the comparison with the verbs driver can see.
+ */
+extern const char *hw_control;
+
 /* Log lines libcqpoll wrote while the checks ran (hw_main.c). */
 void hw_log_capture_start(void);
 size_t hw_log_count(void);

@@ -72,7 +72,15 @@ hw_compare_run(struct hw_target *t, enum hw_driver d, uint32_t mlx5_flags,
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		const struct hw_expect *e = hw_pair(&run, &c[i], exp, *nexp, seen, why, len);
+		const struct hw_expect *e;
+
+		if (d == HW_DRV_MLX5 && hw_control != NULL && strcmp(hw_control, "swap-imm") == 0 &&
+		    (c[i].flags & CQPOLL_COMPLETION_F_IMM))
+			c[i].imm_data = __builtin_bswap32(c[i].imm_data);
+		if (d == HW_DRV_MLX5 && hw_control != NULL &&
+		    strcmp(hw_control, "vendor-err") == 0 && c[i].status != 0)
+			c[i].vendor_err ^= 0x80;
+		e = hw_pair(&run, &c[i], exp, *nexp, seen, why, len);
 
 		if (e == NULL || hw_match(&run, &c[i], e, why, len) != 0) {
 			char tmp[256];

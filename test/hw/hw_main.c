@@ -7,6 +7,8 @@
  *
  *   cqpoll-hw-check [--emulated | --device=IBDEV] [--check=NAME]... [--json=FILE]
  *   cqpoll-hw-check --list-devices | --list-checks
+ *
+ * --control=swap-imm|vendor-err (tests only): negative controls of the comparison.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -64,6 +66,8 @@ hw_log_line(size_t i)
 {
 	return i < log_n ? log_lines[i] : NULL;
 }
+
+const char *hw_control;
 
 static const char *const status_names[] = { "pass", "fail", "skip" };
 
@@ -180,6 +184,7 @@ main(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "list-devices", no_argument, NULL, 'L' },
 		{ "list-checks", no_argument, NULL, 'C' },
+		{ "control", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -203,6 +208,15 @@ main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'L': list_dev = true; break;
 		case 'C': list_chk = true; break;
+		case 'x':
+			if (strcmp(optarg, "swap-imm") != 0 &&
+			    strcmp(optarg, "vendor-err") != 0) {
+				fprintf(stderr, "cqpoll-hw-check: --control=%s: unknown "
+					"(swap-imm, vendor-err)\n", optarg);
+				return 2;
+			}
+			hw_control = optarg;
+			break;
 		case 'h': return usage(stdout, 0);
 		default: return usage(stderr, 2);
 		}
