@@ -5,7 +5,8 @@
 # report to paste into a bug report (doc/guides/hw-check.md).
 #
 # usage: devtools/hw-check.sh [--emulated] [--device=IBDEV] [--rxe=NETDEV | --no-rxe]
-#                             [--build-dir=DIR] [--out=DIR] [--duration=S] [--iters=N]
+#                             [--build-dir=DIR] [--no-build] [--out=DIR]
+#                             [--duration=S] [--iters=N]
 #
 #   (no option)      every RDMA device ibv_get_device_list() finds: the checks
 #                    of cqpoll-hw-check on each, testpmd-cq ping-pong in poll,
@@ -19,7 +20,8 @@
 #   --rxe=NETDEV     no device but rdma_rxe in the kernel: create an rxe link
 #                    over NETDEV first (needs root); --no-rxe: never. Without
 #                    either, it asks only at a terminal and never under CI
-#   --build-dir=DIR  default build/: built with devtools/build.sh if missing
+#   --build-dir=DIR  default build/: set up with devtools/build.sh if it is
+#                    not, else brought up to date with ninja (--no-build: not)
 #   --out=DIR        default BUILD/hw-check/: report.md, report.json and the
 #                    raw outputs
 #
@@ -29,6 +31,7 @@ set -euo pipefail
 
 topdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 builddir=$topdir/build
+build=yes
 args=()
 for a in "$@"; do
     case "$a" in
@@ -37,6 +40,7 @@ for a in "$@"; do
         exit 0
         ;;
     --build-dir=*) builddir=$(realpath -m -- "${a#--build-dir=}") ;;
+    --no-build) build=no ;;
     --emulated | --no-rxe | --device=* | --rxe=* | --out=* | --duration=* | --iters=*)
         args+=("$a")
         ;;
@@ -47,9 +51,21 @@ for a in "$@"; do
     esac
 done
 
-# A hardware owner runs one command: build the tree the way the project does.
+# A hardware owner runs one command: set the tree up the way the project
+# does if it is not, else bring it up to date (never reconfigured here:
+# devtools/build.sh would set up anew a directory made with other options).
+if [ "$build" = yes ]; then
+    if [ ! -f "$builddir/build.ninja" ]; then
+        echo "hw-check: setting up and building $builddir (devtools/build.sh)" >&2
+        "$topdir/devtools/build.sh" "$builddir" >&2
+    else
+        ninja -C "$builddir" >&2
+    fi
+fi
 if [ ! -x "$builddir/test/hw/cqpoll-hw-check" ]; then
-    echo "hw-check: building $builddir (devtools/build.sh)"
-    "$topdir/devtools/build.sh" "$builddir" >&2
+    echo "hw-check: $builddir has no test/hw/cqpoll-hw-check: it needs the mlx5" \
+        "driver (rdma-core with mlx5dv, libibverbs-dev) and the tests (-Dtests);" \
+        "see the configure summary of meson setup" >&2
+    exit 1
 fi
 exec python3 "$topdir/devtools/hw_check/hw_check.py" --build-dir="$builddir" "${args[@]}"

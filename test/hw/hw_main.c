@@ -188,7 +188,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *only[64], why[300];
+	char *only[64], why[600];
 	const char *device = NULL, *json = NULL;
 	bool emulated = false, list_dev = false, list_chk = false;
 	int nonly = 0, o, failed = 0, ran = 0, n = 0, i, err, found = 0;
@@ -290,6 +290,19 @@ main(int argc, char **argv)
 		if (hw_target_ibv_open(&t, list[i], why, sizeof(why)) != 0) {
 			skip_all(out, ibv_get_device_name(list[i]), why, only, nonly);
 			continue;
+		}
+		/* Every check needs the loopback pair: a port that can carry it. */
+		{
+			struct hw_lb_plan p;
+			char w[256];
+
+			if (hw_lb_plan_device(t.ctx, &p, w, sizeof(w)) != 0) {
+				snprintf(why, sizeof(why), "%s cannot carry a loopback QP pair: %s",
+					 t.name, w);
+				skip_all(out, t.name, why, only, nonly);
+				hw_target_ibv_close(&t);
+				continue;
+			}
 		}
 		run_target(out, &t, only, nonly, &failed, &ran);
 		hw_target_ibv_close(&t);
