@@ -8,10 +8,8 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -212,6 +210,12 @@ def main():
     build = os.path.abspath(args.build_dir)
     out_dir = os.path.abspath(args.out or os.path.join(build, "hw-check"))
     os.makedirs(out_dir, exist_ok=True)
+    # The raw outputs of an earlier run would pass for this one's.
+    for n in os.listdir(out_dir):
+        if (n.startswith("checks-") and n.endswith(".jsonl")) or \
+                (n.startswith("testpmd-") and n.endswith(".json")) or \
+                n in ("report.json", "report.md"):
+            os.unlink(os.path.join(out_dir, n))
     hwc = os.path.join(build, "test/hw/cqpoll-hw-check")
     tpcq = os.path.join(build, "app/testpmd-cq/testpmd-cq")
     tpcq = tpcq if os.access(tpcq, os.X_OK) else None

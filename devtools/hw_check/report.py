@@ -50,7 +50,8 @@ def markdown(rep):
                                l.get("p50_us"), l.get("p99_us"), l.get("max_us"),
                                res)))
     out += ["", "perftest's p50 is its t_typical (median), its max its t_max; "
-            "testpmd-cq's are its own percentiles of the same ping-pong.", ""]
+            "testpmd-cq's are its own percentiles (post to completion read) of "
+            "its ping-pong on the same device and message size.", ""]
     data = [c for c in rep["checks"] if c.get("data")]
     if data:
         out += ["## Data", ""]
