@@ -103,7 +103,11 @@ def testpmd_row(tpcq, dev_arg, device, mode, duration, out_dir, emulated=False):
                max_us=round(lat["max"] / 1000, 2), samples=lat["samples"],
                round_trips_per_s=d.get("round_trips_per_s"),
                lost_wakeups=d.get("lost_wakeups"),
-               timeout_recoveries=d.get("timeout_recoveries"), cpu_pct=d.get("cpu_pct"))
+               timeout_recoveries=d.get("timeout_recoveries"), cpu_pct=d.get("cpu_pct"),
+               # libcqpoll's counters of the run, as its telemetry reports them
+               counters={k: d.get(k) for k in ("polls", "empty_polls", "arms", "events",
+                                               "spurious_events", "event_acks", "waits",
+                                               "wait_timeouts", "wakeups_per_s")})
     # On an emulated device the oracle judges a loss (lost_wakeups); a
     # timeout that found a completion may be its device thread preempted. On
     # hardware that timeout is the only detector there is.
@@ -179,7 +183,10 @@ def rxe_step(args, devices):
     if what == "ask":
         print("hw-check: no RDMA device; the kernel has rdma_rxe. Create an rxe "
               "link over one of: %s" % ", ".join(arg))
-        ans = input("netdev (empty: none): ").strip()
+        try:
+            ans = input("netdev (empty: none): ").strip()
+        except EOFError:
+            ans = ""
         if not ans:
             return check("host", "rxe-link", "skip", "declined at the prompt"), False
         what, arg = rxe.plan(devices, ans, False, has, cands, False)
