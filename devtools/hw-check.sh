@@ -68,4 +68,4 @@ if [ ! -x "$builddir/test/hw/cqpoll-hw-check" ]; then
         "see the configure summary of meson setup" >&2
     exit 1
 fi
-exec python3 "$topdir/devtools/hw_check/hw_check.py" --build-dir="$builddir" "${args[@]}"
+exec python3 -B "$topdir/devtools/hw_check/hw_check.py" --build-dir="$builddir" "${args[@]}"

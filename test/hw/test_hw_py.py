@@ -6,6 +6,7 @@ import os
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "../../devtools/hw_check"))
 import perftest  # noqa: E402
