@@ -24,11 +24,11 @@ def markdown(rep):
         out.append("| %s | %s |" % (k, _cell(v if v is not None else "not found")))
     out += ["", "## Devices", ""]
     if rep["devices"]:
-        out += ["| device | driver | usable | transport | gid index | why not |",
-                "|---|---|---|---|---|---|"]
+        out += ["| device | driver | firmware | usable | transport | gid index | why not |",
+                "|---|---|---|---|---|---|---|"]
         for d in rep["devices"]:
-            out.append("| %s | %s | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
-                d.get("name"), d.get("driver"), d.get("usable"),
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % tuple(_cell(x) for x in (
+                d.get("name"), d.get("driver"), d.get("fw_ver"), d.get("usable"),
                 d.get("transport"), d.get("gid_index"), d.get("reason"))))
     else:
         out.append("None: %s" % rep["devices_reason"])

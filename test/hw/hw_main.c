@@ -155,8 +155,9 @@ list_devices(FILE *out, struct ibv_device **list, int n)
 
 	for (i = 0; i < n; i++) {
 		struct hw_target t;
+		struct ibv_device_attr da;
 		struct hw_lb_plan p;
-		char why[256], e[300];
+		char why[256], e[300], fw[160];
 
 		if (hw_target_ibv_open(&t, list[i], why, sizeof(why)) != 0) {
 			hw_json_escape(e, sizeof(e), why);
@@ -164,15 +165,19 @@ list_devices(FILE *out, struct ibv_device **list, int n)
 				"\"reason\":\"%s\"}\n", ibv_get_device_name(list[i]), e);
 			continue;
 		}
+		if (ibv_query_device(t.ctx, &da) != 0)
+			snprintf(da.fw_ver, sizeof(da.fw_ver), "unknown");
+		hw_json_escape(fw, sizeof(fw), da.fw_ver);
 		if (hw_lb_plan_device(t.ctx, &p, why, sizeof(why)) == 0) {
-			fprintf(out, "{\"name\":\"%s\",\"driver\":\"%s\",\"usable\":true,"
-				"\"port\":%u,\"gid_index\":%d,\"transport\":\"%s\"}\n", t.name,
-				t.has_mlx5 ? "mlx5" : "verbs", p.port, p.gid_index,
-				p.gid_index >= 0 ? "RoCE" : "InfiniBand");
+			fprintf(out, "{\"name\":\"%s\",\"driver\":\"%s\",\"fw_ver\":\"%s\","
+				"\"usable\":true,\"port\":%u,\"gid_index\":%d,"
+				"\"transport\":\"%s\"}\n", t.name, t.has_mlx5 ? "mlx5" : "verbs",
+				fw, p.port, p.gid_index, p.gid_index >= 0 ? "RoCE" : "InfiniBand");
 		} else {
 			hw_json_escape(e, sizeof(e), why);
-			fprintf(out, "{\"name\":\"%s\",\"driver\":\"%s\",\"usable\":false,"
-				"\"reason\":\"%s\"}\n", t.name, t.has_mlx5 ? "mlx5" : "verbs", e);
+			fprintf(out, "{\"name\":\"%s\",\"driver\":\"%s\",\"fw_ver\":\"%s\","
+				"\"usable\":false,\"reason\":\"%s\"}\n", t.name,
+				t.has_mlx5 ? "mlx5" : "verbs", fw, e);
 		}
 		hw_target_ibv_close(&t);
 	}
