@@ -85,5 +85,10 @@ rep = {"mode": "hardware", "result": "FAIL", "summary": report.summary(checks),
        "checks": checks, "latency": [], "log": []}
 md = report.markdown(rep)
 expect("| d | c | FAIL | a\\|b |" in md, "report: a failed check, its reason escaped")
+rep["devices"] = [{"name": "mlx5_0", "driver": "mlx5", "fw_ver": "16.35.1012",
+                   "usable": False, "reason": "port 1 is not active"}]
+md = report.markdown(rep)
+expect("| mlx5_0 | mlx5 | 16.35.1012 | False |" in md and "not active" in md,
+       "report: a device row with firmware and why it is not usable")
 expect(report.summary(checks) == {"pass": 0, "fail": 1, "skip": 0}, "report: summary")
 sys.exit(1 if failed else 0)
