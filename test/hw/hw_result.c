@@ -24,7 +24,7 @@ hw_json_escape(char *buf, size_t len, const char *s)
 	buf[n] = '\0';
 }
 
-static void
+static void __attribute__((format(printf, 3, 0)))
 set(struct hw_result *r, enum hw_status st, const char *fmt, va_list ap)
 {
 	/* The first failure is the one to report. */
