@@ -65,16 +65,28 @@ def list_devices(hwc):
 
 def run_checks(hwc, extra, out_dir, tag):
     path = os.path.join(out_dir, "checks-%s.jsonl" % tag)
-    subprocess.run([hwc, "--json=" + path] + extra, stdin=subprocess.DEVNULL,
-                   timeout=900)
+    try:
+        rc = subprocess.run([hwc, "--json=" + path] + extra,
+                            stdin=subprocess.DEVNULL, timeout=900).returncode
+    except subprocess.TimeoutExpired:
+        rc = "a timeout (900 s)"
     checks, log = [], []
-    with open(path) as f:
-        for line in f:
-            o = json.loads(line)
-            if "log" in o:
-                log.append(o["log"])
-            else:
-                checks.append(o)
+    try:
+        with open(path) as f:
+            for line in f:
+                o = json.loads(line)
+                if "log" in o:
+                    log.append(o["log"])
+                else:
+                    checks.append(o)
+    except (OSError, ValueError) as e:
+        checks.append(check(tag, "cqpoll-hw-check", "fail", "its output: %s" % e))
+    # A crash must not leave a report that passes on what ran before it.
+    if rc not in (0, 1, 77) or (rc == 1 and not any(c["status"] == "fail"
+                                                    for c in checks)):
+        checks.append(check(tag, "cqpoll-hw-check", "fail",
+                            "exited with %s" % (rc if isinstance(rc, str) or rc >= 0
+                                                else "signal %d" % -rc)))
     return checks, log
 
 

@@ -8,7 +8,9 @@
       latency rows measured;
   check_hw_script.py no-device SRCDIR BUILDDIR: without a device, exit 77 in
       under a minute, every check listed as skipped with a reason (skips, 77,
-      where a device exists).
+      where a device exists);
+  check_hw_script.py crash SRCDIR BUILDDIR: negative control: a checker that
+      reports a pass and then dies of a signal must make the run fail.
 """
 import json
 import os
@@ -18,8 +20,45 @@ import tempfile
 import time
 
 
+FAKE = """#!/bin/sh
+# A cqpoll-hw-check that passes one check, then crashes.
+case "$1" in
+--list-checks) echo '{"check":"events","what":"x"}'; exit 0 ;;
+--list-devices) exit 77 ;;
+esac
+for a in "$@"; do
+    case "$a" in --json=*) j=${a#--json=} ;; esac
+done
+echo '{"device":"emulated","check":"events","status":"pass","reason":"ok","data":{}}' >"$j"
+kill -SEGV $$
+"""
+
+
+def crash(src):
+    with tempfile.TemporaryDirectory() as build:
+        os.makedirs(os.path.join(build, "test/hw"))
+        hwc = os.path.join(build, "test/hw/cqpoll-hw-check")
+        with open(hwc, "w") as f:
+            f.write(FAKE)
+        os.chmod(hwc, 0o755)
+        r = subprocess.run([os.path.join(src, "devtools/hw-check.sh"), "--emulated",
+                            "--no-build", "--build-dir=" + build],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=120)
+        print(r.stdout + r.stderr)
+        rep = json.load(open(os.path.join(build, "hw-check/report.json")))
+    died = [c for c in rep["checks"] if c["check"] == "cqpoll-hw-check"]
+    if r.returncode != 1 or not died or "signal" not in died[0]["reason"]:
+        print("FAIL: a crashed checker must fail the run (exit %d, %r)"
+              % (r.returncode, died))
+        return 1
+    return 0
+
+
 def main():
     mode, src, build = sys.argv[1:4]
+    if mode == "crash":
+        return crash(src)
     hwc = os.path.join(build, "test/hw/cqpoll-hw-check")
     names = [json.loads(l)["check"] for l in subprocess.run(
         [hwc, "--list-checks"], capture_output=True, text=True,
