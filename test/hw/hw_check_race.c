@@ -32,7 +32,7 @@
 #define WINDOW_HW_NS 100000u
 #define MARGIN_HW_NS 20000u
 #define WAIT_EMU_MS 10
-#define WAIT_HW_MS 50
+#define WAIT_HW_MS 100
 #define NAIVE_ENOUGH 5
 
 struct race {
