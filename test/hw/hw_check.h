@@ -149,13 +149,13 @@ struct hw_target {
 	char name[64];          /* ibv device name, or "emulated" */
 	bool emulated;
 	bool has_mlx5;          /* the mlx5 direct driver applies */
-	struct ibv_context *ctx;
-	void *priv;
+	struct ibv_context *ctx;  /* the device's, or the verbs-emu context */
 };
 
-/* Real device n of the list (opened), or NULL with why. */
+/* Open dev as a target; 0, or -1 with why. */
 int hw_target_ibv_open(struct hw_target *t, struct ibv_device *dev, char *why, size_t len);
 void hw_target_ibv_close(struct hw_target *t);
+/* The emulated mlx5 and verbs devices as one target; 0, or -1 with why. */
 int hw_target_emu_open(struct hw_target *t, char *why, size_t len);
 void hw_target_emu_close(struct hw_target *t);
 
