@@ -21,6 +21,7 @@ packages=(
     libdpdk-dev         # DPDK libraries and libdpdk.pc for app/testpmd-cq
     libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
     libnuma-dev         # needed by libdpdk.pc
+    perftest            # ib_send_lat beside testpmd-cq (devtools/hw-check.sh)
     liburing-dev        # io_uring driver (drivers/uring), optional at build time
     libfabric-dev       # libfabric driver (drivers/ofi), optional at build time
     clang               # ThreadSanitizer build when gcc's cannot be used
