@@ -23,6 +23,8 @@ packages=(
     libnuma-dev         # needed by libdpdk.pc
     liburing-dev        # io_uring driver (drivers/uring), optional at build time
     libfabric-dev       # libfabric driver (drivers/ofi), optional at build time
+    libucx-dev          # UCX driver (drivers/ucx), optional at build time
+    ucx-utils           # ucx_info, ucx_perftest: the UCX peers on the results page
     clang               # ThreadSanitizer build when gcc's cannot be used
     libclang-rt-14-dev  # clang's sanitizer runtimes
     valgrind
