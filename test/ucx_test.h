@@ -35,6 +35,7 @@ struct test_ucx {
 	ucp_worker_h a, b;        /* A: the device's; B: the CQ's */
 	ucp_ep_h ep_ab, ep_ba;
 	uint64_t next_recv;       /* consumer: receives posted for 0 .. next_recv - 1 */
+	uint64_t tag_base;        /* or'ed into their tags and wr_ids */
 	char buf_a[TEST_UCX_BUF];
 	char buf_b[TEST_UCX_WINDOW][TEST_UCX_BUF];
 };
@@ -187,8 +188,8 @@ test_ucx_post_recvs(struct test_ucx *t, struct cqpoll_cq *cq, uint64_t upto)
 
 	while (t->next_recv < upto) {
 		r = cqpoll_ucx_tag_recv(cq, t->buf_b[t->next_recv % TEST_UCX_WINDOW],
-					TEST_UCX_BUF, t->next_recv, UINT64_MAX,
-					t->next_recv);
+					TEST_UCX_BUF, t->tag_base | t->next_recv,
+					UINT64_MAX, t->tag_base | t->next_recv);
 		if (r != 0)
 			return r;
 		t->next_recv++;
