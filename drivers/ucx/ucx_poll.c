@@ -11,6 +11,8 @@
 #include "ucx_private.h"
 
 #define UCX_NO_SLOT UINT32_MAX
+/* Progress calls per poll at most. */
+#define UCX_PROGRESS_MAX 16
 
 static uint8_t
 status_of(ucs_status_t s)
@@ -85,10 +87,18 @@ int
 cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
 	struct cqpoll_ucx_cq *q = priv;
-	unsigned int got = 0;
+	unsigned int got = 0, i;
 
-	if (q->head == q->tail)
-		ucp_worker_progress(q->worker);
+	/*
+	 * Progress while the ring holds fewer than asked and the worker still
+	 * makes progress: one call reads a bounded number of shared-memory
+	 * FIFO entries (UCX adapts the window), so a single one may leave
+	 * arrived messages behind. Bounded, since progress of other kinds
+	 * (wire-up, keepalive) may go on without completing anything.
+	 */
+	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++)
+		if (ucp_worker_progress(q->worker) == 0)
+			break;
 	while (got < n && q->head != q->tail) {
 		comps[got++] = q->ring[q->head & q->mask];
 		q->head++;
