@@ -10,8 +10,8 @@
  * (cqpoll_ucx_tag_send(), cqpoll_ucx_tag_recv()): the request's callback, or
  * the post itself when UCX completes it at once, pushes {user context,
  * status, length, sender tag} into a ring the driver owns. A poll pops the
- * ring and, when it is empty, progresses the worker once (which runs the
- * callbacks). Callbacks run only inside progress and post calls, on the
+ * ring and, while it holds fewer than asked, progresses the worker (which
+ * runs the callbacks). Callbacks run only inside progress and post calls, on the
  * consumer's thread, so "ring empty, then arm" has no race of its own.
  *
  * The arm is report-missed (CQPOLL_ARM_REPORT_MISSED): it says "poll again"
