@@ -183,7 +183,7 @@ def summarize(recs):
             v = [x[key] for x in rs]
             return max(v) - min(v)
         out[k] = {"n": len(rs), "p50": med("p50"), "p99": med("p99"),
-                  "cpu": med("cpu"), "p50_spread": spread("p50"),
+                  "cpu": med("cpu"), "rate": med("rate"), "load": k[1], "p50_spread": spread("p50"),
                   "p99_spread": spread("p99"), "cpu_spread": spread("cpu"),
                   "lost": sum(x["lost"] for x in rs),
                   "recoveries": sum(x.get("recoveries", 0) for x in rs),
@@ -197,12 +197,24 @@ def loads_of(summ, tr):
             else []) + ls
 
 
+def sustained(x):
+    """The point's sender kept up with its open-loop load (90 % of it)."""
+    return x.get("load") == "pingpong" or x.get("rate", 0) >= 0.9 * x["load"]
+
+
 def clear(x, y, key, factor):
     """x[key] against factor * y[key]: is the gap wider than their spread?
-    Fewer than 3 rounds measure no spread: never clear."""
-    if x["n"] < 3 or y["n"] < 3:
+    Fewer than 3 rounds measure no spread, and a point whose sender fell
+    behind its load measured its own queue: never clear."""
+    if x["n"] < 3 or y["n"] < 3 or not sustained(x) or not sustained(y):
         return False
     return abs(x[key] - factor * y[key]) > max(x[key + "_spread"], y[key + "_spread"])
+
+
+def behind(*pts):
+    """Which of the points' senders fell behind their load, as text."""
+    late = ["%.0f/s" % x["rate"] for x in pts if not sustained(x)]
+    return " [sender behind the load: %s]" % ", ".join(late) if late else ""
 
 
 def verdicts(summ, meta, details):
@@ -230,7 +242,8 @@ def verdicts(summ, meta, details):
                     judged = (not lat and clear(p, ad, "p99", 0.9)) or \
                         (not cpu and clear(p, ad, "cpu", 0.9))
                 what = "%s vs adaptive at %s (p99 %.1f vs %.1f us, cpu %.1f vs %.1f%%)" % (
-                    peer, load, p["p99"] / 1e3, ad["p99"] / 1e3, p["cpu"], ad["cpu"])
+                    peer, load, p["p99"] / 1e3, ad["p99"] / 1e3, p["cpu"], ad["cpu"]) + \
+                    behind(p, ad)
                 if not judged:
                     unjudged.append(what)
                 elif lat and cpu:
@@ -242,7 +255,7 @@ def verdicts(summ, meta, details):
                 if c is None or p is None:
                     continue
                 what = "%s p50 %.2fx %s's at %s" % (mode, c["p50"] / max(p["p50"], 1),
-                                                    peer, load)
+                                                    peer, load) + behind(c, p)
                 if not clear(c, p, "p50", 1.1):
                     unjudged.append(what)
                 elif c["p50"] <= 1.1 * p["p50"]:
@@ -252,11 +265,12 @@ def verdicts(summ, meta, details):
         total = ok + len(bad) + len(unjudged)
         if bad:
             fails += 1
-            verdict = "FAIL: %s; %d of %d checks pass, %d within the spread (%s)" % (
+            verdict = "FAIL: %s; %d of %d checks pass, %d not judged (%s)" % (
                 "; ".join(bad), ok, total, len(unjudged), noise)
         elif unjudged:
             verdict = ("machine too noisy to judge: %d of %d checks within the "
-                       "spread of their rounds (%s); %d clear passes") % (
+                       "spread of their rounds or with a sender behind its load "
+                       "(%s); %d clear passes") % (
                 len(unjudged), total, noise, ok)
         else:
             verdict = "PASS (%d checks, each gap wider than its spread)" % ok

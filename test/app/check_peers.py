@@ -8,9 +8,9 @@ usage: check_peers.py run TPCQ_PEER     every peer of this build runs briefly,
        check_peers.py verdicts          the verdict rules on made-up medians:
                                         a dominating peer FAILs, a p50 over
                                         1.1x FAILs, a gap inside the spread
-                                        is "too noisy to judge", fewer than 3
-                                        rounds judge nothing, a clear run
-                                        PASSes
+                                        is "too noisy to judge", so are fewer
+                                        than 3 rounds and a sender behind its
+                                        open-loop load, a clear run PASSes
 """
 import importlib.util
 import json
@@ -58,8 +58,9 @@ def run(exe):
     return 0 if ran else 77
 
 
-def point(p50, p99, cpu, spread=0.0, n=3):
-    return {"n": n, "p50": p50, "p99": p99, "cpu": cpu, "p50_spread": p50 * spread,
+def point(p50, p99, cpu, spread=0.0, n=3, load="pingpong", rate=0.0):
+    return {"n": n, "load": load, "rate": rate,
+            "p50": p50, "p99": p99, "cpu": cpu, "p50_spread": p50 * spread,
             "p99_spread": p99 * spread, "cpu_spread": cpu * spread, "lost": 0,
             "recoveries": 0, "cmd": "x"}
 
@@ -73,7 +74,7 @@ def verdicts():
     meta = {"steal_pct": 1.5, "load_before": [0.5], "load_after": [0.6], "ncpu": 2}
 
     def judge(pts):
-        summ = {("ucx-tcp", "pingpong", v): p for v, p in pts.items()}
+        summ = {("ucx-tcp", p["load"], v): p for v, p in pts.items()}
         lines, fails = rp.verdicts(summ, meta, [])
         return lines[0], fails
 
@@ -89,6 +90,11 @@ def verdicts():
                    for k, v in good.items()}, "machine too noisy to judge", 0),
         ("two rounds", {k: point(v["p50"], v["p99"], v["cpu"], n=2)
                         for k, v in good.items()}, "machine too noisy to judge", 0),
+        ("sustained load", {k: point(v["p50"], v["p99"], v["cpu"], load=20000,
+                                     rate=19900) for k, v in good.items()}, "PASS", 0),
+        ("sender behind", {k: point(v["p50"], v["p99"], v["cpu"], load=20000,
+                                    rate=5000) for k, v in good.items()},
+         "machine too noisy to judge", 0),
     ]
     bad = 0
     for name, pts, want, fails in cases:
