@@ -24,6 +24,8 @@ packages=(
     perftest            # ib_send_lat beside testpmd-cq (devtools/hw-check.sh)
     liburing-dev        # io_uring driver (drivers/uring), optional at build time
     libfabric-dev       # libfabric driver (drivers/ofi), optional at build time
+    libucx-dev          # UCX driver (drivers/ucx), optional at build time
+    ucx-utils           # ucx_info, ucx_perftest: the UCX peers on the results page
     clang               # ThreadSanitizer build when gcc's cannot be used
     libclang-rt-14-dev  # clang's sanitizer runtimes
     valgrind

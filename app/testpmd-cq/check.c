@@ -85,4 +85,6 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 	}
 	ck->received += n;
 	res->completions += n;
+	if (run->params->dev->consumed != NULL)
+		run->params->dev->consumed(&run->dcs[ck->index], comps, n);
 }

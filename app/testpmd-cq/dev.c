@@ -30,6 +30,9 @@ static const struct tpcq_dev *const devs[] = {
 #ifdef TPCQ_HAVE_OFI
 	&tpcq_dev_ofi,
 #endif
+#ifdef TPCQ_HAVE_UCX
+	&tpcq_dev_ucx,
+#endif
 };
 
 #define NB_DEVS (sizeof(devs) / sizeof(devs[0]))

@@ -264,6 +264,13 @@ struct tpcq_dev {
 	 * NULL: the device needs no help (the generator may sleep any time).
 	 */
 	void (*service)(struct tpcq_devctx *dc);
+	/*
+	 * On the poller's thread, after it read @p n completions of @p dc and
+	 * before the generator learns of them: a device whose consumer must
+	 * post again (UCX receives) does so here. NULL: nothing to do.
+	 */
+	void (*consumed)(struct tpcq_devctx *dc, const struct cqpoll_completion *c,
+			 unsigned int n);
 	void (*close)(struct tpcq_devctx *dc);
 };
 
@@ -436,6 +443,8 @@ int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 /* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
 extern const struct tpcq_dev tpcq_dev_uring;
 extern const struct tpcq_dev tpcq_dev_ofi;
+/* dev_ucx.c: two UCP workers over one transport. */
+extern const struct tpcq_dev tpcq_dev_ucx;
 
 /*
  * A traffic engine, like testpmd's forwarding engines: when the device side

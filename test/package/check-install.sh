@@ -94,7 +94,7 @@ done
 # Dependencies' flags, with their directories as system headers: only our
 # headers are held to -pedantic (DPDK's are not clean under it).
 dep_cflags=()
-for pc in libdpdk libibverbs liburing libfabric; do
+for pc in libdpdk libibverbs liburing libfabric ucx; do
 	if pkg-config --exists "$pc"; then
 		for f in $(pkg-config --cflags "$pc"); do
 			case "$f" in
