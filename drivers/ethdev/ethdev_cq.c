@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -14,6 +16,47 @@
 
 /* Entries a CQ reports when the PMD does not say how deep its ring is. */
 #define ETHDEV_SIZE_DEFAULT 1024u
+
+/*
+ * The queues that have a CQ: DPDK lets a queue's interrupt be registered in
+ * a second epoll set and then forgets the first, so a second CQ on a queue
+ * would silently take the first one's events. Few CQs per process: a list.
+ */
+static pthread_mutex_t queues_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cqpoll_ethdev_cq *queues;
+
+/* Take the queue for q; false if another CQ has it. */
+static bool
+queue_take(struct cqpoll_ethdev_cq *q)
+{
+	struct cqpoll_ethdev_cq *o;
+	bool ok = true;
+
+	pthread_mutex_lock(&queues_lock);
+	for (o = queues; o != NULL; o = o->next)
+		if (o->port == q->port && o->queue == q->queue)
+			ok = false;
+	if (ok) {
+		q->next = queues;
+		queues = q;
+	}
+	pthread_mutex_unlock(&queues_lock);
+	return ok;
+}
+
+static void
+queue_give(struct cqpoll_ethdev_cq *q)
+{
+	struct cqpoll_ethdev_cq **p;
+
+	pthread_mutex_lock(&queues_lock);
+	for (p = &queues; *p != NULL; p = &(*p)->next)
+		if (*p == q) {
+			*p = q->next;
+			break;
+		}
+	pthread_mutex_unlock(&queues_lock);
+}
 
 static void
 ethdev_free(struct cqpoll_ethdev_cq *q)
@@ -29,6 +72,7 @@ ethdev_free(struct cqpoll_ethdev_cq *q)
 			fcntl(q->fd, F_SETOWN_EX, &o);
 	}
 	close(q->epfd);
+	queue_give(q);
 	free(q);
 }
 
@@ -62,23 +106,40 @@ cqpoll_ethdev_cq_create(uint16_t port_id, uint16_t queue_id,
 		cqpoll_ethdev_err(EINVAL);
 		return NULL;
 	}
-	r = cqpoll_ethdev_probe_keep(port_id, queue_id, &pr, &epfd);
-	if (r < 0) {
-		ETHDEV_LOG(ERR, "cannot make a CQ of port %u rxq %u: %s", port_id,
-			   queue_id, pr.reason);
-		cqpoll_ethdev_err(-r);
-		return NULL;
-	}
 	q = calloc(1, sizeof(*q));
 	if (q == NULL) {
-		rte_eth_dev_rx_intr_ctl_q(port_id, queue_id, epfd,
-					  RTE_INTR_EVENT_DEL, NULL);
-		close(epfd);
 		cqpoll_ethdev_err(ENOMEM);
 		return NULL;
 	}
 	q->port = port_id;
 	q->queue = queue_id;
+	if (!queue_take(q)) {
+		ETHDEV_LOG(ERR, "port %u rxq %u has a CQ already", port_id, queue_id);
+		free(q);
+		cqpoll_ethdev_err(EBUSY);
+		return NULL;
+	}
+	r = cqpoll_ethdev_probe_keep(port_id, queue_id, &pr, &epfd);
+	if (r < 0) {
+		queue_give(q);
+		free(q);
+		ETHDEV_LOG(ERR, "cannot make a CQ of port %u rxq %u: %s", port_id,
+			   queue_id, pr.reason);
+		cqpoll_ethdev_err(-r);
+		return NULL;
+	}
+	/*
+	 * Adding a readable fd to an epoll set reports it at once, and
+	 * virtio's eventfd stays readable for good after its first signal:
+	 * start with no event, as a CQ starts unarmed. Nothing is lost, since
+	 * the first poll-and-arm polls before it arms.
+	 */
+	{
+		struct epoll_event ev;
+
+		while (epoll_wait(epfd, &ev, 1, 0) > 0)
+			;
+	}
 	q->arm = pr.arm;
 	q->fd = pr.fd;
 	q->epfd = epfd;

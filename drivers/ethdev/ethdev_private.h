@@ -29,6 +29,7 @@ struct cqpoll_ethdev_cq {
 	pid_t owner_pid;
 	/* Consumer thread only. */
 	bool enabled;             /* ARM_ENABLE: the interrupt is enabled */
+	struct cqpoll_ethdev_cq *next; /* the list of queues taken */
 };
 
 extern int cqpoll_ethdev_logtype;
