@@ -30,6 +30,7 @@ static const struct tpcq_dev *const devs[] = {
 #ifdef TPCQ_HAVE_OFI
 	&tpcq_dev_ofi,
 #endif
+	&tpcq_dev_ethdev,
 };
 
 #define NB_DEVS (sizeof(devs) / sizeof(devs[0]))
