@@ -325,8 +325,8 @@ eth_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	struct eth_dev *e;
 	int r;
 
-	if (p->cqs != 1) {
-		fprintf(stderr, TPCQ_PROG ": --dev=ethdev: one Rx queue, --cqs=1\n");
+	if (what == NULL || p->cqs != 1) {
+		fprintf(stderr, TPCQ_PROG ": --dev=ethdev:PMD: one Rx queue, --cqs=1\n");
 		return -EINVAL;
 	}
 	e = calloc(1, sizeof(*e));
