@@ -402,16 +402,25 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 
 	if (dcs[0].poller_on_worker) {
 		struct poller_on_worker pw = { .tr = &tr, .res = &res };
+		unsigned int plc = rte_get_next_lcore(worker, 1, 0);
 
-		r = rte_eal_remote_launch(poller_main, &pw, worker);
+		/* Main lcore idle if there is a second worker, else the generator. */
+		if (plc >= RTE_MAX_LCORE)
+			plc = worker;
+		r = rte_eal_remote_launch(poller_main, &pw, plc);
+		if (r == 0 && plc != worker)
+			r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
 		if (r != 0) {
 			fprintf(stderr, TPCQ_PROG ": cannot launch the poller on "
-				"lcore %u: %s\n", worker, strerror(-r));
+				"lcore %u: %s\n", plc, strerror(-r));
+			__atomic_store_n(&tr.stop, true, __ATOMIC_RELAXED);
+			rte_eal_mp_wait_lcore();
 			tpcq_run_release(&tr, &res);
 			return TPCQ_EXIT_FAIL;
 		}
-		tpcq_gen_main(&tr);
-		rte_eal_wait_lcore(worker);
+		if (plc == worker)
+			tpcq_gen_main(&tr);
+		rte_eal_mp_wait_lcore();
 	} else {
 		r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
 		if (r != 0) {
@@ -470,7 +479,7 @@ main(int argc, char **argv)
 	char **eal_argv, **app_argv;
 	bool sim = false;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
-	char lcores[64], prefix[64];
+	char lcores[64], lcores3[80], prefix[64];
 	bool eal_own = false, paced_rates;
 
 	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
@@ -568,8 +577,19 @@ main(int argc, char **argv)
 		/* "-l 0-1" would fail under taskset or in a container. */
 		tpcq_default_lcores(tpcq_dev_numa_node(&params), lcores,
 				    sizeof(lcores));
-		eal_argv[eal_argc++] = "-l";
-		eal_argv[eal_argc++] = lcores;
+		if (params.dev->needs_eal) {
+			/*
+			 * A DPDK port: a third lcore on the same CPUs, so that
+			 * a poller on a worker leaves the main lcore idle, as a
+			 * DPDK application's main lcore often is.
+			 */
+			snprintf(lcores3, sizeof(lcores3), "(0-2)@(%s)", lcores);
+			eal_argv[eal_argc++] = "--lcores";
+			eal_argv[eal_argc++] = lcores3;
+		} else {
+			eal_argv[eal_argc++] = "-l";
+			eal_argv[eal_argc++] = lcores;
+		}
 		eal_argv[eal_argc++] = "--no-pci";
 		/* A prefix of its own: the telemetry socket's directory. */
 		snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",

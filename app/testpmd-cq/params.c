@@ -237,7 +237,7 @@ usage(FILE *f, const char *prog)
 "                             ethdev Rx queue: 300 empty polls with 1 us\n"
 "                             pauses, enable, 10 ms rte_epoll_wait(), disable,\n"
 "                             no poll after the enable (--dev=ethdev:PMD).\n"
-"  --naive-delay-ns=N         naive transition only: spin N ns (0..%u)\n"
+"  --naive-delay-ns=N         naive, l3fwd-power only: spin N ns (0..%u)\n"
 "                             between the last empty poll and the arm (default\n"
 "                             0). It widens the race window to make the naive\n"
 "                             transition's loss observable: it models a thread\n"
@@ -825,9 +825,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->pattern == TPCQ_PATTERN_POISSON || p->sim)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
-				       p->transition != TPCQ_TRANSITION_NAIVE))
-		return bad("--naive-delay-ns: only the naive transition has this "
-			   "window (--mode=interrupt --transition=naive); use "
+				       (p->transition != TPCQ_TRANSITION_NAIVE &&
+					p->transition != TPCQ_TRANSITION_L3FWD_POWER)))
+		return bad("--naive-delay-ns: only the naive and l3fwd-power "
+			   "transitions have this window (--mode=interrupt "
+			   "--transition=naive|l3fwd-power); use "
 			   "--fault-arm-delay to widen the others'");
 
 	if (p->record_path != NULL && (!p->engine->open_loop || p->interactive ||

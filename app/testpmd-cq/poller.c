@@ -185,6 +185,7 @@ loop_l3fwd(struct poller *pl)
 			rte_delay_us(1);
 			continue;
 		}
+		naive_window(pl);
 		r = tpcq_ethdev_l3fwd_sleep(pl->run->dc, &pl->res->peer);
 		if (r < 0)
 			return fail(pl, "rte_epoll_wait", r);
