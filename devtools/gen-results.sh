@@ -102,6 +102,7 @@ if [ "$lab_only" = 1 ]; then
         python3 devtools/gen-results-page.py "$json" --lab-dir="$dir" --lab-only
     } >"$page.tmp"
     mv -- "$page.tmp" "$page"
+    python3 devtools/gen-ethdev-results.py --splice-only
     echo "gen-results: rewrote the lab section of $page"
     exit "$status"
 fi
@@ -142,5 +143,7 @@ python3 devtools/gen-results-page.py "$json" \
     --sweep-status="$status" --busy="$busy" --lab-dir="$dir" \
     --reproduce="./devtools/gen-results.sh${1:+ $1}" >"$page.tmp"
 mv -- "$page.tmp" "$page"
+# The ethdev section comes from its own runs (devtools/gen-ethdev-results.py).
+python3 devtools/gen-ethdev-results.py --splice-only || status=1
 echo "gen-results: wrote $page and $dir/"
 exit "$status"
