@@ -123,7 +123,12 @@ def section(data):
         "window (between its last empty poll and the enable) is a few hundred "
         "ns: it strands a packet rarely at these loads. `--naive-delay-ns=20000` "
         "widens that window as a thread preempted there would "
-        "(app test `testpmd-cq-ethdev-l3fwd-power-caught`). Recoveries with "
+        "(app test `testpmd-cq-ethdev-l3fwd-power-caught`). On tap, "
+        "l3fwd-power leaves the queue's signal to the process, as the PMD "
+        "sets it up (`F_SETOWN getpid()`): its poller, on a worker lcore, "
+        "wakes on the fd before the PMD's handler ran on the idle main "
+        "lcore, finds the queue \"empty\", and sleeps with the packet in it; "
+        "cqpoll's arm makes the polling thread the owner. Recoveries with "
         "0 lost wake-ups are sleeps whose 10 ms timeout fired as the "
         "generator came back from a stall of the loaded machine (with "
         "`--timeout-ms=1000` they are 0).")
