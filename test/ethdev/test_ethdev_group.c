@@ -145,9 +145,10 @@ run(enum cqpoll_group_mode mode)
 	for (k = 0; k < M_N; k++) {
 		cqpoll_cq_stats_get(cqs[k], &cs);
 		printf("  %-7s posted=%" PRIu64 " delivered=%" PRIu64 " errors=%" PRIu64
-		       " arms=%" PRIu64 " events=%" PRIu64 " spurious=%" PRIu64 "\n",
+		       " arms=%" PRIu64 " events=%" PRIu64 " spurious=%" PRIu64
+		       " timeout_recoveries=%" PRIu64 "\n",
 		       names[k], posted[k], rxs[k].expected, rxs[k].errors, cs.arms,
-		       cs.events, cs.spurious_events);
+		       cs.events, cs.spurious_events, cs.timeout_recoveries);
 		TEST_ASSERT(rxs[k].errors == 0 && rxs[k].expected == posted[k],
 			    "%s: %" PRIu64 " of %" PRIu64 ", %" PRIu64 " out of order",
 			    names[k], rxs[k].expected, posted[k], rxs[k].errors);
