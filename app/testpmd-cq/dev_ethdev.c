@@ -193,7 +193,8 @@ virtio_user_open(struct eth_dev *e)
 	if (r != 0)
 		return r;
 	/* vhost made its socket at start: virtio_user can connect now. */
-	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u", e->sock, ETH_RING);
+	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u,"
+		 "mac=02:00:00:00:00:01", e->sock, ETH_RING);
 	r = vdev_make("net_virtio_user0", args, &e->rx_port);
 	if (r != 0)
 		return r;

@@ -26,7 +26,7 @@
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
-#define EAL_DEFAULT_ARGS 10
+#define EAL_DEFAULT_ARGS 13
 
 /*
  * EAL options that add to testpmd-cq's defaults instead of replacing them,
@@ -586,6 +586,8 @@ main(int argc, char **argv)
 			snprintf(lcores3, sizeof(lcores3), "(0-2)@(%s)", lcores);
 			eal_argv[eal_argc++] = "--lcores";
 			eal_argv[eal_argc++] = lcores3;
+			/* vhost logs every vhost-user message at INFO. */
+			eal_argv[eal_argc++] = "--log-level=lib.vhost.*:warning";
 		} else {
 			eal_argv[eal_argc++] = "-l";
 			eal_argv[eal_argc++] = lcores;
