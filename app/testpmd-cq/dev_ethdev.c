@@ -476,10 +476,11 @@ eth_close(struct tpcq_devctx *dc)
 const struct tpcq_dev tpcq_dev_ethdev = {
 	.name = "ethdev",
 	.help = "an Rx queue of a DPDK port (ethdev driver): virtio_user (fed "
-		"by vhost in this process), tap (fed by a kernel socket; root), "
-		"memif, af_packet, null (no Rx interrupt: refused), or a port's "
-		"name",
+		"by vhost in this process), tap (fed by a kernel socket; root; "
+		"tap,owner=process: its negative control), memif, af_packet, null "
+		"(no Rx interrupt: refused), or a port's name",
 	.takes_ibdev = true,
+	.arg_name = "PMD",
 	.arms = 1u << CQPOLL_ARM_EDGE,
 	.default_arm = CQPOLL_ARM_EDGE,
 	.arm_help = "the PMD's own: rte_eth_dev_rx_intr_enable() (virtio, vhost) "

@@ -265,6 +265,7 @@ struct tpcq_dev {
 	const char *name;         /* --dev value, or its part before ':' */
 	const char *help;         /* one line for --help */
 	bool takes_ibdev;         /* the name is followed by ":<ibdev>" */
+	const char *arg_name;     /* what follows ':' in --help; NULL: IBDEV */
 	uint32_t arms;            /* allowed arm semantics, bit (1 << value) */
 	enum cqpoll_arm_semantics default_arm;
 	const char *arm_help;     /* what the arm values mean on this device */
