@@ -391,7 +391,109 @@ test_refused(void)
 	return refuse("net_null1", "", 0, "Rx interrupts not configured");
 }
 
+/*
+ * The conformance cases (test_conformance.c) on the ethdev CQ: the device
+ * is vhost transmitting into the virtio_user queue, whose completions carry
+ * the mbufs.
+ */
+static int
+conf_post(uint64_t seq)
+{
+	return te_send(tp.vhost, mp, seq) == 1 ? 0 : -ENOSPC;
+}
+
+static int
+test_conf_empty(void)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq *cq = cqpoll_ethdev_cq_create(tp.virtio, 0, NULL);
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	TEST_ASSERT(!cqpoll_cq_is_armed(cq), "not armed before poll-and-arm");
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 10), -EAGAIN);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT(cqpoll_cq_is_armed(cq), "armed");
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 0);
+	/* Repeated poll-and-arm on an armed, empty CQ arms the queue once. */
+	{
+		struct cqpoll_cq_stats st;
+		int i;
+
+		for (i = 0; i < 10; i++)
+			TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		cqpoll_cq_stats_get(cq, &st);
+		TEST_ASSERT_EQ(st.arms, 1);
+	}
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
+/* Laps of the ring in bursts of every size, in order; then a full ring. */
+static int
+test_conf_laps_full(void)
+{
+	struct cqpoll_completion c[16];
+	struct cqpoll_cq *cq = cqpoll_ethdev_cq_create(tp.virtio, 0, NULL);
+	uint64_t posted = 0, polled = 0;
+	unsigned int burst, i;
+	int r;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	for (burst = 1; posted < 4 * TE_RING; burst = burst % 16 + 1) {
+		for (i = 0; i < burst; i++)
+			TEST_ASSERT_EQ(conf_post(posted++), 0);
+		while ((r = cqpoll_poll_burst(cq, c, 7)) > 0)
+			for (i = 0; i < (unsigned int)r; i++)
+				if (take(&c[i], polled++) != TEST_PASS)
+					return TEST_FAIL;
+		TEST_ASSERT_EQ(r, 0);
+	}
+	TEST_ASSERT_EQ(polled, posted);
+	/* Full: the device is refused (vhost's enqueue sends nothing), never silent. */
+	while (conf_post(posted) == 0)
+		TEST_ASSERT(++posted - polled <= TE_RING, "more than the ring took");
+	TEST_ASSERT(posted - polled > TE_RING / 2, "the ring took %" PRIu64,
+		    posted - polled);
+	while ((r = cqpoll_poll_burst(cq, c, 16)) > 0)
+		for (i = 0; i < (unsigned int)r; i++)
+			if (take(&c[i], polled++) != TEST_PASS)
+				return TEST_FAIL;
+	TEST_ASSERT_EQ(polled, posted);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
+/* Packets before the transition are returned by it, never slept on. */
+static int
+test_conf_transition_returns_pending(void)
+{
+	struct cqpoll_completion c[8];
+	struct cqpoll_cq *cq = cqpoll_ethdev_cq_create(tp.virtio, 0, NULL);
+	uint64_t seq = 0;
+	int n, i;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	for (n = 1; n <= 4; n++) {
+		for (i = 0; i < n; i++)
+			TEST_ASSERT_EQ(conf_post(seq + (uint64_t)i), 0);
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), n);
+		for (i = 0; i < n; i++)
+			if (take(&c[i], seq++) != TEST_PASS)
+				return TEST_FAIL;
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), 0);
+		/* Consume an event, to start the next round disarmed. */
+		if (wake_once(cq, seq++) != TEST_PASS)
+			return TEST_FAIL;
+	}
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_conf_empty),
+	TEST_CASE(test_conf_laps_full),
+	TEST_CASE(test_conf_transition_returns_pending),
 	TEST_CASE(test_probe_virtio),
 	TEST_CASE(test_wakeups),
 	TEST_CASE(test_aimed_race),
