@@ -111,6 +111,7 @@ if [ "$lab_only" = 1 ]; then
     } >"$page.tmp"
     mv -- "$page.tmp" "$page"
     peers_section
+    python3 devtools/gen-ethdev-results.py --splice-only
     echo "gen-results: rewrote the lab section of $page"
     exit "$status"
 fi
@@ -152,5 +153,7 @@ python3 devtools/gen-results-page.py "$json" \
     --reproduce="./devtools/gen-results.sh${1:+ $1}" >"$page.tmp"
 mv -- "$page.tmp" "$page"
 peers_section
+# The ethdev section comes from its own runs (devtools/gen-ethdev-results.py).
+python3 devtools/gen-ethdev-results.py --splice-only || status=1
 echo "gen-results: wrote $page and $dir/"
 exit "$status"

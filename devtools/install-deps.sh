@@ -19,6 +19,11 @@ packages=(
     python3
     dpdk-dev            # DPDK tools (dpdk-devbind, dpdk-telemetry.py, ...)
     libdpdk-dev         # DPDK libraries and libdpdk.pc for app/testpmd-cq
+    librte-net-vhost23  # ethdev driver tests: vhost, virtio_user, tap, memif,
+    librte-net-virtio23 # af_packet PMDs (libdpdk-dev pulls them; named so
+    librte-net-tap23    # that a slimmer libdpdk-dev cannot drop them)
+    librte-net-memif23
+    librte-net-af-packet23
     libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
     libnuma-dev         # needed by libdpdk.pc
     perftest            # ib_send_lat beside testpmd-cq (devtools/hw-check.sh)

@@ -49,6 +49,10 @@ tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=50000
     -Dgroup_stress_transitions=20000 -Dgroup_stress_cq_transitions=15000
     -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dapp=disabled -Ddocs=disabled)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
+# DPDK's internal races only (devtools/tsan.supp says which).
+if [ -f devtools/tsan.supp ]; then
+    tsan_env=("TSAN_OPTIONS=halt_on_error=1:suppressions=$topdir/devtools/tsan.supp")
+fi
 tsan_wrap=() # setarch -R if TSan needs ASLR off on this kernel
 
 # Sanitized tests run slower than the timeouts the tests were given.
