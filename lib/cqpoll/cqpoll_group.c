@@ -50,9 +50,15 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 
 	if (ops == NULL)
 		ops = cqpoll_policy_adaptive();
+	/* Logs, telemetry and cqpoll_group_info_get() name it. */
+	if (ops->name == NULL || ops->name[0] == '\0') {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %p has no name",
+			       (const void *)ops);
+		return -EINVAL;
+	}
 	if (ops->init == NULL || ops->decide == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group create: policy %s lacks init or decide",
-			       ops->name != NULL ? ops->name : "(unnamed)");
+			       ops->name);
 		return -EINVAL;
 	}
 	/* 64-byte alignment suits any type; never ask for 0 bytes. */

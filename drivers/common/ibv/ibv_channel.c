@@ -100,6 +100,18 @@ member_add(struct cqpoll_ibv_channel *c, struct cqpoll_ibv_member *m)
 	return 0;
 }
 
+static struct cqpoll_ibv_member *
+member_of(const struct cqpoll_ibv_channel *c, const struct ibv_cq *cq)
+{
+	unsigned int i;
+
+	/* A handful of CQs per thread: a scan beats any index. */
+	for (i = 0; i < c->n_members; i++)
+		if (c->members[i]->cq == cq)
+			return c->members[i];
+	return NULL;
+}
+
 static int
 member_fds(struct cqpoll_ibv_member *m, int channel_fd, int extra_fd)
 {
@@ -140,6 +152,18 @@ cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 	m->efd = m->epfd = -1;
 	pthread_mutex_lock(&registry_lock);
 	c = channel_find(ch);
+	/*
+	 * An ibv_cq has one channel, so its members know every handle of it.
+	 * Two handles would be two owners of one consumer index: each would
+	 * take completions and events the other expects.
+	 */
+	if (c != NULL) {
+		pthread_mutex_lock(&c->lock);
+		r = member_of(c, cq) != NULL ? -EBUSY : 0;
+		pthread_mutex_unlock(&c->lock);
+		if (r < 0)
+			goto out;
+	}
 	if (c == NULL) {
 		c = channel_new(ch);
 		if (c == NULL) {
@@ -204,18 +228,6 @@ int
 cqpoll_ibv_channel_fd(const struct cqpoll_ibv_member *m)
 {
 	return m->epfd;
-}
-
-static struct cqpoll_ibv_member *
-member_of(const struct cqpoll_ibv_channel *c, const struct ibv_cq *cq)
-{
-	unsigned int i;
-
-	/* A handful of CQs per thread: a scan beats any index. */
-	for (i = 0; i < c->n_members; i++)
-		if (c->members[i]->cq == cq)
-			return c->members[i];
-	return NULL;
 }
 
 int

@@ -39,7 +39,8 @@ struct cqpoll_ibv_member {
  * member's epoll set (an emulated device's async-error fd). The channel fd is
  * made non-blocking. Events are read and acked with libibverbs'
  * ibv_get_cq_event() and ibv_ack_cq_events(), whatever the device (emulated
- * ones are served behind them, see doc/guides/architecture.md). 0, or -errno.
+ * ones are served behind them, see doc/guides/architecture.md). 0, or -errno:
+ * -EBUSY if @p cq already has a member (it is wrapped by another handle).
  */
 int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 			    struct ibv_comp_channel *ch, bool owned, int extra_fd);
