@@ -100,6 +100,39 @@ int cqpoll_verbs_emu_close(struct ibv_context *ctx);
 bool cqpoll_verbs_emu_is_context(const struct ibv_context *ctx);
 
 /**
+ * Raise an async event on an emulated context, as the kernel queues one on
+ * a device's async fd: the context's async_fd turns readable, and the
+ * drivers read the event through their async path (drivers/common/ibv),
+ * as ibv_get_async_event() would give it.
+ *
+ * @param ctx
+ *   An emulated context.
+ * @param type
+ *   The event, e.g. IBV_EVENT_CQ_ERR, IBV_EVENT_DEVICE_FATAL,
+ *   IBV_EVENT_PORT_ERR.
+ * @param cq
+ *   For IBV_EVENT_CQ_ERR, the CQ it names (of @p ctx); else ignored.
+ * @param port_num
+ *   For port events, the port; else ignored.
+ * @return
+ *   0; -EINVAL for a bad argument; -ENOSPC if 16 events wait unread.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_verbs_emu_async_event(struct ibv_context *ctx, enum ibv_event_type type,
+				 struct ibv_cq *cq, int port_num);
+
+/**
+ * Async events of emulated contexts acknowledged so far (process-wide).
+ *
+ * @return
+ *   The count.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_verbs_emu_async_acked(void);
+
+/**
  * ibv_create_comp_channel() for an emulated context. Its fd is non-blocking.
  * The channel holds a reference on @p ctx until it is destroyed.
  *
