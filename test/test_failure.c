@@ -11,7 +11,7 @@
  * when it does not; the failed CQ's polls, arm and wait must return its
  * state's errno without blocking, and destroying it must return. Every mode.
  *
- * usage: test_failure --kind=overrun|fatal|flush|silent [--driver=sw|mlx5]
+ * usage: test_failure --kind=overrun|fatal|flush|silent [--driver=sw|mlx5|verbs]
  *                     [--window=before-arm|after-arm|device|asleep]
  *                     [--expect-fail]
  *
@@ -21,7 +21,8 @@
  * (the victim on a context of its own, the seven others sharing one channel
  * of another), failed by the device thread mid-traffic or while the group
  * sleeps: then the group must wake within 10 ms of the async event, not at
- * the safety net's 1 s.
+ * the safety net's 1 s. verbs: the verbs driver over verbs-emu devices (one
+ * each), the same failures, and also inside the arm (verbs-emu's hooks).
  *
  * --expect-fail is the negative control's verdict: built against a
  * test-only library where a CQ's error stops the whole group (the old
@@ -40,11 +41,14 @@
 #include "cqpoll.h"
 #include "cqpoll_group.h"
 #include "cqpoll_test.h"
-#ifdef CQPOLL_TEST_MLX5
+#ifdef CQPOLL_TEST_VERBS
 #include <infiniband/verbs.h>
 
-#include "cqpoll_mlx5_emu.h"
+#include "cqpoll_verbs.h"
 #include "cqpoll_verbs_emu.h"
+#endif
+#ifdef CQPOLL_TEST_MLX5
+#include "cqpoll_mlx5_emu.h"
 #endif
 
 #define NCQ 8
@@ -70,7 +74,7 @@ static const char *const window_names[] = {
 /* The group must wake on an async event within this (the bound). */
 #define ASYNC_WAKE_NS 10000000ull
 
-enum driver { DRV_SW = 0, DRV_MLX5 };
+enum driver { DRV_SW = 0, DRV_MLX5, DRV_VERBS };
 
 /*
  * A round whose only fault was a late report: tried again, up to three
@@ -89,7 +93,7 @@ struct kind {
 	int ibv_event;   /* enum ibv_event_type for mlx5; -1: none there */
 };
 
-#ifdef CQPOLL_TEST_MLX5
+#ifdef CQPOLL_TEST_VERBS
 #define EV(x) (x)
 #else
 #define EV(x) (-1)
@@ -147,6 +151,12 @@ inject(struct round *rd)
 	if (rd->drv == DRV_MLX5)
 		r = cqpoll_mlx5_emu_fail(rd->cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
 					 rd->flush_ids, rd->k->nflush);
+	else
+#endif
+#ifdef CQPOLL_TEST_VERBS
+	if (rd->drv == DRV_VERBS)
+		r = cqpoll_verbs_emu_fail(rd->cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
+					  rd->flush_ids, rd->k->nflush);
 	else
 #endif
 	r = cqpoll_sw_emu_fail(rd->cq[VICTIM], rd->k->error, rd->flush_ids,
@@ -289,6 +299,10 @@ post(struct round *rd, unsigned int q, const struct cqpoll_completion *c)
 	if (rd->drv == DRV_MLX5)
 		return cqpoll_mlx5_emu_post(rd->cq[q], c);
 #endif
+#ifdef CQPOLL_TEST_VERBS
+	if (rd->drv == DRV_VERBS)
+		return cqpoll_verbs_emu_cq_post(rd->cq[q], c);
+#endif
 	return cqpoll_sw_emu_post(rd->cq[q], c);
 }
 
@@ -383,6 +397,14 @@ create_cq(struct round *rd, unsigned int q)
 		return cqpoll_mlx5_emu_cq_create(&mc);
 	}
 #endif
+#ifdef CQPOLL_TEST_VERBS
+	if (rd->drv == DRV_VERBS) {
+		/* A device of its own each: a device fatal kills this one only. */
+		struct cqpoll_verbs_emu_conf vc = { .size = 4096 };
+
+		return cqpoll_verbs_emu_cq_create(&vc);
+	}
+#endif
 	memset(&cc, 0, sizeof(cc));
 	cc.size = 4096;
 	cc.arm = (enum cqpoll_arm_semantics)(q % 3);
@@ -419,11 +441,17 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 		TEST_ASSERT(rd->cq[q] != NULL, "cq create: %s", strerror(errno));
 		TEST_ASSERT_EQ(cqpoll_group_add(rd->g, rd->cq[q], on_comps, rd), 0);
 	}
-	if (win == WIN_BEFORE_ARM || win == WIN_AFTER_ARM)
+#ifdef CQPOLL_TEST_VERBS
+	if (drv == DRV_VERBS && (win == WIN_BEFORE_ARM || win == WIN_AFTER_ARM))
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_set_hook(cqpoll_verbs_cq_ibv(rd->cq[VICTIM]),
+			win == WIN_BEFORE_ARM ? CQPOLL_VERBS_EMU_HOOK_BEFORE_ARM :
+			CQPOLL_VERBS_EMU_HOOK_AFTER_ARM, arm_hook, rd), 0);
+#endif
+	if (drv == DRV_SW && (win == WIN_BEFORE_ARM || win == WIN_AFTER_ARM))
 		TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(rd->cq[VICTIM],
 			win == WIN_BEFORE_ARM ? CQPOLL_SW_HOOK_BEFORE_ARM :
 			CQPOLL_SW_HOOK_AFTER_ARM, arm_hook, rd), 0);
-#ifdef CQPOLL_TEST_MLX5
+#ifdef CQPOLL_TEST_VERBS
 	acked0 = cqpoll_verbs_emu_async_acked();
 #endif
 	TEST_ASSERT_EQ(pthread_create(&th, NULL, producer, rd), 0);
@@ -443,7 +471,7 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 	 * Asleep on a dead device: its async event must wake the group within
 	 * 10 ms, not its 1 s net (the issue's bound, for a group that sleeps).
 	 */
-	if (win == WIN_ASLEEP && drv == DRV_MLX5 && k->state == CQPOLL_CQ_STATE_DEVICE_LOST &&
+	if (win == WIN_ASLEEP && drv != DRV_SW && k->state == CQPOLL_CQ_STATE_DEVICE_LOST &&
 	    mode != CQPOLL_GROUP_MODE_BUSY)
 		bound = ASYNC_WAKE_NS;
 	printf("  %-8s %-10s %-9s: run %d, report after %llu us%s, count %llu\n",
@@ -481,9 +509,9 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 			cqpoll_group_count(rd->g));
 		failed = 1;
 	}
-#ifdef CQPOLL_TEST_MLX5
+#ifdef CQPOLL_TEST_VERBS
 	/* Every async event raised was acknowledged (one per round). */
-	if (drv == DRV_MLX5 && rd->reports == 1 && cqpoll_verbs_emu_async_acked() != acked0 + 1) {
+	if (drv != DRV_SW && rd->reports == 1 && cqpoll_verbs_emu_async_acked() != acked0 + 1) {
 		fprintf(stderr, "%llu async events acknowledged, want 1\n",
 			(unsigned long long)(cqpoll_verbs_emu_async_acked() - acked0));
 		failed = 1;
@@ -541,8 +569,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(driver, "mlx5") == 0)
 		drv = DRV_MLX5;
+	else if (strcmp(driver, "verbs") == 0)
+		drv = DRV_VERBS;
 	if (k == NULL || (drv == DRV_SW && strcmp(driver, "sw") != 0)) {
-		fprintf(stderr, "usage: %s --kind=overrun|fatal|flush|silent [--driver=sw|mlx5] [--window=W] [--expect-fail]\n",
+		fprintf(stderr, "usage: %s --kind=overrun|fatal|flush|silent [--driver=sw|mlx5|verbs] [--window=W] [--expect-fail]\n",
 			argv[0]);
 		return 2;
 	}
@@ -552,7 +582,13 @@ main(int argc, char **argv)
 		return TEST_SKIP;
 	}
 #endif
-	if (drv == DRV_MLX5 && k->ibv_event < 0) {
+#ifndef CQPOLL_TEST_VERBS
+	if (drv == DRV_VERBS) {
+		printf("failure-%s-verbs: the verbs driver is not in this build\n", k->name);
+		return TEST_SKIP;
+	}
+#endif
+	if (drv != DRV_SW && k->ibv_event < 0) {
 		fprintf(stderr, "%s: no such failure on mlx5 (its device always reports)\n",
 			k->name);
 		return 2;

@@ -348,6 +348,32 @@ struct cqpoll_cq *cqpoll_verbs_emu_cq_create(const struct cqpoll_verbs_emu_conf 
  */
 int cqpoll_verbs_emu_cq_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 
+/**
+ * Make the emulated device under a verbs handle fail: it writes the flushed
+ * completions of @p flush (status CQPOLL_STATUS_WR_FLUSH_ERR, in order),
+ * then writes no entry and fires no completion event (arms are taken and do
+ * nothing), and raises @p event on the context's async fd
+ * (cqpoll_verbs_emu_async_event()). The verbs driver learns of it only
+ * through its async path.
+ *
+ * @param cq
+ *   A verbs handle on an emulated device.
+ * @param event
+ *   IBV_EVENT_CQ_ERR (-EOVERFLOW), IBV_EVENT_DEVICE_FATAL (-ENODEV) or
+ *   IBV_EVENT_PORT_ERR (-ENETDOWN).
+ * @param flush
+ *   wr_ids of the work to flush, or NULL when @p n_flush is 0.
+ * @param n_flush
+ *   How many.
+ * @return
+ *   0; -EINVAL for a bad argument; -EALREADY if it failed before; a post's
+ *   error if the flushed completions do not fit.
+ *
+ * Thread safety: on the producer's thread.
+ */
+int cqpoll_verbs_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+			  const uint64_t *flush, unsigned int n_flush);
+
 #ifdef __cplusplus
 }
 #endif

@@ -105,6 +105,7 @@ struct cqpoll_verbs_emu_cq {
 	uint32_t sol_mode;  /* last arm was solicited-only */
 	uint32_t covered;   /* entries below this are covered by a raised event */
 	uint32_t posted;    /* past the last entry owed a wake-up whose post finished */
+	int32_t dead;       /* 0, or -errno: the device failed (cqpoll_verbs_emu_fail()) */
 
 	/* Under chan->lock. */
 	uint32_t queued;    /* events in the channel for this CQ */
