@@ -22,7 +22,18 @@ cqpoll_uring_arm(void *priv)
 {
 	struct cqpoll_uring_cq *q = priv;
 	unsigned int f = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+	struct stat st;
 
+	/*
+	 * The ring's fd closed under us (or its number reused by another
+	 * file): nothing can submit to the ring any more, and a sleep on it
+	 * would wait for nothing. Once per sleep, one fstat(2). Another
+	 * io_uring in the same fd number shares the anonymous inode and
+	 * cannot be told apart.
+	 */
+	if (fstat(q->ring->ring_fd, &st) < 0 || st.st_dev != q->ring_dev ||
+	    st.st_ino != q->ring_ino)
+		return -EBADF;
 	__atomic_store_n(q->kflags, f & ~IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
 	/* Pairs with the kernel's smp_mb() between tail store and flags load. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

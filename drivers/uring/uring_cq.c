@@ -62,7 +62,19 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	q->kflags = ring->cq.kflags;
 	q->ksq_flags = ring->sq.kflags;
 	q->cqes = ring->cq.cqes;
+	q->koverflow = ring->cq.koverflow;
+	q->overflow0 = __atomic_load_n(q->koverflow, __ATOMIC_RELAXED);
 	q->prev_flags = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+	{
+		struct stat st;
+
+		if (fstat(ring->ring_fd, &st) < 0) {
+			r = errno;
+			goto err;
+		}
+		q->ring_dev = st.st_dev;
+		q->ring_ino = st.st_ino;
+	}
 	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (q->efd < 0) {
 		r = errno;

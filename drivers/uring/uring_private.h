@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include <liburing.h>
 
 #include "cqpoll_driver.h"
@@ -27,6 +29,12 @@ struct cqpoll_uring_cq {
 	uint32_t cqe_shift;       /* 1 with IORING_SETUP_CQE32 */
 	unsigned int *khead, *ktail, *kflags, *ksq_flags;
 	struct io_uring_cqe *cqes;
+	/* CQEs the kernel dropped (cq.koverflow), and the count at creation. */
+	unsigned int *koverflow;
+	unsigned int overflow0;
+	/* What the ring fd was at creation: an arm finds it gone or replaced. */
+	dev_t ring_dev;
+	ino_t ring_ino;
 };
 
 /* The driver's table, to recognise its own handles. */
