@@ -333,9 +333,9 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
  *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
  *   - -EINTR: a signal interrupted the sleep.
- *   - the state's errno (cqpoll_cq_state_errno()): the CQ has failed,
- *     before or during the sleep; a failed CQ never puts the caller to
- *     sleep.
+ *   - the state's errno (cqpoll_cq_state_errno()): the CQ has failed and
+ *     was drained; a failed CQ never puts the caller to sleep (one that
+ *     failed and may still hold completions returns 1 at once: poll it).
  *   - other < 0: -errno from poll(2) or the driver.
  *
  * Thread safety: consumer thread only.

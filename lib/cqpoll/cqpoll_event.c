@@ -170,9 +170,16 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 			       "timeout out of range 1..3600000 ms");
 		return -EINVAL;
 	}
-	/* A failed CQ never puts its caller to sleep. */
-	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
-		return cqpoll_cq_latch_failure(cq, 0);
+	/*
+	 * A failed CQ never puts its caller to sleep: the errno once drained;
+	 * before, "poll it", as an event would, for what it still holds.
+	 */
+	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+		if (cq->fail_latched)
+			return cqpoll_cq_latch_failure(cq, 0);
+		cq->armed = false;
+		return 1;
+	}
 	if (!cq->armed)
 		return -EAGAIN;
 	/* Only a registered check answers (emulated devices' ground truth). */
