@@ -439,13 +439,14 @@ void
 cqpoll_group_member_failed(struct cqpoll_group *g, struct cqpoll_group_member *m,
 			   int r)
 {
+	/* Off the active list in any case: the loops rely on it. */
+	cqpoll_group_deactivate(g, m);
 	if (m->failed)
 		return;
 	/* The core latched it already; a stray error is latched here. */
 	if (cqpoll_cq_state_now(m->cq) == CQPOLL_CQ_STATE_OK)
 		cqpoll_cq_latch_failure(m->cq, r);
 	m->failed = true;
-	cqpoll_group_deactivate(g, m);
 	m->next_failed = g->failed;
 	g->failed = m;
 }
