@@ -5,7 +5,9 @@
  * when all of them are empty and armed, one bounded epoll_wait, then the CQs
  * whose events fired are polled first. A sleep that ends by timeout runs the
  * safety net: it polls the members, in slices in large groups, for work whose
- * event was lost.
+ * event was lost. A member whose CQ fails, wherever the loop meets it, leaves
+ * the active list and every walk at once; between steps the group removes it
+ * and tells the failure callback (cqpoll_group_reap()), and runs on.
  */
 
 #include <errno.h>
