@@ -448,8 +448,104 @@ test_missed_reports_busy_cold(void)
 	return drop(cq, &m);
 }
 
+/*
+ * CQ states (contract.md, section 11): names and errnos, a report from
+ * another party delivers what the CQ holds before the errno, a wait never
+ * sleeps on a failed CQ, a group refuses one, and the callback's rules.
+ */
+static void
+noop_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	void *arg)
+{
+	(void)cq;
+	(void)c;
+	(void)n;
+	(void)arg;
+}
+
+static void
+noop_failure(struct cqpoll_group *g, struct cqpoll_cq *cq,
+	     const struct cqpoll_cq_failure *f, void *arg)
+{
+	(void)g;
+	(void)cq;
+	(void)f;
+	(void)arg;
+}
+
+static int
+test_cq_states(void)
+{
+	static const int errnos[] = { 0, -EOVERFLOW, -ENODEV, -ENETDOWN, -ESHUTDOWN,
+				      -EBADF, -EIO };
+	struct cqpoll_completion c[4], p = { .wr_id = 1 };
+	struct cqpoll_cq_failure f;
+	struct cqpoll_cq_info info;
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	unsigned int i;
+	uint64_t t0;
+
+	for (i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
+		TEST_ASSERT_EQ(cqpoll_cq_state_errno((enum cqpoll_cq_state)i), errnos[i]);
+	TEST_ASSERT_EQ(cqpoll_cq_state_errno((enum cqpoll_cq_state)99), -EINVAL);
+	TEST_ASSERT(strcmp(cqpoll_cq_state_name(CQPOLL_CQ_STATE_DEVICE_LOST),
+			   "device-lost") == 0, "name");
+	TEST_ASSERT(strcmp(cqpoll_cq_state_name((enum cqpoll_cq_state)99), "unknown") == 0,
+		    "unknown");
+	TEST_ASSERT_EQ(cqpoll_cq_state_get(NULL, &f), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_cq_fail(NULL, -EIO, NULL), -EINVAL);
+
+	cq = cqpoll_sw_cq_create(NULL);
+	TEST_ASSERT(cq != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_cq_state_get(cq, &f), CQPOLL_CQ_STATE_OK);
+	TEST_ASSERT(f.error == 0 && f.cause == NULL, "ok has no cause");
+	TEST_ASSERT_EQ(cqpoll_cq_fail(cq, 5, NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &p), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq, &p), 0);
+	/* Reported failed by someone else (an async event reader). */
+	TEST_ASSERT_EQ(cqpoll_cq_fail(cq, -ENODEV, "test: device gone"), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_fail(cq, -EOVERFLOW, "test: again"), -EALREADY);
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.state, CQPOLL_CQ_STATE_DEVICE_LOST);
+	TEST_ASSERT_EQ(cqpoll_cq_state_get(cq, &f), CQPOLL_CQ_STATE_DEVICE_LOST);
+	TEST_ASSERT(f.error == -ENODEV && strcmp(f.cause, "test: device gone") == 0,
+		    "cause %s", f.cause);
+	/* Not drained: a wait says "poll it", at once. */
+	t0 = test_now_ns();
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), 1);
+	TEST_ASSERT(test_now_ns() - t0 < 100000000ull, "no sleep");
+	/* What it held first, then the errno, for good. */
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 1), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), -ENODEV);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), -ENODEV);
+	TEST_ASSERT(!cqpoll_cq_is_armed(cq), "a dead CQ is not armed");
+	t0 = test_now_ns();
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 2000), -ENODEV);
+	TEST_ASSERT(test_now_ns() - t0 < 100000000ull, "no sleep");
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(cq), 1);
+	/* A group refuses a dead CQ; the callback's registration rules. */
+	g = cqpoll_group_create(NULL);
+	TEST_ASSERT(g != NULL, "group");
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, noop_cb, NULL), -ENODEV);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(g, NULL, NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_unregister(g, noop_failure, NULL), -ENOENT);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(g, noop_failure, NULL), 0);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(g, noop_failure, NULL), -EEXIST);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_unregister(g, noop_failure, g), -ENOENT);
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_unregister(g, noop_failure, NULL), 0);
+	TEST_ASSERT_EQ(cqpoll_group_failed_count(g), 0);
+	TEST_ASSERT_EQ(cqpoll_group_failed_count(NULL), 0);
+	cqpoll_group_destroy(g);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_arguments),
+	TEST_CASE(test_cq_states),
 	TEST_CASE(test_names),
 	TEST_CASE(test_sequences),
 	TEST_CASE(test_missed_reports_bounded),

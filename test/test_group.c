@@ -64,6 +64,20 @@ test_bad_args(void)
 	TEST_ASSERT(cqpoll_policy_find("adaptive", &args) == cqpoll_policy_adaptive() &&
 		    args == NULL, "find adaptive");
 	TEST_ASSERT(cqpoll_policy_find("spinx", &args) == NULL, "find unknown");
+	/* A policy without a name: logs and telemetry could not say which. */
+	{
+		struct cqpoll_policy_ops unnamed = *cqpoll_policy_spin();
+
+		unnamed.name = NULL;
+		conf = (struct cqpoll_group_conf){ .policy = &unnamed,
+						   .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
+		errno = 0;
+		TEST_ASSERT(cqpoll_group_create(&conf) == NULL && errno == EINVAL,
+			    "policy with a NULL name");
+		unnamed.name = "";
+		TEST_ASSERT(cqpoll_group_create(&conf) == NULL && errno == EINVAL,
+			    "policy with an empty name");
+	}
 	TEST_ASSERT(cqpoll_policy_find(NULL, &args) == NULL, "find NULL");
 	TEST_ASSERT(cqpoll_policy_find("spin", NULL) == NULL, "find NULL args");
 

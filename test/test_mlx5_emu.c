@@ -392,12 +392,18 @@ test_overrun(void)
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), 0);
 	for (i = 0; i < 4; i++)
 		TEST_ASSERT_EQ(post(cq, (uint64_t)i), 0);
-	TEST_ASSERT_EQ(post(cq, 4), -EIO);
-	TEST_ASSERT_EQ(post(cq, 5), -EIO);
+	TEST_ASSERT_EQ(post(cq, 4), -EOVERFLOW);
+	TEST_ASSERT_EQ(post(cq, 5), -EOVERFLOW);
 	TEST_ASSERT(test_cq_event_within(cq, 10), "woken");
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), 4); /* what came before */
-	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), -EIO);
-	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), -EIO);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 8), -EOVERFLOW);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 8), -EOVERFLOW);
+	{
+		struct cqpoll_cq_info info;
+
+		TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+		TEST_ASSERT_EQ(info.state, CQPOLL_CQ_STATE_OVERRUN);
+	}
 	cqpoll_cq_destroy(cq);
 	return TEST_PASS;
 }

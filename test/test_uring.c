@@ -2,16 +2,19 @@
 /*
  * io_uring driver on the running kernel: the edge of its arm, deterministic
  * (NOPs complete inside io_uring_submit(), so "completed while disarmed" is
- * a program order, not a race), the CQE mapping, the overflow flush, and
- * attaching to a ring the caller made. Skips (77) where io_uring is
+ * a program order, not a race), the CQE mapping, the overflow flush,
+ * attaching to a ring the caller made, and a ring lost under the poller. Skips (77) where io_uring is
  * unavailable.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
+#include "cqpoll_group.h"
 #include "cq_event_test.h"
 #include "cqpoll_test.h"
 #include "uring_test.h"
@@ -216,6 +219,85 @@ test_attach(void)
 	return TEST_PASS;
 }
 
+static int ring_lost_reports;
+
+static void
+on_ring_lost(struct cqpoll_group *g, struct cqpoll_cq *cq,
+	     const struct cqpoll_cq_failure *f, void *arg)
+{
+	(void)g;
+	(void)arg;
+	if (f->state == CQPOLL_CQ_STATE_QUEUE_LOST && f->error == -EBADF &&
+	    cqpoll_cq_destroy(cq) == 0)
+		ring_lost_reports++;
+	else
+		ring_lost_reports = -100;
+}
+
+static void
+count_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	 void *arg)
+{
+	(void)cq;
+	(void)c;
+	*(unsigned int *)arg += n;
+}
+
+/*
+ * A ring whose fd is closed under the poller (here: its number now names
+ * /dev/null, so the later io_uring_queue_exit() closes that, not someone
+ * else's file): the next arm finds it gone, the CQ fails with -EBADF
+ * (queue lost), and in a group the other CQ goes on.
+ */
+static int
+test_ring_lost(void)
+{
+	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					  .wait_timeout_ms = 20 };
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *a, *b;
+	struct cqpoll_group *g;
+	unsigned int got = 0;
+	int devnull, i;
+
+	/* Alone: poll-and-arm returns the state's errno, and keeps to it. */
+	a = cqpoll_uring_cq_create(NULL);
+	TEST_ASSERT(a != NULL, "create: %s", strerror(errno));
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	TEST_ASSERT(devnull >= 0, "/dev/null");
+	TEST_ASSERT(dup2(devnull, cqpoll_uring_cq_ring(a)->ring_fd) >= 0, "dup2");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), -EBADF);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(a, c, 4), -EBADF);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), -EBADF);
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(a, &info), 0);
+	TEST_ASSERT_EQ(info.state, CQPOLL_CQ_STATE_QUEUE_LOST);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(a), 0);
+
+	/* In a group: the lost ring leaves, the other delivers. */
+	a = cqpoll_uring_cq_create(NULL);
+	b = cqpoll_uring_cq_create(NULL);
+	g = cqpoll_group_create(&conf);
+	TEST_ASSERT(a != NULL && b != NULL && g != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(g, on_ring_lost, NULL), 0);
+	TEST_ASSERT_EQ(cqpoll_group_add(g, a, count_cb, &got), 0);
+	TEST_ASSERT_EQ(cqpoll_group_add(g, b, count_cb, &got), 0);
+	TEST_ASSERT(dup2(devnull, cqpoll_uring_cq_ring(a)->ring_fd) >= 0, "dup2");
+	ring_lost_reports = 0;
+	for (i = 0; i < 4; i++) {
+		TEST_ASSERT_EQ(test_uring_nop(cqpoll_uring_cq_ring(b), 7, 0, false, 0), 0);
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run once");
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "run once");
+	}
+	TEST_ASSERT_EQ(ring_lost_reports, 1);
+	TEST_ASSERT_EQ(cqpoll_group_count(g), 1);
+	TEST_ASSERT_EQ(got, 4);
+	cqpoll_group_destroy(g);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(b), 0);
+	close(devnull);
+	return TEST_PASS;
+}
+
 static int
 test_bad_args(void)
 {
@@ -233,6 +315,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_mapping),
 	TEST_CASE(test_overflow),
 	TEST_CASE(test_attach),
+	TEST_CASE(test_ring_lost),
 	TEST_CASE(test_bad_args),
 };
 

@@ -360,6 +360,25 @@ test_select(void)
 		TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 	}
 	TEST_ASSERT(cqpoll_cq_from_ibv(NULL, ch, NULL) == NULL && errno == EINVAL, "NULL cq");
+	/*
+	 * One ibv_cq wrapped twice would have two owners of one consumer
+	 * index: refused, by either driver's attach, until the first goes.
+	 */
+	ex = ibv_create_cq_ex(ctx, &attr);
+	TEST_ASSERT(ex != NULL, "ibv_create_cq_ex");
+	cq = cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, NULL);
+	TEST_ASSERT(cq != NULL, "first wrap: %s", strerror(errno));
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, NULL) == NULL &&
+		    errno == EBUSY, "second wrap: errno %d", errno);
+	errno = 0;
+	TEST_ASSERT(cqpoll_verbs_cq_attach(ibv_cq_ex_to_cq(ex), ch, NULL) == NULL &&
+		    errno == EBUSY, "second attach: errno %d", errno);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	cq = cqpoll_cq_from_ibv(ibv_cq_ex_to_cq(ex), ch, NULL);
+	TEST_ASSERT(cq != NULL, "wrap after destroy: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	TEST_ASSERT_EQ(cqpoll_verbs_emu_ibv_destroy_cq(ibv_cq_ex_to_cq(ex)), 0);
 	/* Unknown flags (bit 0 was a "force verbs" now the default): refused. */
 	ex = ibv_create_cq_ex(ctx, &attr);
 	TEST_ASSERT(ex != NULL, "ibv_create_cq_ex");

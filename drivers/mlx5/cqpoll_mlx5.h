@@ -147,8 +147,9 @@ struct cqpoll_mlx5_attach_conf {
  * @return
  *   The CQ, or NULL with errno set: EINVAL (NULL @p cq or @p channel, CQ not
  *   bound to @p channel, or a CQ layout the driver cannot poll), EOPNOTSUPP
- *   (not an mlx5 CQ), ENOMEM, or the errno of mlx5dv_init_obj(), fcntl(2),
- *   eventfd(2) or epoll_create1(2).
+ *   (not an mlx5 CQ), EBUSY (@p cq is already wrapped by a live handle),
+ *   ENOMEM, or the errno of mlx5dv_init_obj(), fcntl(2), eventfd(2) or
+ *   epoll_create1(2).
  *
  * Thread safety: safe from any thread; no one may poll or arm @p cq any more.
  */

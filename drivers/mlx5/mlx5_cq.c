@@ -122,7 +122,10 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 		/* The caller destroys what it created, CQ first. */
 		(void)cqpoll_ibv_channel_leave(&q->ev);
 		errno = r;
+		return NULL;
 	}
+	/* Async events of the context (CQ error, device fatal) reach it now. */
+	cqpoll_ibv_channel_bind(&q->ev, cq);
 	return cq;
 }
 

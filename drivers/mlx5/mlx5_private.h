@@ -66,7 +66,7 @@ struct cqpoll_mlx5_cq {
 	uint32_t ci;              /* next CQE to poll, free-running */
 	uint32_t cqe_cnt;         /* N, a power of two */
 	/*
-	 * 0, or -errno the device side raised (-EIO: overrun). Written by the
+	 * 0, or -errno the device side raised (-EOVERFLOW: overrun). Written by the
 	 * event side with a relaxed atomic; read by polls that find nothing,
 	 * so CQEs written before the error are still delivered.
 	 */

@@ -13,8 +13,11 @@ cqpoll_sw_arm(void *priv)
 	struct cqpoll_sw_cq *q = priv;
 	uint32_t pi;
 	bool past;
-	int ret = 0;
+	int ret = sw_emu_error(q);
 
+	/* A dead device takes no arm (emulated failures only). */
+	if (ret < 0)
+		return ret;
 	sw_emu_arm_begin(q);
 	__atomic_fetch_or(&q->arm_cover, SW_ARMED, __ATOMIC_RELAXED);
 	/* Pairs with the fence in cqpoll_sw_post(): see the comment there. */
@@ -50,5 +53,8 @@ cqpoll_sw_arm(void *priv)
 		break;
 	}
 	sw_emu_arm_end(q);
+	/* Failed inside the arm window (a hook): the arm took no effect. */
+	if (ret == 0)
+		ret = sw_emu_error(q);
 	return ret;
 }

@@ -24,6 +24,11 @@ cqpoll_sw_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		q->ci = ci;
 		/* Release: slots are handed back only after they were copied. */
 		__atomic_store_n(&q->ci_db, ci, __ATOMIC_RELEASE);
+		return (int)i;
 	}
-	return (int)i;
+	/*
+	 * Drained: an emulated device that failed says so now, after every
+	 * entry written before the failure went out. Nothing in libcqpoll.
+	 */
+	return sw_emu_error(q);
 }

@@ -16,6 +16,10 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops)
 		return -EINVAL;
 	q = cqpoll_cq_priv(cq);
+	/* A failed emulated device writes nothing more. */
+	r = sw_emu_error(q);
+	if (r < 0)
+		return r;
 	pi = q->pi;
 	if (pi - q->ci_cache > q->mask) {
 		q->ci_cache = __atomic_load_n(&q->ci_db, __ATOMIC_ACQUIRE);

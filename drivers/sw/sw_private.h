@@ -41,6 +41,7 @@ static inline uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer) 
 static inline int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n) { (void)q; (void)n; return 1; }
 static inline int sw_emu_event_fd(struct cqpoll_sw_cq *q) { (void)q; return -1; }
 static inline int sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n) { (void)q; (void)n; return 0; }
+static inline int sw_emu_error(struct cqpoll_sw_cq *q) { (void)q; return 0; }
 #endif
 
 struct cqpoll_sw_slot {

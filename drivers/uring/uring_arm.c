@@ -21,9 +21,21 @@ int
 cqpoll_uring_arm(void *priv)
 {
 	struct cqpoll_uring_cq *q = priv;
-	/* The ring has CQ flags: checked when the CQ was made. */
-	int r = io_uring_cq_eventfd_toggle(q->ring, true);
+	struct stat st;
+	int r;
 
+	/*
+	 * The ring's fd closed under us (or its number reused by another
+	 * file): nothing can submit to the ring any more, and a sleep on it
+	 * would wait for nothing. Once per sleep, one fstat(2). Another
+	 * io_uring in the same fd number shares the anonymous inode and
+	 * cannot be told apart.
+	 */
+	if (fstat(q->ring->ring_fd, &st) < 0 || st.st_dev != q->ring_dev ||
+	    st.st_ino != q->ring_ino)
+		return -EBADF;
+	/* The ring has CQ flags: checked when the CQ was made. */
+	r = io_uring_cq_eventfd_toggle(q->ring, true);
 	/* Pairs with the kernel's smp_mb() between tail store and flags load. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return r;

@@ -65,6 +65,18 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 		r = EOPNOTSUPP;
 		goto err;
 	}
+	q->koverflow = ring->cq.koverflow;
+	q->overflow0 = __atomic_load_n(q->koverflow, __ATOMIC_RELAXED);
+	{
+		struct stat st;
+
+		if (fstat(ring->ring_fd, &st) < 0) {
+			r = errno;
+			goto err;
+		}
+		q->ring_dev = st.st_dev;
+		q->ring_ino = st.st_ino;
+	}
 	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (q->efd < 0) {
 		r = errno;

@@ -90,5 +90,12 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return r;
 	if (r > 0)
 		got += read_cqes(q, comps + got, n - got);
+	/*
+	 * Drained, and the kernel dropped CQEs it could not even keep on its
+	 * overflow list (cq.koverflow, io_cqring_event_overflow()): they are
+	 * lost, the CQ overran.
+	 */
+	if (got == 0 && __atomic_load_n(q->koverflow, __ATOMIC_RELAXED) != q->overflow0)
+		return -EOVERFLOW;
 	return (int)got;
 }

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include <liburing.h>
 
 #include "cqpoll_driver.h"
@@ -24,6 +26,12 @@ struct cqpoll_uring_cq {
 	bool owned;
 	int efd;                  /* eventfd registered with the ring */
 	bool prev_enabled;        /* attach: the eventfd state to restore */
+	/* CQEs the kernel dropped (cq.koverflow), and the count at creation. */
+	unsigned int *koverflow;
+	unsigned int overflow0;
+	/* What the ring fd was at creation: an arm finds it gone or replaced. */
+	dev_t ring_dev;
+	ino_t ring_ino;
 };
 
 /* The driver's table, to recognise its own handles. */

@@ -70,7 +70,9 @@ struct cqpoll_ibv_conf {
  *   Configuration; NULL for defaults.
  * @return
  *   The handle, or NULL with errno set as by the chosen driver's attach
- *   (EINVAL for NULL arguments, a CQ not on @p ch, or unknown flags).
+ *   (EINVAL for NULL arguments, a CQ not on @p ch, or unknown flags;
+ *   EBUSY if @p cq is already wrapped by a live handle: two handles would
+ *   be two owners of one consumer index).
  *
  * Thread safety: safe from any thread.
  */

@@ -76,8 +76,9 @@ struct cqpoll_verbs_conf {
  *   Configuration; NULL for defaults. Only flags and event_ack_batch are used.
  * @return
  *   The handle, or NULL with errno set: EINVAL (NULL @p cq or @p ch, or @p cq
- *   not created on @p ch), ENOMEM, or an errno from fcntl(2), eventfd(2) or
- *   epoll_create1(2).
+ *   not created on @p ch), EBUSY (@p cq is already wrapped by a live
+ *   handle, of this driver or mlx5's), ENOMEM, or an errno from fcntl(2),
+ *   eventfd(2) or epoll_create1(2).
  *
  * Thread safety: safe from any thread. CQs sharing a channel may be attached
  * and destroyed from any thread; their consumer calls belong to one thread.

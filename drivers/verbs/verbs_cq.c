@@ -73,7 +73,10 @@ cqpoll_verbs_handle(struct cqpoll_verbs_cq *q, struct ibv_comp_channel *ch,
 		/* The caller destroys what it created, CQ first. */
 		(void)cqpoll_ibv_channel_leave(&q->ev);
 		errno = r;
+		return NULL;
 	}
+	/* Async events of the context (CQ error, device fatal) reach it now. */
+	cqpoll_ibv_channel_bind(&q->ev, cq);
 	return cq;
 }
 

@@ -18,6 +18,8 @@
 #include "cqpoll.h"
 #include "cqpoll_mlx5.h"
 
+#include <infiniband/verbs.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,7 +30,7 @@ struct mlx5dv_cq;
 /** Emulator switches (struct cqpoll_mlx5_emu_conf::emu_flags). */
 /**
  * A full CQ is an overrun, as on hardware: the CQE is dropped, the CQ goes to
- * the error state, the consumer is woken, and its polls return -EIO once the
+ * the error state, the consumer is woken, and its polls return -EOVERFLOW once the
  * CQEs before the overrun are read. Without it a full CQ makes
  * cqpoll_mlx5_emu_post() return -ENOSPC (back-pressure for generators).
  */
@@ -118,7 +120,9 @@ struct cqpoll_cq *cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *c
  * @return
  *   - 0: written (a failure to deliver the event it fires is not reported).
  *   - -ENOSPC: CQ full, nothing written (without CQPOLL_MLX5_EMU_F_OVERRUN_ERROR).
- *   - -EIO: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ is in error.
+ *   - -EOVERFLOW: overrun (with CQPOLL_MLX5_EMU_F_OVERRUN_ERROR), or the CQ
+ *     overran before; -ENODEV, -ENETDOWN: the device failed
+ *     (cqpoll_mlx5_emu_fail()).
  *   - -EINVAL: NULL argument, not an emulated CQ, a status or opcode mlx5
  *     cannot report, or a payload the CQE cannot carry.
  *
@@ -198,6 +202,34 @@ int cqpoll_mlx5_emu_stats_get(struct cqpoll_cq *cq, struct cqpoll_mlx5_emu_stats
  * Thread safety: any thread.
  */
 int cqpoll_mlx5_emu_dv(struct cqpoll_cq *cq, struct mlx5dv_cq *dv);
+
+/**
+ * Make the device fail as a ConnectX does: it writes the flushed
+ * completions of @p flush (status CQPOLL_STATUS_WR_FLUSH_ERR, WQE counters
+ * from the array, in order), then stops (no CQE written, no completion
+ * event fired, no doorbell read: posts return the failure's errno) and
+ * raises @p event on its context's async fd
+ * (cqpoll_verbs_emu_async_event()), never on the completion channel. The
+ * driver learns of it only by reading its async events.
+ *
+ * @param cq
+ *   A CQ of cqpoll_mlx5_emu_cq_create() on an emulated channel.
+ * @param event
+ *   IBV_EVENT_CQ_ERR (overrun: -EOVERFLOW), IBV_EVENT_DEVICE_FATAL
+ *   (-ENODEV) or IBV_EVENT_PORT_ERR (-ENETDOWN).
+ * @param flush
+ *   Outstanding work to flush, or NULL when @p n_flush is 0.
+ * @param n_flush
+ *   How many.
+ * @return
+ *   0; -EINVAL for a bad argument; -ENOTSUP for a CQ on no channel (no
+ *   context to raise the event on); -EALREADY if it failed before; a
+ *   post's error if the flushed completions do not fit.
+ *
+ * Thread safety: on the producer's thread.
+ */
+int cqpoll_mlx5_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+			 const uint64_t *flush, unsigned int n_flush);
 
 #ifdef __cplusplus
 }

@@ -338,6 +338,8 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 		if (cq == NULL)
 			r = -errno;
 	}
+	if (r == 0 && dev->ev_cq != NULL)
+		cqpoll_ibv_channel_bind(&q->ev, cq);
 	if (r == 0)
 		live_add(e);
 	if (r < 0) {

@@ -163,6 +163,9 @@ cqpoll_mlx5_emu_dev_check(struct cqpoll_mlx5_emu_dev *dev)
 	uint64_t word;
 	int bad, stale;
 
+	/* A CQ in error raises nothing more: no doorbell is even read. */
+	if (dev->broken)
+		return 0;
 	if (dev->ev_cq != NULL && __atomic_load_n(&dev->timer_due, __ATOMIC_ACQUIRE) &&
 	    cqpoll_now_ns() >= dev->due_ns) {
 		/* Queued before "due" clears: the oracle sees one or the other. */
@@ -257,6 +260,7 @@ cqpoll_mlx5_emu_dev_raise_error(struct cqpoll_mlx5_emu_dev *dev, int32_t err)
 	uint64_t one = 1;
 
 	dev->broken = 1;
+	dev->broken_err = err;
 	/* As an async CQ error: the driver learns it, a sleeper wakes up. */
 	__atomic_store_n(dev->drv_err, err, __ATOMIC_RELEASE);
 	if (write(dev->errfd, &one, sizeof(one)) != sizeof(one))

@@ -190,8 +190,8 @@ room(struct cqpoll_mlx5_emu_dev *dev, uint32_t k)
 	}
 	/* [INFERRED] §4.3: the CQE is lost and the CQ goes to error. */
 	dev->stats.overruns++;
-	cqpoll_mlx5_emu_dev_raise_error(dev, -EIO);
-	return -EIO;
+	cqpoll_mlx5_emu_dev_raise_error(dev, -EOVERFLOW);
+	return -EOVERFLOW;
 }
 
 /* Write one CQE at pi: body first, op_own last with release order (§3.2). */
@@ -364,7 +364,7 @@ cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 		return r;
 	pthread_mutex_lock(&dev->lock);
 	if (dev->broken) {
-		r = -EIO;
+		r = dev->broken_err;
 		goto out;
 	}
 	/* Held completions count as written: their slots are taken. */

@@ -70,7 +70,8 @@ struct cqpoll_mlx5_emu_dev {
 	enum cqpoll_mlx5_emu_state state;
 	uint32_t arm_ci;
 	uint32_t fired;      /* events delivered: what the driver's sn must follow */
-	int broken;          /* overrun: the CQ is in error */
+	int broken;          /* overrun or failure: the CQ is in error */
+	int broken_err;      /* what posts return then (-errno) */
 	/* Compression: completions held for the next session, in post order. */
 	int compress;
 	int enhanced;        /* enhanced layout: blocks after a plain title */

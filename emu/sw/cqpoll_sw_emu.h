@@ -129,6 +129,40 @@ enum cqpoll_sw_hook_point {
 int cqpoll_sw_emu_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
 			   void (*fn)(void *arg), void *arg);
 
+/** cqpoll_sw_emu_fail(): no report and no wake-up; only polls find it. */
+#define CQPOLL_SW_EMU_FAIL_F_SILENT (1u << 0)
+
+/**
+ * Make the device fail, as hardware does (doc/guides/contract.md, 11):
+ * it first writes the flushed completions of @p flush (status
+ * CQPOLL_STATUS_WR_FLUSH_ERR, wr_id from the array, in order), then stops:
+ * posts and arms return @p error, and polls return it once the CQ is
+ * drained. Unless CQPOLL_SW_EMU_FAIL_F_SILENT, it also reports the failure
+ * (cqpoll_cq_fail(), as an async event would) and makes the CQ's event fd
+ * readable, so a sleeping consumer wakes at once; silent, only a poll finds
+ * it (a group's safety net, for a CQ armed and asleep).
+ *
+ * @param cq
+ *   A CQ of cqpoll_sw_emu_cq_create().
+ * @param error
+ *   The failure, < 0: -EOVERFLOW (overrun), -ENODEV (device fatal),
+ *   -ENETDOWN (port error), -ESHUTDOWN (peer gone), or any other.
+ * @param flush
+ *   wr_ids of the outstanding work to flush, or NULL when @p n_flush is 0.
+ * @param n_flush
+ *   How many.
+ * @param flags
+ *   CQPOLL_SW_EMU_FAIL_F_* flags.
+ * @return
+ *   0; -EINVAL for a bad argument; -EALREADY if it had failed; -ENOSPC if
+ *   the flushed completions do not fit (nothing more is done).
+ *
+ * Thread safety: on the producer's thread (or whichever thread alone posts
+ * to the CQ at that moment, e.g. an arm hook once the producer stopped).
+ */
+int cqpoll_sw_emu_fail(struct cqpoll_cq *cq, int error, const uint64_t *flush,
+		       unsigned int n_flush, uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif

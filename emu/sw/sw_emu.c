@@ -224,3 +224,65 @@ cqpoll_sw_emu_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
 	q->emu.hook_arg[point] = arg;
 	return 0;
 }
+
+int
+sw_emu_error(struct cqpoll_sw_cq *q)
+{
+	/* Acquire: the flushed entries posted before it are visible too. */
+	return __atomic_load_n(&q->emu.error, __ATOMIC_ACQUIRE);
+}
+
+static const char *
+fail_cause(int error)
+{
+	switch (error) {
+	case -EOVERFLOW:
+		return "sw-emu: CQ overrun injected";
+	case -ENODEV:
+		return "sw-emu: device fatal injected";
+	case -ENETDOWN:
+		return "sw-emu: port error injected, work flushed";
+	case -ESHUTDOWN:
+		return "sw-emu: peer shutdown injected";
+	default:
+		return "sw-emu: failure injected";
+	}
+}
+
+int
+cqpoll_sw_emu_fail(struct cqpoll_cq *cq, int error, const uint64_t *flush,
+		   unsigned int n_flush, uint32_t flags)
+{
+	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
+	struct cqpoll_sw_cq *q;
+	const uint64_t one = 1;
+	unsigned int i;
+	int r;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops || error >= 0 ||
+	    (n_flush != 0 && flush == NULL) ||
+	    (flags & ~CQPOLL_SW_EMU_FAIL_F_SILENT) != 0)
+		return -EINVAL;
+	q = cqpoll_cq_priv(cq);
+	if (sw_emu_error(q) != 0)
+		return -EALREADY;
+	/* Outstanding work first, as a QP in error flushes it, in order. */
+	for (i = 0; i < n_flush; i++) {
+		c.wr_id = flush[i];
+		r = cqpoll_sw_post(cq, &c);
+		if (r < 0)
+			return r;
+	}
+	__atomic_store_n(&q->emu.error, error, __ATOMIC_RELEASE);
+	if (flags & CQPOLL_SW_EMU_FAIL_F_SILENT)
+		return 0;
+	/*
+	 * The device's async report: the core learns the state at once, and
+	 * whoever sleeps on the CQ wakes up (its event fd, as a kernel CQ's
+	 * event handler would run).
+	 */
+	cqpoll_cq_fail(cq, error, fail_cause(error));
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+		return -errno;
+	return 0;
+}

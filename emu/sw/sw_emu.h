@@ -58,6 +58,8 @@ struct cqpoll_sw_emu_state {
 	uint32_t posted;    /* entries whose post finished (the oracle's frontier) */
 	/* 1 from arming the delay timer until the consumer takes its expiry. */
 	uint32_t timer_due;
+	/* 0, or the -errno of an injected failure (cqpoll_sw_emu_fail()). */
+	int error;
 };
 
 #define SW_EMU_STATE struct cqpoll_sw_emu_state emu;
@@ -74,6 +76,8 @@ uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer);
 int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n);
 int sw_emu_event_fd(struct cqpoll_sw_cq *q);
 int sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n);
+/* 0, or the injected failure's -errno: polls read it once drained. */
+int sw_emu_error(struct cqpoll_sw_cq *q);
 /* The oracle: 1 if a completion is stranded, else 0. */
 int sw_emu_stranded(struct cqpoll_sw_cq *q);
 

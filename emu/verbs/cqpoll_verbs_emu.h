@@ -100,6 +100,39 @@ int cqpoll_verbs_emu_close(struct ibv_context *ctx);
 bool cqpoll_verbs_emu_is_context(const struct ibv_context *ctx);
 
 /**
+ * Raise an async event on an emulated context, as the kernel queues one on
+ * a device's async fd: the context's async_fd turns readable, and the
+ * drivers read the event through their async path (drivers/common/ibv),
+ * as ibv_get_async_event() would give it.
+ *
+ * @param ctx
+ *   An emulated context.
+ * @param type
+ *   The event, e.g. IBV_EVENT_CQ_ERR, IBV_EVENT_DEVICE_FATAL,
+ *   IBV_EVENT_PORT_ERR.
+ * @param cq
+ *   For IBV_EVENT_CQ_ERR, the CQ it names (of @p ctx); else ignored.
+ * @param port_num
+ *   For port events, the port; else ignored.
+ * @return
+ *   0; -EINVAL for a bad argument; -ENOSPC if 16 events wait unread.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_verbs_emu_async_event(struct ibv_context *ctx, enum ibv_event_type type,
+				 struct ibv_cq *cq, int port_num);
+
+/**
+ * Async events of emulated contexts acknowledged so far (process-wide).
+ *
+ * @return
+ *   The count.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_verbs_emu_async_acked(void);
+
+/**
  * ibv_create_comp_channel() for an emulated context. Its fd is non-blocking.
  * The channel holds a reference on @p ctx until it is destroyed.
  *
@@ -314,6 +347,32 @@ struct cqpoll_cq *cqpoll_verbs_emu_cq_create(const struct cqpoll_verbs_emu_conf 
  * Thread safety: as cqpoll_verbs_emu_ibv_post().
  */
 int cqpoll_verbs_emu_cq_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
+
+/**
+ * Make the emulated device under a verbs handle fail: it writes the flushed
+ * completions of @p flush (status CQPOLL_STATUS_WR_FLUSH_ERR, in order),
+ * then writes no entry and fires no completion event (arms are taken and do
+ * nothing), and raises @p event on the context's async fd
+ * (cqpoll_verbs_emu_async_event()). The verbs driver learns of it only
+ * through its async path.
+ *
+ * @param cq
+ *   A verbs handle on an emulated device.
+ * @param event
+ *   IBV_EVENT_CQ_ERR (-EOVERFLOW), IBV_EVENT_DEVICE_FATAL (-ENODEV) or
+ *   IBV_EVENT_PORT_ERR (-ENETDOWN).
+ * @param flush
+ *   wr_ids of the work to flush, or NULL when @p n_flush is 0.
+ * @param n_flush
+ *   How many.
+ * @return
+ *   0; -EINVAL for a bad argument; -EALREADY if it failed before; a post's
+ *   error if the flushed completions do not fit.
+ *
+ * Thread safety: on the producer's thread.
+ */
+int cqpoll_verbs_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+			  const uint64_t *flush, unsigned int n_flush);
 
 #ifdef __cplusplus
 }

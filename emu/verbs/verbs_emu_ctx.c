@@ -139,6 +139,15 @@ cqpoll_verbs_emu_open(const struct cqpoll_verbs_emu_faults *faults, uint32_t fla
 	emu->vctx.query_rt_values = emu_query_rt_values;
 	if (!(flags & CQPOLL_VERBS_EMU_F_NO_CQ_EX))
 		emu->vctx.create_cq_ex = cqpoll_verbs_emu_create_cq_ex;
+	if (cqpoll_verbs_emu_async_init(emu) != 0) {
+		int e = errno;
+
+		pthread_mutex_destroy(&ctx->mutex);
+		pthread_mutex_destroy(&emu->lock);
+		free(emu);
+		errno = e;
+		return NULL;
+	}
 	return ctx;
 }
 
@@ -166,6 +175,7 @@ cqpoll_verbs_emu_ctx_put(struct cqpoll_verbs_emu_ctx *emu)
 	pthread_mutex_unlock(&emu->lock);
 	if (refs != 0)
 		return;
+	cqpoll_verbs_emu_async_fini(emu);
 	pthread_mutex_destroy(&emu->lock);
 	pthread_mutex_destroy(&emu->vctx.context.mutex);
 	free(emu);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 
+#include "cqpoll_verbs.h"
 #include "verbs_emu_private.h"
 
 static uint8_t
@@ -47,6 +48,9 @@ cqpoll_verbs_emu_ibv_post(struct ibv_cq *cq, const struct cqpoll_completion *com
 	if (cq == NULL || comp == NULL || !cqpoll_verbs_emu_is_context(cq->context))
 		return -EINVAL;
 	q = emu_cq(cq);
+	/* A failed device writes nothing more. */
+	if (__atomic_load_n(&q->dead, __ATOMIC_ACQUIRE) != 0)
+		return __atomic_load_n(&q->dead, __ATOMIC_ACQUIRE);
 	pi = q->pi;
 	if (pi - q->ci_cache > q->mask) {
 		q->ci_cache = __atomic_load_n(&q->ci_db, __ATOMIC_ACQUIRE);
@@ -119,6 +123,9 @@ cqpoll_verbs_emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	struct cqpoll_verbs_emu_cq *q = emu_cq(cq);
 
 	run_hook(q, CQPOLL_VERBS_EMU_HOOK_BEFORE_ARM);
+	/* A dead device takes the doorbell and does nothing, as hardware would. */
+	if (__atomic_load_n(&q->dead, __ATOMIC_ACQUIRE) != 0)
+		return 0;
 	arm_delay(q);
 	__atomic_store_n(&q->sol_mode, solicited_only != 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&q->armed, solicited_only ? EMU_ARM_SOLICITED : EMU_ARM_NEXT,
@@ -128,4 +135,47 @@ cqpoll_verbs_emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	arm_delay(q);
 	run_hook(q, CQPOLL_VERBS_EMU_HOOK_AFTER_ARM);
 	return 0;
+}
+
+int
+cqpoll_verbs_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+		      const uint64_t *flush, unsigned int n_flush)
+{
+	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
+	struct ibv_cq *vcq = cqpoll_verbs_cq_ibv(cq);
+	struct cqpoll_verbs_emu_cq *q;
+	unsigned int i;
+	int32_t err, none = 0;
+	int r;
+
+	if (vcq == NULL || !cqpoll_verbs_emu_is_context(vcq->context) ||
+	    (n_flush != 0 && flush == NULL))
+		return -EINVAL;
+	switch (event) {
+	case IBV_EVENT_CQ_ERR:
+		err = -EOVERFLOW;
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		err = -ENODEV;
+		break;
+	case IBV_EVENT_PORT_ERR:
+		err = -ENETDOWN;
+		break;
+	default:
+		return -EINVAL;
+	}
+	q = emu_cq(vcq);
+	/* The QPs' outstanding work first, flushed in order. */
+	for (i = 0; i < n_flush; i++) {
+		c.wr_id = flush[i];
+		r = cqpoll_verbs_emu_ibv_post(vcq, &c);
+		if (r < 0)
+			return r;
+	}
+	/* No entry and no completion event from here on; the arm is dropped. */
+	if (!__atomic_compare_exchange_n(&q->dead, &none, err, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return -EALREADY;
+	__atomic_store_n(&q->armed, EMU_ARM_NONE, __ATOMIC_RELEASE);
+	return cqpoll_verbs_emu_async_event(vcq->context, event, vcq, 1);
 }

@@ -30,11 +30,20 @@
 #define EMU_ARM_NEXT      1u
 #define EMU_ARM_SOLICITED 2u
 
+/* Async events an emulated context holds until they are read. */
+#define EMU_ASYNC_MAX 16
+
 struct cqpoll_verbs_emu_ctx {
 	struct cqpoll_verbs_emu_faults faults;
 	uint32_t flags;
 	unsigned int refs; /* opener, channels, CQs */
 	pthread_mutex_t lock;
+	/*
+	 * Under lock: async events raised and not yet read; the context's
+	 * async_fd is a semaphore eventfd with one token per event.
+	 */
+	struct ibv_async_event async_q[EMU_ASYNC_MAX];
+	unsigned int async_head, async_n;
 	/* Must be last: libibverbs finds the verbs_context before the context. */
 	struct verbs_context vctx;
 };
@@ -96,6 +105,7 @@ struct cqpoll_verbs_emu_cq {
 	uint32_t sol_mode;  /* last arm was solicited-only */
 	uint32_t covered;   /* entries below this are covered by a raised event */
 	uint32_t posted;    /* past the last entry owed a wake-up whose post finished */
+	int32_t dead;       /* 0, or -errno: the device failed (cqpoll_verbs_emu_fail()) */
 
 	/* Under chan->lock. */
 	uint32_t queued;    /* events in the channel for this CQ */
@@ -122,6 +132,9 @@ emu_ctx(struct ibv_context *ctx)
 		offsetof(struct cqpoll_verbs_emu_ctx, vctx.context));
 }
 
+/* The async side of a context being opened or freed (verbs_emu_async.c). */
+int cqpoll_verbs_emu_async_init(struct cqpoll_verbs_emu_ctx *emu);
+void cqpoll_verbs_emu_async_fini(struct cqpoll_verbs_emu_ctx *emu);
 void cqpoll_verbs_emu_ctx_get(struct cqpoll_verbs_emu_ctx *emu);
 void cqpoll_verbs_emu_ctx_put(struct cqpoll_verbs_emu_ctx *emu);
 

@@ -60,13 +60,96 @@ enum cqpoll_arm_semantics {
 	CQPOLL_ARM_REPORT_MISSED,
 };
 
-/** Static facts about a CQ. */
+/**
+ * Whether a CQ lives, and if not, what killed it. A CQ leaves
+ * CQPOLL_CQ_STATE_OK once, for good: from then on every poll, arm and wait
+ * of it returns the state's own negative errno (cqpoll_cq_state_errno()) at
+ * once, never blocking. Completions written before the failure (flushed work
+ * among them, CQPOLL_WC_WR_FLUSH_ERR, once each and in order) are delivered
+ * first; the errno comes when they are drained. See doc/guides/contract.md,
+ * section 11.
+ */
+enum cqpoll_cq_state {
+	CQPOLL_CQ_STATE_OK = 0,      /**< Alive. */
+	/** The device overran the CQ: entries were lost (-EOVERFLOW). */
+	CQPOLL_CQ_STATE_OVERRUN,
+	/** The device is gone or fatally broken (-ENODEV). */
+	CQPOLL_CQ_STATE_DEVICE_LOST,
+	/** The port of the CQ's work went down; its work was flushed (-ENETDOWN). */
+	CQPOLL_CQ_STATE_PORT_DOWN,
+	/** The peer closed or lost the connection (-ESHUTDOWN). */
+	CQPOLL_CQ_STATE_PEER_CLOSED,
+	/** The queue itself went away under the poller, e.g. its fd closed (-EBADF). */
+	CQPOLL_CQ_STATE_QUEUE_LOST,
+	/** The driver failed with an error no other state names (-EIO). */
+	CQPOLL_CQ_STATE_ERROR,
+};
+
+/** Static facts about a CQ, and its state. */
 struct cqpoll_cq_info {
 	const char *driver;                    /**< Driver name, e.g. "sw". */
 	enum cqpoll_arm_semantics arm;         /**< What the driver's arm guarantees. */
 	uint32_t size;                         /**< Entries the CQ holds. */
 	uint32_t event_ack_batch;              /**< Events acknowledged per driver call. */
+	/**
+	 * The CQ's state when the call read it. On 64-bit targets it sits in
+	 * what was the structure's tail padding, so the size is unchanged.
+	 */
+	enum cqpoll_cq_state state;
 };
+
+/** Why a CQ failed: what cqpoll_cq_state_get() and group failure callbacks get. */
+struct cqpoll_cq_failure {
+	enum cqpoll_cq_state state; /**< The state; CQPOLL_CQ_STATE_OK: alive. */
+	/** The state's negative errno (cqpoll_cq_state_errno()); 0 when OK. */
+	int error;
+	/**
+	 * What the driver saw, e.g. "IBV_EVENT_DEVICE_FATAL" or "FI_SHUTDOWN";
+	 * a static string valid for the life of the process, NULL when OK.
+	 */
+	const char *cause;
+};
+
+/**
+ * Name of a CQ state: "ok", "overrun", "device-lost", "port-down",
+ * "peer-closed", "queue-lost" or "error".
+ *
+ * @param state
+ *   The state.
+ * @return
+ *   A static string; "unknown" for a value out of range.
+ *
+ * Thread safety: safe from any thread.
+ */
+const char *cqpoll_cq_state_name(enum cqpoll_cq_state state);
+
+/**
+ * The negative errno that polls, arms and waits of a CQ in @p state return.
+ *
+ * @param state
+ *   The state.
+ * @return
+ *   0 for CQPOLL_CQ_STATE_OK, -EOVERFLOW, -ENODEV, -ENETDOWN, -ESHUTDOWN,
+ *   -EBADF or -EIO (in the order of enum cqpoll_cq_state); -EINVAL for a
+ *   value out of range.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_cq_state_errno(enum cqpoll_cq_state state);
+
+/**
+ * A CQ's state and the cause of its failure.
+ *
+ * @param cq
+ *   The CQ.
+ * @param[out] f
+ *   Filled in; NULL if only the state is wanted.
+ * @return
+ *   The state (>= 0), or -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+int cqpoll_cq_state_get(const struct cqpoll_cq *cq, struct cqpoll_cq_failure *f);
 
 /**
  * Name of an arm semantics: "level", "edge" or "report-missed".
@@ -100,7 +183,7 @@ int cqpoll_arm_semantics_parse(const char *name, enum cqpoll_arm_semantics *arm)
  * @param cq
  *   The CQ.
  * @param[out] info
- *   Filled with the CQ's driver, arm semantics, size and ack batch.
+ *   Filled with the CQ's driver, arm semantics, size, ack batch and state.
  * @return
  *   0 on success, -EINVAL if @p cq or @p info is NULL.
  *
@@ -150,7 +233,10 @@ int cqpoll_cq_destroy(struct cqpoll_cq *cq);
  *   - -EAGAIN: a report-missed device said "missed" on 64 arms in a row
  *     while its polls found nothing: the CQ is not armed. Call again (poll
  *     on); do not sleep on it.
- *   - other < 0: -errno from the driver's poll or arm.
+ *   - -EOVERFLOW, -ENODEV, -ENETDOWN, -ESHUTDOWN, -EBADF, -EIO: the CQ has
+ *     failed (enum cqpoll_cq_state); it will not be armed again.
+ *   - other < 0: -errno from the driver's poll or arm; the CQ is then in
+ *     CQPOLL_CQ_STATE_ERROR.
  *
  * Thread safety: consumer thread only (see cqpoll_poll_burst()).
  */
@@ -197,10 +283,11 @@ int cqpoll_cq_event_fd(const struct cqpoll_cq *cq);
  * @param cq
  *   The CQ.
  * @return
- *   - > 0: number of events consumed.
+ *   - > 0: number of events consumed. A failed CQ (enum cqpoll_cq_state),
+ *     or one whose driver failed to take its events, returns 1: poll it,
+ *     for what it still holds and then its state's errno.
  *   - 0: no event was pending.
  *   - -EINVAL: @p cq is NULL.
- *   - other < 0: -errno from the driver.
  *
  * Thread safety: consumer thread only.
  */
@@ -249,6 +336,9 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
  *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
  *   - -EINTR: a signal interrupted the sleep.
+ *   - the state's errno (cqpoll_cq_state_errno()): the CQ has failed and
+ *     was drained; a failed CQ never puts the caller to sleep (one that
+ *     failed and may still hold completions returns 1 at once: poll it).
  *   - other < 0: -errno from poll(2) or the driver.
  *
  * Thread safety: consumer thread only.

@@ -30,6 +30,8 @@ _Static_assert(sizeof(struct cqpoll_cq_stats) - offsetof(struct cqpoll_cq_stats,
 	       "cqpoll_cq_stats_get() copies the counters from arms on as a block");
 _Static_assert(sizeof(void *) != 8 || sizeof(struct cqpoll_completion) == 48,
 	       "the completion record is part of the ABI");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct cqpoll_cq_info) == 24,
+	       "cqpoll_cq_info::state lives in the old tail padding");
 
 static int
 default_event_ack(void *priv, unsigned int n)
@@ -167,6 +169,7 @@ cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info)
 	info->arm = cq->arm;
 	info->size = cq->size;
 	info->event_ack_batch = cq->event_ack_batch;
+	info->state = cqpoll_cq_state_now(cq);
 	return 0;
 }
 

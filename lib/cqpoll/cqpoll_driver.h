@@ -145,6 +145,35 @@ cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *op
 	return cqpoll_cq_priv(cq);
 }
 
+/**
+ * Report that a CQ failed (doc/guides/contract.md, section 11): the first
+ * report fixes the CQ's state for good. The driver must then, from its next
+ * poll on, deliver what the CQ still holds and afterwards return the
+ * state's errno (or any negative value: the core returns the state's), fail
+ * its arm, and make the CQ's event fd readable if a consumer may be asleep
+ * on it, so that nobody sleeps on a dead CQ. A driver that only learns of
+ * the failure from a failed poll or arm need not call this: the core latches
+ * such a return as the state its errno names (cqpoll_cq_state_errno()).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param cq
+ *   The CQ.
+ * @param error
+ *   The failure as a negative errno, mapped to a state as
+ *   cqpoll_cq_state_errno() lists; any other value is CQPOLL_CQ_STATE_ERROR.
+ * @param cause
+ *   What the driver saw (e.g. "IBV_EVENT_CQ_ERR"): a static string, or NULL.
+ * @return
+ *   - 0: the CQ is now failed.
+ *   - -EALREADY: it had failed before; its state is unchanged.
+ *   - -EINVAL: @p cq is NULL or @p error is not negative.
+ *
+ * Thread safety: safe from any thread while the CQ exists (an async event
+ * reader may report a CQ that another thread polls).
+ */
+int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
+
 #ifdef __cplusplus
 }
 #endif

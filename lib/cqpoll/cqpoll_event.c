@@ -46,12 +46,30 @@ cqpoll_cq_event_get(struct cqpoll_cq *cq)
 
 	if (cq == NULL)
 		return -EINVAL;
+	/* Latched: the dead device's events mean nothing, poll for the errno. */
+	if (cq->fail_latched)
+		return 1;
 	r = cq->ops.event_get(cq->fp.priv);
-	if (r <= 0)
-		return r;
+	if (r < 0) {
+		/*
+		 * The CQ's events failed: it is failed. Taken as an event, so
+		 * that the caller polls what it still holds, then the errno.
+		 */
+		cqpoll_cq_fail(cq, r, NULL);
+		cq->armed = false;
+		return 1;
+	}
+	if (r == 0) {
+		/* Reported failed while asleep, its fd made readable: poll it. */
+		if (cqpoll_cq_state_now(cq) == CQPOLL_CQ_STATE_OK)
+			return 0;
+		cq->armed = false;
+		return 1;
+	}
 	/* The arm fired: the next sleep needs a new one. */
 	cq->armed = false;
-	cq->fp.pending |= CQPOLL_CQ_FP_PENDING_EVENT;
+	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_EVENT,
+			  __ATOMIC_RELAXED);
 	cqpoll_stat_add(&cq->counters.events, (uint64_t)r);
 	cq->events_unacked += (unsigned int)r;
 	/* Acking takes a lock in verbs: pay it once per batch, not per event. */
@@ -82,7 +100,8 @@ cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
 	if (!cq->armed)
 		return;
 	cq->t_timeout_sleep = t_sleep;
-	cq->fp.pending |= CQPOLL_CQ_FP_PENDING_TIMEOUT;
+	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_TIMEOUT,
+			  __ATOMIC_RELAXED);
 }
 
 /*
@@ -116,13 +135,27 @@ cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
 		     const struct cqpoll_completion *comps, int n)
 {
 	struct cqpoll_cq *cq = cqpoll_cq_of_fp(fp);
-	uint32_t pending = fp->pending;
+	uint32_t pending = __atomic_exchange_n(&fp->pending, 0, __ATOMIC_ACQUIRE);
 
-	fp->pending = 0;
+	if (n < 0) {
+		cqpoll_cq_latch_failure(cq, n);
+		return;
+	}
 	if ((pending & CQPOLL_CQ_FP_PENDING_EVENT) != 0 && n == 0)
 		cqpoll_stat_add(&cq->counters.spurious_events, 1);
 	if ((pending & CQPOLL_CQ_FP_PENDING_TIMEOUT) != 0)
 		timeout_judge(cq, comps, n);
+	if ((pending & CQPOLL_CQ_FP_PENDING_FAILED) != 0) {
+		/*
+		 * Reported failed: what the CQ held before goes out first; the
+		 * first poll that finds it drained latches the state.
+		 */
+		if (n == 0)
+			cqpoll_cq_latch_failure(cq, 0);
+		else
+			__atomic_fetch_or(&fp->pending, CQPOLL_CQ_FP_PENDING_FAILED,
+					  __ATOMIC_RELAXED);
+	}
 }
 
 int
@@ -136,6 +169,16 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		CQPOLL_LOG_LIB(ERR, "cq wait: %s", cq == NULL ? "NULL cq" :
 			       "timeout out of range 1..3600000 ms");
 		return -EINVAL;
+	}
+	/*
+	 * A failed CQ never puts its caller to sleep: the errno once drained;
+	 * before, "poll it", as an event would, for what it still holds.
+	 */
+	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+		if (cq->fail_latched)
+			return cqpoll_cq_latch_failure(cq, 0);
+		cq->armed = false;
+		return 1;
 	}
 	if (!cq->armed)
 		return -EAGAIN;
@@ -175,6 +218,7 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		return r;
 	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,
 		     cqpoll_now_ns() - t_sleep, 0);
+	/* Woken by the failure: the caller polls what is left, then the errno. */
 	/* Readable with nothing for us (a shared channel): like a timeout. */
 	return r > 0 ? 1 : 0;
 }

@@ -55,6 +55,11 @@ struct cqpoll_cq_fp_counters {
 #define CQPOLL_CQ_FP_PENDING_EVENT   (1u << 0)
 /** @internal cqpoll_cq_fp::pending: a sleep on the armed CQ ended by timeout. */
 #define CQPOLL_CQ_FP_PENDING_TIMEOUT (1u << 1)
+/**
+ * @internal cqpoll_cq_fp::pending: the CQ was reported failed (from any
+ * thread, cqpoll_cq_fail()); the first empty poll latches the state.
+ */
+#define CQPOLL_CQ_FP_PENDING_FAILED  (1u << 2)
 
 /**
  * @internal
@@ -86,7 +91,9 @@ struct cqpoll_cq_fp {
  * set): an event after which the poll found nothing was spurious; completions
  * in a CQ still armed after a timeout mean its event was lost or late, so the
  * arm is spent, and it is a timeout recovery if they were visible before the
- * sleep. Clears cqpoll_cq_fp::pending. Called by cqpoll_poll_burst() only.
+ * sleep. A poll that failed (@p n < 0), or an empty one of a CQ reported
+ * failed, fixes the CQ's state (enum cqpoll_cq_state): later polls return
+ * its errno. Clears cqpoll_cq_fp::pending. Called by cqpoll_poll_burst() only.
  *
  * @param fp
  *   The CQ handle's fast-path part.
@@ -117,7 +124,10 @@ void cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
  *   - > 0: number of completions written to @p comps, oldest first.
  *   - 0: the CQ had no visible completion.
  *   - -EINVAL: @p cq or @p comps is NULL, or @p n is 0.
- *   - other < 0: -errno from the driver (e.g. -EIO: the device overran the CQ).
+ *   - other < 0: the CQ has failed: the errno of its state
+ *     (cqpoll_cq_state_errno(), e.g. -EOVERFLOW: the device overran the
+ *     CQ), from now on at every poll. The poll that meets the failure may
+ *     return the driver's own errno.
  *
  * Thread safety: one consumer thread per CQ; not safe to call concurrently
  * with any other consumer call on the same CQ.
@@ -140,8 +150,12 @@ cqpoll_poll_burst(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		cqpoll_stat_add(&c->hits, 1);
 		cqpoll_stat_add(&c->completions, (uint64_t)r);
 	}
-	/* Rare: only the first poll after an event or a timed-out sleep. */
-	if (fp->pending != 0)
+	/*
+	 * Rare: only the first poll after an event or a timed-out sleep, and
+	 * a failure. Another thread may set a bit (cqpoll_cq_fail()).
+	 */
+	if (__builtin_expect((__atomic_load_n(&fp->pending, __ATOMIC_RELAXED) != 0) |
+			     (r < 0), 0))
 		cqpoll_cq_poll_judge(fp, comps, r);
 	return r;
 }

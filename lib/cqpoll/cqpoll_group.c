@@ -50,9 +50,15 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 
 	if (ops == NULL)
 		ops = cqpoll_policy_adaptive();
+	/* Logs, telemetry and cqpoll_group_info_get() name it. */
+	if (ops->name == NULL || ops->name[0] == '\0') {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %p has no name",
+			       (const void *)ops);
+		return -EINVAL;
+	}
 	if (ops->init == NULL || ops->decide == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group create: policy %s lacks init or decide",
-			       ops->name != NULL ? ops->name : "(unnamed)");
+			       ops->name);
 		return -EINVAL;
 	}
 	/* 64-byte alignment suits any type; never ask for 0 bytes. */
@@ -341,6 +347,13 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 			       cq->group == g ? "this" : "another");
 		return -EBUSY;
 	}
+	/* A dead CQ would be reported at once: refuse it instead. */
+	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p has failed (%s)",
+			       (void *)g, (void *)cq,
+			       cqpoll_cq_state_name(cqpoll_cq_state_now(cq)));
+		return cqpoll_cq_state_errno(cqpoll_cq_state_now(cq));
+	}
 	fd = cqpoll_cq_event_fd(cq);
 	if (fd < 0) {
 		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p has no event fd: %s",
@@ -376,6 +389,23 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	return 0;
 }
 
+/* Take members[i] out of every list and epoll; the CQ is free again. */
+static void
+member_remove(struct cqpoll_group *g, unsigned int i)
+{
+	struct cqpoll_group_member *m = g->members[i];
+
+	cqpoll_group_deactivate(g, m);
+	g->noracle -= m->oracle;
+	fd_detach(g, m);
+	m->cq->group = NULL;
+	/* Keep the order of the others: polling order is fairness order. */
+	memmove(&g->members[i], &g->members[i + 1],
+		(size_t)(g->n - i - 1) * sizeof(g->members[0]));
+	g->n--;
+	free(m);
+}
+
 int
 cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 {
@@ -390,16 +420,100 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 	if (i < 0)
 		return -ENOENT;
 	m = g->members[i];
-	cqpoll_group_deactivate(g, m);
-	g->noracle -= m->oracle;
-	fd_detach(g, m);
-	cq->group = NULL;
-	/* Keep the order of the others: polling order is fairness order. */
-	memmove(&g->members[i], &g->members[i + 1],
-		(size_t)(g->n - (unsigned int)i - 1) * sizeof(g->members[0]));
-	g->n--;
-	free(m);
+	/* Reported failed and not yet reaped: it leaves unreported. */
+	if (m->failed) {
+		struct cqpoll_group_member **p;
+
+		for (p = &g->failed; *p != NULL; p = &(*p)->next_failed) {
+			if (*p == m) {
+				*p = m->next_failed;
+				break;
+			}
+		}
+	}
+	member_remove(g, (unsigned int)i);
 	return 0;
+}
+
+void
+cqpoll_group_member_failed(struct cqpoll_group *g, struct cqpoll_group_member *m,
+			   int r)
+{
+	/* Off the active list in any case: the loops rely on it. */
+	cqpoll_group_deactivate(g, m);
+	if (m->failed)
+		return;
+	/* The core latched it already; a stray error is latched here. */
+	if (cqpoll_cq_state_now(m->cq) == CQPOLL_CQ_STATE_OK)
+		cqpoll_cq_latch_failure(m->cq, r);
+	m->failed = true;
+	m->next_failed = g->failed;
+	g->failed = m;
+}
+
+void
+cqpoll_group_reap(struct cqpoll_group *g)
+{
+	struct cqpoll_group_member *m;
+	struct cqpoll_cq_failure f;
+	struct cqpoll_cq *cq;
+	int i;
+
+	while ((m = g->failed) != NULL) {
+		g->failed = m->next_failed;
+		cq = m->cq;
+		i = member_find(g, cq);
+		if (i < 0)
+			continue;
+		member_remove(g, (unsigned int)i);
+		cqpoll_stat_add(&g->failed_count, 1);
+		cqpoll_cq_state_get(cq, &f);
+		CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s, %s): removed, %u cqs go on",
+			       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
+			       f.cause != NULL ? f.cause : "?", strerror(-f.error), g->n);
+		if (g->failure_cb == NULL)
+			continue;
+		/* The CQ is the application's again: it may destroy it here. */
+		g->in_callback = true;
+		g->failure_cb(g, cq, &f, g->failure_arg);
+		g->in_callback = false;
+	}
+}
+
+int
+cqpoll_group_failure_cb_register(struct cqpoll_group *g,
+				 cqpoll_group_failure_cb_t cb, void *arg)
+{
+	if (g == NULL || cb == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (g->failure_cb != NULL)
+		return -EEXIST;
+	g->failure_cb = cb;
+	g->failure_arg = arg;
+	return 0;
+}
+
+int
+cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
+				   cqpoll_group_failure_cb_t cb, void *arg)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (g->in_callback)
+		return -EBUSY;
+	if (g->failure_cb == NULL || g->failure_cb != cb || g->failure_arg != arg)
+		return -ENOENT;
+	g->failure_cb = NULL;
+	g->failure_arg = NULL;
+	return 0;
+}
+
+uint64_t
+cqpoll_group_failed_count(const struct cqpoll_group *g)
+{
+	return g != NULL ? __atomic_load_n(&g->failed_count, __ATOMIC_RELAXED) : 0;
 }
 
 int

@@ -245,6 +245,25 @@ typedef void (*cqpoll_group_cb_t)(struct cqpoll_cq *cq,
 				  const struct cqpoll_completion *c,
 				  unsigned int n, void *arg);
 
+/**
+ * Callback told that a CQ of the group failed (enum cqpoll_cq_state), on the
+ * group's thread, once per CQ, as rte_eth_dev_callback_register() tells an
+ * application of a port's removal. The group has already removed @p cq
+ * (cqpoll_group_remove()) and goes on with its other CQs: @p cq belongs to
+ * the application again, which may destroy it right here
+ * (cqpoll_cq_destroy()) or later. The completions the CQ held before it
+ * failed (flushed work among them) were delivered to its completion
+ * callback first.
+ *
+ * It must not call cqpoll_group_add(), cqpoll_group_remove(),
+ * cqpoll_group_run_once() or cqpoll_group_run() on its group (they return
+ * -EBUSY).
+ */
+typedef void (*cqpoll_group_failure_cb_t)(struct cqpoll_group *g,
+					  struct cqpoll_cq *cq,
+					  const struct cqpoll_cq_failure *f,
+					  void *arg);
+
 /** Configuration of a group; zero fields take defaults. */
 struct cqpoll_group_conf {
 	enum cqpoll_group_mode mode;     /**< Initial mode. */
@@ -458,11 +477,73 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group, or between
  *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
- *   - other < 0: -errno from a CQ (e.g. -EIO: overrun) or epoll_wait(2).
+ *   - other < 0: -errno from epoll_wait(2): a failure of the group itself.
+ *     A CQ that fails (its polls, arm or events return an error, enum
+ *     cqpoll_cq_state) is not the group's failure: the group removes it,
+ *     tells the failure callback (cqpoll_group_failure_cb_register()) and
+ *     runs on with the others.
  *
  * Thread safety: one thread per group, the group's thread.
  */
 int cqpoll_group_run_once(struct cqpoll_group *g);
+
+/**
+ * Register the callback told of each CQ of the group that fails.
+ *
+ * Without one, a failed CQ is still removed from the group, and logged.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @param cb
+ *   The callback.
+ * @param arg
+ *   Passed to @p cb.
+ * @return
+ *   0, -EINVAL for a NULL @p g or @p cb, -EEXIST if a callback is already
+ *   registered (unregister it first), -EBUSY if called from a callback of
+ *   the group.
+ *
+ * Thread safety: the group's thread only (or any single thread while the
+ * group is not running).
+ */
+int cqpoll_group_failure_cb_register(struct cqpoll_group *g,
+				     cqpoll_group_failure_cb_t cb, void *arg);
+
+/**
+ * Unregister the failure callback.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @param cb
+ *   The callback registered.
+ * @param arg
+ *   The argument it was registered with.
+ * @return
+ *   0, -EINVAL for a NULL @p g, -ENOENT if @p cb and @p arg are not the
+ *   registered pair, -EBUSY if called from a callback of the group.
+ *
+ * Thread safety: as cqpoll_group_failure_cb_register().
+ */
+int cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
+				       cqpoll_group_failure_cb_t cb, void *arg);
+
+/**
+ * CQs the group removed because they failed, since it was created.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   The count; 0 if @p g is NULL.
+ *
+ * Thread safety: safe from any thread while the group exists.
+ */
+uint64_t cqpoll_group_failed_count(const struct cqpoll_group *g);
 
 /**
  * The group's event fd, to wait for the group inside another event loop:
@@ -545,7 +626,8 @@ int cqpoll_group_sleep_finish(struct cqpoll_group *g);
  *   The group.
  * @return
  *   0 once stopped (the stop request is then cleared), or the negative
- *   return of cqpoll_group_run_once() that ended the loop.
+ *   return of cqpoll_group_run_once() that ended the loop: a failure of the
+ *   group itself, never of one of its CQs.
  *
  * Thread safety: one thread per group, the group's thread.
  */

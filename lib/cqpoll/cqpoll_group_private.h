@@ -34,6 +34,9 @@ struct cqpoll_group_member {
 	unsigned int active_pos; /* index in the group's active list */
 	/* Busy and adaptive modes: when it last had work, or was woken. */
 	uint64_t t_work;
+	/* Its CQ failed: off the active list, skipped, removed at the next reap. */
+	bool failed;
+	struct cqpoll_group_member *next_failed;
 };
 
 /*
@@ -88,7 +91,21 @@ struct cqpoll_group {
 	void *policy_state;
 	struct cqpoll_completion *comps;
 	struct cqpoll_group_stats stats;
+	/* Failed members waiting to be removed and reported. */
+	struct cqpoll_group_member *failed;
+	cqpoll_group_failure_cb_t failure_cb;
+	void *failure_arg;
+	uint64_t failed_count; /* read by any thread */
 };
+
+/*
+ * @p m's CQ failed (@p r, its error): take it off the active list and out of
+ * every walk; cqpoll_group_reap() removes and reports it.
+ */
+void cqpoll_group_member_failed(struct cqpoll_group *g,
+				struct cqpoll_group_member *m, int r);
+/* Remove the failed members and tell the failure callback of each. */
+void cqpoll_group_reap(struct cqpoll_group *g);
 
 /* Put a member on the active list (no-op if it is there). */
 void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);

@@ -5,7 +5,9 @@
  * when all of them are empty and armed, one bounded epoll_wait, then the CQs
  * whose events fired are polled first. A sleep that ends by timeout runs the
  * safety net: it polls the members, in slices in large groups, for work whose
- * event was lost.
+ * event was lost. A member whose CQ fails, wherever the loop meets it, leaves
+ * the active list and every walk at once; between steps the group removes it
+ * and tells the failure callback (cqpoll_group_reap()), and runs on.
  */
 
 #include <errno.h>
@@ -71,19 +73,41 @@ poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	return r;
 }
 
+#ifdef CQPOLL_TEST_NO_ISOLATION
+/* Negative control only (test build): a CQ's error stops the whole group. */
+#define MEMBER_FAILED(g, m, r) return (r)
+#else
+#define MEMBER_FAILED(g, m, r) cqpoll_group_member_failed((g), (m), (r))
+#endif
+
 /* Poll each member of @p list once: every member, or the active ones. */
 static int
 poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	  unsigned int n)
 {
-	unsigned int i;
+	struct cqpoll_group_member *m;
+	unsigned int i = 0;
 	int r, total = 0;
 
-	for (i = 0; i < n; i++) {
-		r = poll_member(g, list[i]);
-		if (r < 0)
-			return r;
+	while (i < n) {
+		m = list[i];
+		if (m->failed) {
+			i++;
+			continue;
+		}
+		r = poll_member(g, m);
+		if (r < 0) {
+			MEMBER_FAILED(g, m, r);
+			/* Off the active list: its last member moved to i. */
+			if (list == g->active) {
+				n--;
+				continue;
+			}
+			i++;
+			continue;
+		}
 		total += r;
+		i++;
 	}
 	return total;
 }
@@ -121,8 +145,9 @@ poll_hot(struct cqpoll_group *g)
 			continue;
 		}
 		if (r < 0) {
-			total = r;
-			break;
+			/* Off the active list: its last member moved to i. */
+			MEMBER_FAILED(g, m, r);
+			continue;
 		}
 		empty++;
 		/*
@@ -155,8 +180,8 @@ poll_hot(struct cqpoll_group *g)
 			continue;
 		}
 		if (r < 0) {
-			total = r;
-			break;
+			MEMBER_FAILED(g, m, r);
+			continue;
 		}
 		if (r == 0) {
 			empty++;
@@ -209,8 +234,11 @@ transition(struct cqpoll_group *g, bool *unarmed)
 			i++;
 			continue;
 		}
-		if (r < 0)
-			return r;
+		if (r < 0) {
+			/* A dead CQ needs no arm: the others may sleep. */
+			MEMBER_FAILED(g, m, r);
+			continue;
+		}
 		if (r == 0) {
 			/* The last active member moves to i: look at it next. */
 			cqpoll_group_deactivate(g, m);
@@ -242,7 +270,8 @@ check_oracle(struct cqpoll_group *g)
 	i = g->oracle_next < g->n ? g->oracle_next : 0;
 	for (k = 0; k < n; k++) {
 		m = g->members[i];
-		if (m->oracle && cqpoll_sleep_check_run(m->cq) == 1) {
+		if (m->oracle && !m->failed &&
+		    cqpoll_sleep_check_run(m->cq) == 1) {
 			cqpoll_stat_add(&g->stats.lost_wakeups, 1);
 			break;
 		}
@@ -293,8 +322,12 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 	for (i = 0; i < GROUP_WAKE_BURSTS; i++) {
 		r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
 		count_poll(g, r);
-		if (r <= 0)
-			return r < 0 ? r : total;
+		if (r < 0) {
+			MEMBER_FAILED(g, m, r);
+			return total;
+		}
+		if (r == 0)
+			return total;
 		if (!*measured && (g->comps[0].flags & WAKE_TIMESTAMP_FLAGS) &&
 		    g->comps[0].timestamp >= t_sleep) {
 			uint64_t now = cqpoll_now_ns();
@@ -346,14 +379,15 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 		m = g->members[i];
 		if (++i == g->n)
 			i = 0;
-		if (!m->active && m->t_work > cold_before)
+		if (m->failed || (!m->active && m->t_work > cold_before))
 			continue;
 		before = m->cq->counters.timeout_recoveries;
 		cqpoll_cq_timeout_mark(m->cq, t_sleep);
 		r = poll_member(g, m);
 		if (r < 0) {
-			g->net_next = i;
-			return r;
+			/* Dead, with no event to say so: the net found it. */
+			MEMBER_FAILED(g, m, r);
+			continue;
 		}
 		if (r == 0)
 			continue;
@@ -424,9 +458,13 @@ take_ready(struct cqpoll_group *g, const struct epoll_event *evs, int r,
 		*cq_ready = true;
 		/* A shared fd: only the CQs with a consumed event need a poll. */
 		for (j = 0; j < gfd->n; j++) {
+			if (gfd->members[j]->failed)
+				continue;
 			k = cqpoll_cq_event_get(gfd->members[j]->cq);
-			if (k < 0)
-				return k;
+			if (k < 0) {
+				MEMBER_FAILED(g, gfd->members[j], k);
+				continue;
+			}
 			if (k == 0)
 				continue;
 			/* Its arm fired: it needs poll-and-arm before the next sleep. */
@@ -660,6 +698,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
+	if (g->failed != NULL)
+		cqpoll_group_reap(g);
 	a = decide(g, r, t1);
 	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
 		/* Awake in a low-power state: busy time, not asleep. */
@@ -669,11 +709,16 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return r;
 	}
 	r = transition(g, &unarmed);
+	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
+	if (g->failed != NULL)
+		cqpoll_group_reap(g);
 	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
+		if (g->failed != NULL)
+			cqpoll_group_reap(g);
 	} else {
 		slept = 0;
 	}
@@ -724,6 +769,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	if (g->sleeping)
 		return -EALREADY;
 	r = transition(g, &unarmed);
+	if (g->failed != NULL)
+		cqpoll_group_reap(g);
 	if (r != 0)
 		return r;
 	if (unarmed)
@@ -747,6 +794,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 		return -EINVAL;
 	g->sleeping = false;
 	r = wait_and_wake(g, g->t_sleep, 0);
+	if (g->failed != NULL)
+		cqpoll_group_reap(g);
 	/* The external wait was counted asleep: busy time starts again now. */
 	g->t_mark = cqpoll_now_ns();
 	return r;

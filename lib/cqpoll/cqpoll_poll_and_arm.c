@@ -31,6 +31,8 @@ arm_device(struct cqpoll_cq *cq)
 	if (r < 0) {
 		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: arm failed: %s", (void *)cq,
 			   strerror(-r));
+		/* Failed: what the CQ still holds goes out before the errno. */
+		cqpoll_cq_fail(cq, r, NULL);
 		return r;
 	}
 	cqpoll_stat_add(&cq->counters.arms, 1);
@@ -62,6 +64,9 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	r = cqpoll_poll_burst(cq, comps, n);
 	if (r != 0)
 		return r;
+	/* Reported failed and drained: the errno, never an arm. */
+	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0))
+		return cqpoll_cq_latch_failure(cq, 0);
 	/*
 	 * An arm stays in force until its event is consumed: the device will
 	 * still fire, or its event is already pending. Ringing again would only
@@ -71,8 +76,11 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		return 0;
 	for (;;) {
 		r = arm_device(cq);
-		if (r < 0)
-			return r;
+		if (r < 0) {
+			/* Entries first (flushed work), then the state's errno. */
+			r = cqpoll_poll_burst(cq, comps, n);
+			return r != 0 ? r : cqpoll_cq_latch_failure(cq, 0);
+		}
 		if (r == 0)
 			break;
 		/* Not armed: the caller must poll again, never sleep on it. */

@@ -60,7 +60,36 @@ struct cqpoll_cq {
 	uint64_t t_timeout_sleep;
 	/* The poll group holding the CQ, or NULL: guards destroy and add. */
 	struct cqpoll_group *group;
+	/*
+	 * enum cqpoll_cq_state: set once, from OK, by cqpoll_cq_fail() (any
+	 * thread, compare-and-swap); fail_cause is stored before it.
+	 */
+	int state;
+	const char *fail_cause;
+	/* Consumer thread: the failure was latched (poll swapped, logged). */
+	bool fail_latched;
 };
+
+/*
+ * The consumer met a failure: a driver op returned @p r < 0, or the CQ was
+ * reported failed. Fixes the state (if no report came first), makes every
+ * later poll return the state's errno, logs and traces it once. Returns the
+ * state's errno. Consumer thread only.
+ */
+int cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r);
+
+/* cqpoll_cq::state while a report writes its cause: still alive to readers. */
+#define CQPOLL_CQ_STATE_CLAIMED 0x100
+
+/* The CQ's state as any thread reads it. */
+static inline enum cqpoll_cq_state
+cqpoll_cq_state_now(const struct cqpoll_cq *cq)
+{
+	int s = __atomic_load_n(&cq->state, __ATOMIC_ACQUIRE);
+
+	return s == CQPOLL_CQ_STATE_CLAIMED ? CQPOLL_CQ_STATE_OK :
+		(enum cqpoll_cq_state)s;
+}
 
 /* The check of cqpoll_sleep_check_register(), NULL when none. */
 extern const struct cqpoll_sleep_check *cqpoll_sleep_check_current;

@@ -11,7 +11,7 @@
  * The core calls the hook at each arm that takes effect, each group
  * transition, sleep and wake-up (by a CQ event, by the safety-net timeout,
  * by another thread, or a timeout that recovered completions), each mode
- * change and each policy decision to sleep. Without a hook each of these
+ * change, each policy decision to sleep and each CQ that fails. Without a hook each of these
  * costs one load and a branch. Every policy decision, sleep or not, is
  * reported only in a build configured with `-Ddebug_fastpath=true`: the
  * adaptive mode decides once per poll.
@@ -80,6 +80,14 @@ struct cqpoll_trace_hook {
 				uint32_t completions,
 				enum cqpoll_policy_action action);
 	void *arg; /**< Passed to every callback. */
+	/**
+	 * @p cq failed (enum cqpoll_cq_state): reported once, on the CQ's
+	 * consumer thread, when it latches the failure; @p g is its group
+	 * or NULL; @p error is the state's errno.
+	 */
+	void (*cq_state)(void *arg, const struct cqpoll_group *g,
+			 const struct cqpoll_cq *cq, enum cqpoll_cq_state state,
+			 int error);
 };
 
 /**

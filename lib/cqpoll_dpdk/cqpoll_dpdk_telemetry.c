@@ -172,6 +172,7 @@ group_stats(const struct entry *e, struct rte_tel_data *d)
 	ADD_UINT(d, s, wakeups_xthread);
 	ADD_UINT(d, s, lost_wakeups);
 	ADD_UINT(d, s, timeout_recoveries);
+	TEL_DICT_UINT(d, "failed_cqs", cqpoll_group_failed_count(e->obj));
 	ADD_UINT(d, s, busy_ns);
 	ADD_UINT(d, s, asleep_ns);
 	ADD_UINT(d, s, mode_changes);
@@ -190,6 +191,20 @@ group_stats(const struct entry *e, struct rte_tel_data *d)
 	return 0;
 }
 
+/* A CQ's state, and what killed it: in its info and with its counters. */
+static void
+add_state(const struct entry *e, struct rte_tel_data *d)
+{
+	struct cqpoll_cq_failure f;
+
+	if (cqpoll_cq_state_get(e->obj, &f) < 0)
+		return;
+	rte_tel_data_add_dict_string(d, "state", cqpoll_cq_state_name(f.state));
+	rte_tel_data_add_dict_int(d, "state_errno", f.error);
+	if (f.cause != NULL)
+		rte_tel_data_add_dict_string(d, "state_cause", f.cause);
+}
+
 static int
 cq_info(const struct entry *e, struct rte_tel_data *d)
 {
@@ -204,6 +219,7 @@ cq_info(const struct entry *e, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "arm", cqpoll_arm_semantics_name(ci.arm));
 	ADD_UINT(d, ci, size);
 	ADD_UINT(d, ci, event_ack_batch);
+	add_state(e, d);
 	rte_tel_data_add_dict_int(d, "lcore",
 		e->lcore == LCORE_ID_ANY ? -1 : (int)e->lcore);
 	return 0;
@@ -230,6 +246,7 @@ cq_stats(const struct entry *e, struct rte_tel_data *d)
 	ADD_UINT(d, s, wait_timeouts);
 	ADD_UINT(d, s, lost_wakeups);
 	ADD_UINT(d, s, timeout_recoveries);
+	add_state(e, d);
 	return 0;
 }
 

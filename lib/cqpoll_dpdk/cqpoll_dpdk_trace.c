@@ -62,7 +62,16 @@ on_policy_decision(void *arg, const struct cqpoll_group *g,
 		action == CQPOLL_POLICY_MONITOR ? "monitor" : "keep-polling");
 }
 
+static void
+on_cq_state(void *arg, const struct cqpoll_group *g, const struct cqpoll_cq *cq,
+	    enum cqpoll_cq_state state, int error)
+{
+	(void)arg;
+	cqpoll_dpdk_trace_cq_state(g, cq, cqpoll_cq_state_name(state), error);
+}
+
 static const struct cqpoll_trace_hook dpdk_trace_hook = {
+	.cq_state = on_cq_state,
 	.arm = on_arm,
 	.transition = on_transition,
 	.sleep = on_sleep,

@@ -68,4 +68,14 @@ RTE_TRACE_POINT(
 	rte_trace_point_emit_string(action);
 )
 
+RTE_TRACE_POINT(
+	cqpoll_dpdk_trace_cq_state,
+	RTE_TRACE_POINT_ARGS(const void *group, const void *cq,
+			     const char *state, int error),
+	rte_trace_point_emit_ptr(group);
+	rte_trace_point_emit_ptr(cq);
+	rte_trace_point_emit_string(state);
+	rte_trace_point_emit_int(error);
+)
+
 #endif /* CQPOLL_DPDK_TRACE_H */

@@ -12,3 +12,4 @@ RTE_TRACE_POINT_REGISTER(cqpoll_dpdk_trace_wake, cqpoll.wake)
 RTE_TRACE_POINT_REGISTER(cqpoll_dpdk_trace_mode_change, cqpoll.group.mode_change)
 RTE_TRACE_POINT_REGISTER(cqpoll_dpdk_trace_policy_decision,
 			 cqpoll.group.policy_decision)
+RTE_TRACE_POINT_REGISTER(cqpoll_dpdk_trace_cq_state, cqpoll.cq.state)

@@ -170,17 +170,20 @@ def run_app(exe, headers):
         info = query(prefix, "/cqpoll/cq/info,0")
         check(info.get("driver") == "sw" and info.get("arm") == "edge",
               "cq info: driver, arm")
+        check(info.get("state") == "ok" and info.get("state_errno") == 0 and
+              "state_cause" not in info, "cq info: state of a live cq")
         info = query(prefix, "/cqpoll/handoff/info,0")
         check(info.get("size") == 4096 and info.get("full") == "drop",
               "handoff info: size, full")
         st = query(prefix, "/cqpoll/group/stats,0")
-        check(st.get("completions") == n and "timeout_recoveries" in st,
-              "group stats: completions")
+        check(st.get("completions") == n and "timeout_recoveries" in st and
+              st.get("failed_cqs") == 0, "group stats: completions, failed_cqs")
         if headers:
             check_fields(st, os.path.join(headers, "cqpoll_group.h"),
                          "cqpoll_group_stats")
         st = query(prefix, "/cqpoll/cq/stats,0")
-        check(st.get("completions") == n, "cq stats: completions")
+        check(st.get("completions") == n and st.get("state") == "ok",
+              "cq stats: completions, state")
         if headers:
             check_fields(st, os.path.join(headers, "cqpoll_stats.h"),
                          "cqpoll_cq_stats")

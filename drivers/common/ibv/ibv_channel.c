@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "ibv_async.h"
 #include "ibv_channel.h"
 
 struct cqpoll_ibv_channel {
@@ -100,6 +101,18 @@ member_add(struct cqpoll_ibv_channel *c, struct cqpoll_ibv_member *m)
 	return 0;
 }
 
+static struct cqpoll_ibv_member *
+member_of(const struct cqpoll_ibv_channel *c, const struct ibv_cq *cq)
+{
+	unsigned int i;
+
+	/* A handful of CQs per thread: a scan beats any index. */
+	for (i = 0; i < c->n_members; i++)
+		if (c->members[i]->cq == cq)
+			return c->members[i];
+	return NULL;
+}
+
 static int
 member_fds(struct cqpoll_ibv_member *m, int channel_fd, int extra_fd)
 {
@@ -138,8 +151,23 @@ cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 	m->cq = cq;
 	m->routed = 0;
 	m->efd = m->epfd = -1;
+	m->async = NULL;
+	m->handle = NULL;
+	m->async_woken = 0;
 	pthread_mutex_lock(&registry_lock);
 	c = channel_find(ch);
+	/*
+	 * An ibv_cq has one channel, so its members know every handle of it.
+	 * Two handles would be two owners of one consumer index: each would
+	 * take completions and events the other expects.
+	 */
+	if (c != NULL) {
+		pthread_mutex_lock(&c->lock);
+		r = member_of(c, cq) != NULL ? -EBUSY : 0;
+		pthread_mutex_unlock(&c->lock);
+		if (r < 0)
+			goto out;
+	}
 	if (c == NULL) {
 		c = channel_new(ch);
 		if (c == NULL) {
@@ -148,12 +176,15 @@ cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 		}
 	}
 	r = member_fds(m, ch->fd, extra_fd);
+	if (r == 0)
+		r = cqpoll_ibv_async_join(m);
 	if (r == 0) {
 		pthread_mutex_lock(&c->lock);
 		r = member_add(c, m);
 		pthread_mutex_unlock(&c->lock);
 	}
 	if (r < 0) {
+		cqpoll_ibv_async_leave(m);
 		member_fds_close(m);
 		if (c->refs == 0)
 			channel_free(c);
@@ -189,6 +220,8 @@ cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m)
 		ibv_ack_cq_events(m->cq, m->routed);
 	m->routed = 0;
 	pthread_mutex_unlock(&c->lock);
+	/* No async event reports this handle from here on. */
+	cqpoll_ibv_async_leave(m);
 	member_fds_close(m);
 	if (--c->refs == 0) {
 		if (c->owned)
@@ -200,22 +233,17 @@ cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m)
 	return ch;
 }
 
+void
+cqpoll_ibv_channel_bind(struct cqpoll_ibv_member *m, struct cqpoll_cq *handle)
+{
+	/* Read by async readers of other threads, under the context's lock. */
+	__atomic_store_n(&m->handle, handle, __ATOMIC_RELEASE);
+}
+
 int
 cqpoll_ibv_channel_fd(const struct cqpoll_ibv_member *m)
 {
 	return m->epfd;
-}
-
-static struct cqpoll_ibv_member *
-member_of(const struct cqpoll_ibv_channel *c, const struct ibv_cq *cq)
-{
-	unsigned int i;
-
-	/* A handful of CQs per thread: a scan beats any index. */
-	for (i = 0; i < c->n_members; i++)
-		if (c->members[i]->cq == cq)
-			return c->members[i];
-	return NULL;
 }
 
 int
@@ -230,10 +258,12 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 	void *ctx;
 	int err;
 
+	cqpoll_ibv_async_process(m);
 	pthread_mutex_lock(&c->lock);
 	n = m->routed;
 	m->routed = 0;
-	if (n != 0 && read(m->efd, &v, sizeof(v)) < 0) {
+	if ((n != 0 || __atomic_exchange_n(&m->async_woken, 0, __ATOMIC_ACQ_REL)) &&
+	    read(m->efd, &v, sizeof(v)) < 0) {
 		/* Only clears readability; the count lives in routed. */
 	}
 	for (;;) {

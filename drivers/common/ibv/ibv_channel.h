@@ -23,14 +23,21 @@
 #include <infiniband/verbs.h>
 
 struct cqpoll_ibv_channel;
+struct cqpoll_ibv_async;
+struct cqpoll_cq;
 
 /* One CQ's place on a channel, embedded in the driver's CQ. */
 struct cqpoll_ibv_member {
 	struct ibv_cq *cq;               /* the CQ that events name */
 	struct cqpoll_ibv_channel *chan;
 	int efd;              /* eventfd: events read for us by another member */
-	int epfd;             /* epoll over the channel fd, efd (and extra fd) */
+	/* epoll over the channel fd, efd, the context's async fd (and extra fd) */
+	int epfd;
 	unsigned int routed;  /* under the channel lock: read for us, not taken */
+	/* The async events of cq->context (ibv_async.h), and who to report. */
+	struct cqpoll_ibv_async *async;
+	struct cqpoll_cq *handle;        /* cqpoll_ibv_channel_bind() */
+	int async_woken;                 /* efd written by an async event */
 };
 
 /*
@@ -39,7 +46,8 @@ struct cqpoll_ibv_member {
  * member's epoll set (an emulated device's async-error fd). The channel fd is
  * made non-blocking. Events are read and acked with libibverbs'
  * ibv_get_cq_event() and ibv_ack_cq_events(), whatever the device (emulated
- * ones are served behind them, see doc/guides/architecture.md). 0, or -errno.
+ * ones are served behind them, see doc/guides/architecture.md). 0, or -errno:
+ * -EBUSY if @p cq already has a member (it is wrapped by another handle).
  */
 int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 			    struct ibv_comp_channel *ch, bool owned, int extra_fd);
@@ -49,9 +57,17 @@ int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
  * it, after the CQ), else NULL.
  */
 struct ibv_comp_channel *cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m);
+/*
+ * The handle @p m's CQ is wrapped in: async events that concern the CQ
+ * (ibv_async.c) report it failed. Call once cqpoll_cq_alloc() returned.
+ */
+void cqpoll_ibv_channel_bind(struct cqpoll_ibv_member *m, struct cqpoll_cq *handle);
 /* The member's pollable fd. */
 int cqpoll_ibv_channel_fd(const struct cqpoll_ibv_member *m);
-/* Take @p m's events without blocking: count (>= 0) or -errno. */
+/*
+ * Take @p m's events without blocking: count (>= 0) or -errno. Reads the
+ * context's async events first, and routes them (ibv_async.h).
+ */
 int cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m);
 /* Ack @p n events that cqpoll_ibv_channel_get() returned, against m->cq. */
 void cqpoll_ibv_channel_ack(struct cqpoll_ibv_member *m, unsigned int n);
