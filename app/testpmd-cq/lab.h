@@ -77,6 +77,27 @@ struct tpcq_lab_grid {
 	unsigned int n;
 };
 
+/*
+ * The offline optimum (lab_opt.c): wake-up latencies as nq equally likely
+ * quantiles of the cost model's log-normal (w[0..nq-1], ascending); the
+ * least expected cost, CPU + penalty x latency in ns, of a schedule that
+ * knows the n arrivals at[] but not the wake-up draws (-1: out of memory).
+ */
+#define TPCQ_LAB_OPT_QUANTILES 24
+void tpcq_lab_wake_quantiles(const struct tpcq_lab_cost *c, unsigned int nq,
+			     double *w);
+double tpcq_lab_opt_cost(const uint64_t *at, size_t n,
+			 const struct tpcq_lab_cost *c, double penalty,
+			 const double *w, unsigned int nq);
+/* The same by exhaustive search: exponential in n, for tests only. */
+double tpcq_lab_opt_brute(const uint64_t *at, size_t n,
+			  const struct tpcq_lab_cost *c, double penalty,
+			  const double *w, unsigned int nq);
+/* The expected cost of sleeping exactly in the gaps over threshold_ns. */
+double tpcq_lab_greedy_cost(const uint64_t *at, size_t n,
+			    const struct tpcq_lab_cost *c, double penalty,
+			    const double *w, unsigned int nq, double threshold_ns);
+
 /* A 0 < value <= 1 from state s (splitmix64). */
 double tpcq_lab_uniform(uint64_t *s);
 int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
