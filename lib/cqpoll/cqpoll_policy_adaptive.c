@@ -83,6 +83,9 @@
 /* Break-even: a gap longer than a wake-up saves CPU for the same latency. */
 #define MULT_DEFAULT 1
 #define WAKE_US_DEFAULT 30
+/* A ns of latency weighs as much as a ns of CPU, as in the policy lab. */
+#define PENALTY_DEFAULT 1
+#define PENALTY_MAX 1000000
 /* 0: at low rates, sleep at the first empty poll, as interrupt mode does. */
 #define MIN_SPIN_US_DEFAULT 0
 #define MAX_SPIN_US_DEFAULT 1000
@@ -113,6 +116,7 @@ struct adaptive_state {
 	uint64_t probed_ns;   /* Last probe; 0: none yet, so the first idle probes. */
 	uint64_t monitor_ns;  /* Wake-up cost of a monitor wait; 0: never monitor. */
 	uint64_t sleep_cpu_ns; /* CPU a sleep and its wake-up cost. */
+	uint64_t penalty;     /* CPU ns a ns of added latency is worth. */
 	uint64_t spin_ns;     /* The threshold: sleep once idle this long. */
 	uint64_t chosen;      /* Silences counted since it was chosen. */
 	uint64_t woke_ns;     /* Wake-up reported for the current sleep. */
@@ -147,13 +151,15 @@ set_param(void *ctx, const char *key, size_t klen, const char *val,
 		s->monitor_ns = v * 1000;
 	else if (cqpoll_policy_key_is(key, klen, "sleep_cpu_us"))
 		s->sleep_cpu_ns = v * 1000;
+	else if (cqpoll_policy_key_is(key, klen, "penalty") && v <= PENALTY_MAX)
+		s->penalty = v;
 	else
 		return -EINVAL;
 	return 0;
 }
 
 /*
- * The cost of a sleep, in ns of CPU and latency: mult x (D + C), D the
+ * The cost of a sleep, in ns of CPU: mult x (penalty x D + C), D the
  * latency it adds to the completions it delays, C its CPU. D is the larger
  * of W x max(1, W / gap) (the first arrival and, when wake-ups outlast
  * gaps, those during the wake-up) and what sleeps were measured to add;
@@ -168,7 +174,7 @@ sleep_worth(const struct adaptive_state *s)
 		w = w * s->wake_ns / s->gap_ns;
 	if (s->delay_ns > w)
 		w = s->delay_ns;
-	w = (w + s->sleep_cpu_ns) * s->mult;
+	w = (w * s->penalty + s->sleep_cpu_ns) * s->mult;
 	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
 }
 
@@ -237,6 +243,7 @@ adaptive_init(void *state, const char *args)
 
 	memset(s, 0, sizeof(*s));
 	s->mult = MULT_DEFAULT;
+	s->penalty = PENALTY_DEFAULT;
 	s->wake_ns = WAKE_US_DEFAULT * 1000;
 	s->min_spin_ns = MIN_SPIN_US_DEFAULT * 1000;
 	s->max_spin_ns = MAX_SPIN_US_DEFAULT * 1000;
