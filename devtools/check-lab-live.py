@@ -35,6 +35,20 @@ import tempfile
 TOLERANCE = 0.20
 
 
+def row(out, policy):
+    """The lab's row of policy (medians over the seeds), by its header."""
+    head = None
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "policy":
+            head = f
+        elif head is not None and len(f) == len(head) and f[0] == policy:
+            r = dict(zip(head, f))
+            return {"cpu_pct": float(r["cpu_%"]),
+                    "wakeups_per_s": float(r["wakeups/s"])}
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("testpmd")
@@ -79,11 +93,7 @@ def main():
                              stdin=subprocess.DEVNULL, check=True,
                              capture_output=True, text=True).stdout
     print(out)
-    lab = None
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 8 and f[0] == args.policy:
-            lab = {"cpu_pct": float(f[1]), "wakeups_per_s": float(f[5])}
+    lab = row(out, args.policy)
     if lab is None:
         print("MISS: the lab printed no row for", args.policy)
         return 1
@@ -97,14 +107,13 @@ def main():
         ok = ok and good
         print("| %s | %.2f | %.2f | %.2f%s |" % (k, lv, sv, r,
                                                  "" if good else " (off)"))
-    for line in alt.splitlines():
-        f = line.split()
-        if len(f) == 8 and f[0] == args.policy:
-            print("| (wake-up without tail: p99 = 3 x p50) | | %s, %s | "
-                  "%.2f, %.2f |" % (f[1], f[5],
-                                    float(f[1]) / max(live["cpu_pct"], 1e-9),
-                                    float(f[5]) / max(live["wakeups_per_s"],
-                                                      1e-9)))
+    a = row(alt, args.policy)
+    if a is not None:
+        print("| (wake-up without tail: p99 = 3 x p50) | | %.2f, %.2f | "
+              "%.2f, %.2f |" % (a["cpu_pct"], a["wakeups_per_s"],
+                                a["cpu_pct"] / max(live["cpu_pct"], 1e-9),
+                                a["wakeups_per_s"] /
+                                max(live["wakeups_per_s"], 1e-9)))
     print()
     print("%s: lab and live run agree within %d%% on CPU and wake-ups" %
           ("PASS" if ok else "MISS", TOLERANCE * 100) if ok else
