@@ -60,7 +60,9 @@
  * 1/8, then within 1/8 of its first error), then before the first plan;
  * naps before the overshoot's quantile.
  */
-#define SETTLE 4
+#define SETTLE 2
+#define MEAN_FIRST 16
+#define IN_ROW 8
 #define GAPS_MIN 4
 #define NAPS_MIN 16
 /*
@@ -88,6 +90,8 @@ struct hybrid_state {
 	uint64_t late_ns;   /* This gap's nap is over: poll until this idle. */
 	uint64_t due_ns;    /* When the next arrival is due; 0: not known. */
 	uint64_t arrivals;  /* Arrivals with a due time. */
+	uint64_t gaps_seen; /* Gaps in gap_ns. */
+	uint64_t in_row;    /* Arrivals in their slots since one was not. */
 	uint64_t nap_end_ns; /* When this gap's nap was planned to end. */
 	bool overran;       /* The first poll after the nap is next. */
 	bool napped;        /* This gap held its nap. */
@@ -181,16 +185,22 @@ hybrid_init(void *state, const char *args)
 	return fb->init(s->fallback, p.len != 0 ? p.fwd : NULL);
 }
 
-/* The least g such that at most permil / 1000 of h lie above it. */
+/*
+ * The g such that at most permil / 1000 of h lie above it, the samples
+ * taken as spread evenly over their bucket.
+ */
 static uint64_t
 quantile_hi(const struct cqpoll_policy_gaps *h, unsigned int permil)
 {
-	uint64_t above = 0, allow = h->total * permil / 1000;
+	uint64_t above = 0, allow = h->total * permil / 1000, lo, hi;
 	unsigned int i = CQPOLL_POLICY_GAP_BUCKETS;
 
 	while (i-- > 0) {
-		if (above + h->n[i] > allow)
-			return cqpoll_policy_gap_lower(i + 1);
+		if (above + h->n[i] > allow) {
+			lo = cqpoll_policy_gap_lower(i);
+			hi = cqpoll_policy_gap_lower(i + 1);
+			return lo + (hi - lo) * (above + h->n[i] - allow) / h->n[i];
+		}
 		above += h->n[i];
 	}
 	return 0;
@@ -200,7 +210,7 @@ quantile_hi(const struct cqpoll_policy_gaps *h, unsigned int permil)
  * An arrival at now. Arrivals are predicted by phase, not from the last
  * one: on periodic traffic with jitter the gap between two arrivals has
  * twice the spread of an arrival around its slot. The next one is due a
- * mean gap after the slot of this one, the slot moved a quarter of the way
+ * mean gap after the slot of this one, the slot moved an eighth of the way
  * to where this arrival came; how early each arrival came against its due
  * time is what a nap must leave room for. An arrival more than half a gap
  * off its slot restarts the phase.
@@ -231,15 +241,28 @@ learn(struct hybrid_state *s, uint64_t now_ns)
 		gap = now_ns - s->last_ns;
 		if (gap > GAP_CAP_NS)
 			gap = GAP_CAP_NS;
-		s->gap_ns = s->gap_ns == 0 ? gap : cqpoll_policy_ewma(s->gap_ns, gap, 3);
+		/*
+		 * The mean of the first MEAN_FIRST gaps, then an EWMA: an
+		 * EWMA from the first gap alone carries its jitter into the
+		 * phase for dozens of arrivals, and the earliness histogram
+		 * remembers it for hundreds.
+		 */
+		s->gaps_seen++;
+		/* Once settled, a long silence counts at most double. */
+		if (s->gaps_seen > MEAN_FIRST && gap > 2 * s->gap_ns)
+			gap = 2 * s->gap_ns;
+		s->gap_ns = s->gaps_seen <= MEAN_FIRST ?
+			    (s->gap_ns * (s->gaps_seen - 1) + gap) / s->gaps_seen :
+			    cqpoll_policy_ewma(s->gap_ns, gap, 4);
 	}
 	slot = now_ns;
 	if (s->due_ns != 0) {
 		in_slot = s->due_ns + s->gap_ns / 2 > now_ns &&
 			  now_ns + s->gap_ns / 2 > s->due_ns;
+		s->in_row = in_slot ? s->in_row + 1 : 0;
 		if (in_slot)
-			slot = s->due_ns > now_ns ? s->due_ns - (s->due_ns - now_ns) / 4 :
-			       s->due_ns + (now_ns - s->due_ns) / 4;
+			slot = s->due_ns > now_ns ? s->due_ns - (s->due_ns - now_ns) / 8 :
+			       s->due_ns + (now_ns - s->due_ns) / 8;
 		/*
 		 * Once the mean and the phase settled: an arrival off its
 		 * slot counts as early by half a gap, which forbids naps on
@@ -280,12 +303,18 @@ plan(struct hybrid_state *s, uint64_t now)
 	uint64_t early, over, nap, poll, end;
 	unsigned __int128 plan_cost, sleep_cost;
 
-	if (s->early.total < GAPS_MIN || s->penalty == 0 || s->due_ns == 0)
+	/*
+	 * Predictable: the last IN_ROW arrivals each came within half a gap
+	 * of its slot. Memoryless or heavy-tailed gaps do so a third of the
+	 * time or less, so such runs do not happen there.
+	 */
+	if (s->early.total < GAPS_MIN || s->penalty == 0 || s->due_ns == 0 ||
+	    s->in_row < IN_ROW)
 		return 0;
 	early = quantile_hi(&s->early, TAIL_PERMIL);
-	/* Until the timer is known, its overshoot is taken as a wake-up's. */
+	/* Until the timer is known, its overshoot is taken as two wake-ups. */
 	over = s->nap.count < NAPS_MIN ?
-	       (s->over_max > 4 * s->wake_ns ? s->over_max : 4 * s->wake_ns) :
+	       (s->over_max > 2 * s->wake_ns ? s->over_max : 2 * s->wake_ns) :
 	       quantile_hi(&s->overs, OVER_PERMIL);
 	end = s->due_ns > early + over ? s->due_ns - early - over : 0;
 	if (end <= now + s->min_nap_ns)
