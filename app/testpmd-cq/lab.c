@@ -42,14 +42,32 @@ struct sim {
 	uint64_t rng;
 	double mu, sigma;
 	uint64_t nap_ns;          /* virtual time the naps took */
+	size_t next;              /* the arrival a nap now waits for */
 };
 
-static uint64_t
-wake_draw(struct sim *s)
-{
-	double u1 = tpcq_lab_uniform(&s->rng), u2 = tpcq_lab_uniform(&s->rng);
-	double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+/* Draws of a sleep's wake-up and of a nap's overshoot apart. */
+#define DRAW_SLEEP 0
+#define DRAW_NAP 1
 
+/*
+ * The wake-up latency of the sleep (or the overshoot of the nap) that the
+ * arrival of index k ends, a function of the seed and k alone: every
+ * schedule that sleeps before arrival k draws the same latency (common
+ * random numbers), so that comparing schedules, and choosing the best of
+ * them in hindsight, compares their decisions, not their luck.
+ */
+static uint64_t
+wake_draw(const struct sim *s, size_t k, unsigned int what)
+{
+	uint64_t st = s->rng ^ ((uint64_t)k * 0x9e3779b97f4a7c15ULL) ^
+		      ((uint64_t)what << 62);
+	double u1, u2, z;
+
+	/* Two rounds apart from the stream's start, so nearby keys differ. */
+	(void)tpcq_lab_uniform(&st);
+	u1 = tpcq_lab_uniform(&st);
+	u2 = tpcq_lab_uniform(&st);
+	z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 	return (uint64_t)exp(s->mu + s->sigma * z);
 }
 
@@ -57,7 +75,7 @@ static uint64_t
 sim_nap(void *arg, uint64_t ns)
 {
 	struct sim *s = arg;
-	uint64_t took = ns + wake_draw(s);
+	uint64_t took = ns + wake_draw(s, s->next, DRAW_NAP);
 
 	s->nap_ns += took;
 	return took;
@@ -150,6 +168,7 @@ sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 		now += c->poll_ns;
 		spend(r, now, c->poll_ns);
 		nap0 = s.nap_ns;
+		s.next = i;
 		a = ops->decide(state, k, now);
 		if (s.nap_ns != nap0) {
 			/* A nap is a sleep on a timer: its CPU, no arm. */
@@ -169,7 +188,7 @@ sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 		}
 		r->wakeups++;
 		spend(r, now, c->wake_cpu_ns);
-		nap0 = wake_draw(&s);
+		nap0 = wake_draw(&s, i, DRAW_SLEEP);
 		now = T0_NS + t->at[i] + nap0;
 		k = collect(t, &i, now, r);
 		now += c->poll_ns;
@@ -224,7 +243,7 @@ sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
 		}
 		r->wakeups++;
 		spend(r, now, c->wake_cpu_ns + c->poll_ns);
-		now = next + wake_draw(&s);
+		now = next + wake_draw(&s, i, DRAW_SLEEP);
 		collect(t, &i, now, r);
 		now += c->poll_ns;
 		last = now;

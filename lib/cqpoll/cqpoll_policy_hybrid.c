@@ -62,7 +62,7 @@
  */
 #define SETTLE 2
 #define MEAN_FIRST 16
-#define IN_ROW 8
+#define IN_ROW 5
 #define GAPS_MIN 4
 #define NAPS_MIN 16
 /*
@@ -259,7 +259,9 @@ learn(struct hybrid_state *s, uint64_t now_ns)
 	if (s->due_ns != 0) {
 		in_slot = s->due_ns + s->gap_ns / 2 > now_ns &&
 			  now_ns + s->gap_ns / 2 > s->due_ns;
-		s->in_row = in_slot ? s->in_row + 1 : 0;
+		/* In a row: each within a quarter gap of its slot. */
+		s->in_row = s->due_ns + s->gap_ns / 4 > now_ns &&
+			    now_ns + s->gap_ns / 4 > s->due_ns ? s->in_row + 1 : 0;
 		if (in_slot)
 			slot = s->due_ns > now_ns ? s->due_ns - (s->due_ns - now_ns) / 8 :
 			       s->due_ns + (now_ns - s->due_ns) / 8;
@@ -304,9 +306,9 @@ plan(struct hybrid_state *s, uint64_t now)
 	unsigned __int128 plan_cost, sleep_cost;
 
 	/*
-	 * Predictable: the last IN_ROW arrivals each came within half a gap
-	 * of its slot. Memoryless or heavy-tailed gaps do so a third of the
-	 * time or less, so such runs do not happen there.
+	 * Predictable: the last IN_ROW arrivals each came within a quarter
+	 * gap of its slot. Memoryless gaps do so a fifth of the time (five in
+	 * a row: one time in 4000), heavy-tailed ones less.
 	 */
 	if (s->early.total < GAPS_MIN || s->penalty == 0 || s->due_ns == 0 ||
 	    s->in_row < IN_ROW)
