@@ -139,6 +139,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *  - sleep_cpu_us=US: the CPU a sleep itself costs (arming, the system
  *    calls, the scheduler; 15-28 µs on a VM), added to the cost of a sleep:
  *    mult x (penalty x latency added + US) (default 0).
+ *  - memory_us=US: the silences' histogram halves every US µs once it
+ *    holds 128 silences or more, so that a rate that changed is followed
+ *    within tens of milliseconds (default 20000; 0: it halves only when it
+ *    holds 1024).
  *  - penalty=N: CPU ns a ns of added latency is worth (default 1; 0..10^6):
  *    the exchange rate of the policy's cost, as in the policy lab's
  *    --sim-penalty, which tells it to the policy through this key.
