@@ -204,6 +204,10 @@ def lab_rows(lines):
             head = [h if h != "spread" else "spread" + f[i - 1]
                     for i, h in enumerate(f)]
         elif head is not None and len(f) == len(head) and f[0] not in res:
+            try:
+                float(f[1])
+            except ValueError:
+                continue
             res[f[0]] = dict(zip(head[1:], f[1:]))
     return res
 
