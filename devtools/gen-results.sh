@@ -34,6 +34,14 @@ builddir=${1:-build}
 app=$builddir/app/testpmd-cq/testpmd-cq
 dir=doc/guides/testpmd-cq-results
 page=doc/guides/testpmd-cq-results.md
+# The "Against peers" section is measured by devtools/run-peers.py (minutes
+# of interleaved runs); a page rewritten here keeps it, re-rendered from the
+# raw results kept beside the plots.
+peers_section() {
+    if [ -s doc/guides/testpmd-cq-results/peers/raw.jsonl ]; then
+        python3 devtools/run-peers.py --page-only >/dev/null || true
+    fi
+}
 json=$dir/sweep.json
 
 # The policy lab: every built-in trace at 1000-100000/s, penalties 1 and
@@ -88,6 +96,8 @@ if [ "$lab_only" = 1 ]; then
         python3 devtools/gen-results-page.py "$json" --lab-dir="$dir" --lab-only
     } >"$page.tmp"
     mv -- "$page.tmp" "$page"
+    peers_section
+    python3 devtools/gen-ethdev-results.py --splice-only
     echo "gen-results: rewrote the lab section of $page"
     exit "$status"
 fi
@@ -128,5 +138,8 @@ python3 devtools/gen-results-page.py "$json" \
     --sweep-status="$status" --busy="$busy" --lab-dir="$dir" \
     --reproduce="./devtools/gen-results.sh${1:+ $1}" >"$page.tmp"
 mv -- "$page.tmp" "$page"
+peers_section
+# The ethdev section comes from its own runs (devtools/gen-ethdev-results.py).
+python3 devtools/gen-ethdev-results.py --splice-only || status=1
 echo "gen-results: wrote $page and $dir/"
 exit "$status"

@@ -19,10 +19,18 @@ packages=(
     python3
     dpdk-dev            # DPDK tools (dpdk-devbind, dpdk-telemetry.py, ...)
     libdpdk-dev         # DPDK libraries and libdpdk.pc for app/testpmd-cq
+    librte-net-vhost23  # ethdev driver tests: vhost, virtio_user, tap, memif,
+    librte-net-virtio23 # af_packet PMDs (libdpdk-dev pulls them; named so
+    librte-net-tap23    # that a slimmer libdpdk-dev cannot drop them)
+    librte-net-memif23
+    librte-net-af-packet23
     libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
     libnuma-dev         # needed by libdpdk.pc
+    perftest            # ib_send_lat beside testpmd-cq (devtools/hw-check.sh)
     liburing-dev        # io_uring driver (drivers/uring), optional at build time
     libfabric-dev       # libfabric driver (drivers/ofi), optional at build time
+    libucx-dev          # UCX driver (drivers/ucx), optional at build time
+    ucx-utils           # ucx_info, ucx_perftest: the UCX peers on the results page
     clang               # ThreadSanitizer build when gcc's cannot be used
     libclang-rt-14-dev  # clang's sanitizer runtimes
     valgrind
@@ -31,6 +39,13 @@ packages=(
     python3-matplotlib  # testpmd-cq's sweep plots (tpcq-plot.py)
     babeltrace2         # reads testpmd-cq's CTF traces (--trace='cqpoll.*')
     abigail-tools       # abidw/abidiff: the ABI check (devtools/check-abi.sh)
+    man-db              # the installed man pages are checked (test/package)
+    # A static link through pkg-config --static (test/package) needs the
+    # libraries that libdpdk.pc and libfabric.pc list as private:
+    libsystemd-dev
+    librdmacm-dev
+    libpsm2-dev
+    libpsm-infinipath1-dev
 )
 
 missing=()

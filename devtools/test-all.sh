@@ -29,7 +29,7 @@ test_args=(--print-errorlogs --num-processes 2)
 # Fewer stress transitions under ASan: the 10^6 runs are in the normal build.
 asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=50000
     -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
-    -Dofi_stress_transitions=10000)
+    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -47,8 +47,12 @@ fi
 # Only the stress suite runs there: the app, docs and DPDK are not built.
 tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=50000
     -Dgroup_stress_transitions=20000 -Dgroup_stress_cq_transitions=15000
-    -Dofi_stress_transitions=10000 -Dapp=disabled -Ddocs=disabled)
+    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dapp=disabled -Ddocs=disabled)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
+# DPDK's internal races only (devtools/tsan.supp says which).
+if [ -f devtools/tsan.supp ]; then
+    tsan_env=("TSAN_OPTIONS=halt_on_error=1:suppressions=$topdir/devtools/tsan.supp")
+fi
 tsan_wrap=() # setarch -R if TSan needs ASLR off on this kernel
 
 # Sanitized tests run slower than the timeouts the tests were given.

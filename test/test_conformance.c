@@ -28,6 +28,9 @@
 #ifdef CQPOLL_TEST_OFI
 #include "ofi_test.h"
 #endif
+#ifdef CQPOLL_TEST_UCX
+#include "ucx_test.h"
+#endif
 
 struct conf_device {
 	const char *name;
@@ -308,6 +311,83 @@ ofi_destroy(struct cqpoll_cq *cq)
 }
 #endif
 
+#ifdef CQPOLL_TEST_UCX
+/*
+ * UCX: the device is worker A (ucx_test.h). A post is B's receive for the
+ * tag wr_id, then A's message of byte_len bytes with that tag, sent once
+ * A's progress completed it; B's progress, in the consumer's polls and
+ * arms, completes the receive. A full CQ refuses the receive (-ENOBUFS).
+ */
+static struct test_ucx ux;
+
+static struct cqpoll_cq *
+ucx_create(uint32_t size, const char *tls)
+{
+	struct cqpoll_ucx_conf conf = { .size = size };
+	struct cqpoll_cq *cq;
+	char why[256];
+	int r;
+
+	r = test_ucx_open(&ux, tls, why, sizeof(why));
+	if (r == 0)
+		r = test_ucx_hello(&ux, why, sizeof(why));
+	if (r != 0) {
+		printf("ucx-%s: %s\n", tls, why);
+		test_ucx_close(&ux);
+		errno = r == -ENODATA ? ENODEV : EIO;
+		return NULL;
+	}
+	/*
+	 * A fresh worker has events pending from its wire-up (its internal
+	 * eventfd, a signal datagram): its first arms say BUSY. Drained here,
+	 * outside cqpoll, so the cases start from a quiet worker as they do on
+	 * the sw CQ (single-arm counts one arm per sleep).
+	 */
+	for (r = 0; r < 16 && ucp_worker_arm(ux.b) != UCS_OK; r++)
+		ucp_worker_progress(ux.b);
+	cq = cqpoll_ucx_cq_create(ux.b, &conf);
+	if (cq == NULL) {
+		r = errno;
+		test_ucx_close(&ux);
+		errno = r;
+	}
+	return cq;
+}
+
+static struct cqpoll_cq *
+ucx_tcp_create(uint32_t size)
+{
+	return ucx_create(size, "tcp");
+}
+
+static struct cqpoll_cq *
+ucx_posix_create(uint32_t size)
+{
+	return ucx_create(size, "posix");
+}
+
+static int
+ucx_post(struct cqpoll_cq *cq, const struct cqpoll_completion *c)
+{
+	int r = cqpoll_ucx_tag_recv(cq, ux.buf_b[c->wr_id % TEST_UCX_WINDOW],
+				    TEST_UCX_BUF, c->wr_id, UINT64_MAX, c->wr_id);
+
+	if (r == -ENOBUFS)
+		return -ENOSPC;
+	if (r != 0)
+		return r;
+	return test_ucx_send(&ux, c->wr_id, c->byte_len);
+}
+
+static int
+ucx_destroy(struct cqpoll_cq *cq)
+{
+	cqpoll_cq_destroy(cq);
+	test_ucx_close(&ux);
+	return TEST_PASS;
+}
+#endif
+
 static const struct conf_device devices[] = {
 	{ "sw-level", sw_level, cqpoll_sw_emu_post, NULL, false, false },
 	{ "sw-edge", sw_edge, cqpoll_sw_emu_post, NULL, false, false },
@@ -331,6 +411,10 @@ static const struct conf_device devices[] = {
 #endif
 #ifdef CQPOLL_TEST_URING
 	{ "uring", uring_create, uring_post, NULL, true, true },
+#endif
+#ifdef CQPOLL_TEST_UCX
+	{ "ucx-tcp", ucx_tcp_create, ucx_post, ucx_destroy, true, false },
+	{ "ucx-posix", ucx_posix_create, ucx_post, ucx_destroy, true, false },
 #endif
 };
 

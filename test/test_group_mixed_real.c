@@ -3,10 +3,13 @@
  * One poll group holding queues written by others and emulated ones
  * (test_mixed_real.h): a software CQ, an io_uring CQ (the kernel posts its
  * CQEs), a libfabric tcp CQ (the provider writes its completions, from a
- * socket) and, where built, an emulated mlx5 CQ. Their arms differ (edge,
- * edge, report-missed, level) and so do their event fds (eventfd, the
- * ring's registered eventfd, the provider's wait fd, the device's fd), all
- * in the group's one epoll set.
+ * socket), a UCX worker over posix shared memory (request completions in
+ * the driver's ring) and, where built, an emulated mlx5 CQ. Their arms
+ * differ (edge, edge, report-missed, report-missed, level) and so do their
+ * event fds (eventfd, the ring's registered eventfd, the provider's wait
+ * fd, the worker's epoll set, the device's fd), all in the group's one
+ * epoll set. The UCX member's receives are posted again by its callback,
+ * on the group's thread, before the producer learns of what it consumed.
  *
  * A producer thread posts bursts to random members, waits for each burst to
  * be consumed, then leaves a random gap, from none to longer than the
@@ -91,6 +94,9 @@ mr_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 		}
 		r->expected++;
 	}
+	/* Before the producer learns of them: its next sends find receives. */
+	if (mr_consumed(&members[r - rx], r->tag << MR_TAG_SHIFT, r->expected) != 0)
+		r->errors++;
 	__atomic_fetch_add(r->consumed, n, __ATOMIC_RELEASE);
 }
 
@@ -142,7 +148,12 @@ open_members(const struct opts *o)
 		}
 		TEST_ASSERT(r == 0, "%s: %s", mr_kind_names[k], why);
 		rx[nmembers] = (struct mr_rx){ .tag = k + 1, .consumed = &consumed };
-		real += k == MR_URING || k == MR_OFI;
+		real += k == MR_URING || k == MR_OFI || k == MR_UCX;
+		if (mr_consumed(&members[nmembers], rx[nmembers].tag << MR_TAG_SHIFT, 0) != 0) {
+			printf("%s: posting its receives failed\n", mr_kind_names[k]);
+			nmembers++;
+			return TEST_FAIL;
+		}
 		nmembers++;
 	}
 	if (real == 0)

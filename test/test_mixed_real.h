@@ -6,7 +6,9 @@
  * One CQ of each kind, for a poll group that mixes queues written by others
  * with emulated ones: a software CQ, an io_uring CQ (NOPs completed by the
  * running kernel), a libfabric tcp CQ (messages between two loopback
- * endpoints, ofi_test.h) and, where built, an emulated mlx5 CQ. Each member
+ * endpoints, ofi_test.h), a UCX worker (tagged messages between two workers
+ * over posix shared memory, ucx_test.h) and, where built, an emulated mlx5
+ * CQ. Each member
  * opens, takes posts from a producer thread, and closes the same way, so the
  * test walks them without knowing which is which. A kind that does not run
  * here is left out with the reason.
@@ -36,18 +38,21 @@
 #ifdef CQPOLL_TEST_OFI
 #include "ofi_test.h"
 #endif
+#ifdef CQPOLL_TEST_UCX
+#include "ucx_test.h"
+#endif
 
-enum mr_kind { MR_SW, MR_URING, MR_OFI, MR_MLX5, MR_KINDS };
+enum mr_kind { MR_SW, MR_URING, MR_OFI, MR_MLX5, MR_UCX, MR_KINDS };
 
 static const char *const mr_kind_names[MR_KINDS] = {
-	"sw", "uring", "ofi-tcp", "mlx5-emu",
+	"sw", "uring", "ofi-tcp", "mlx5-emu", "ucx-posix",
 };
 
 struct mr_member {
 	enum mr_kind kind;
 	struct cqpoll_cq *cq;   /* what the group polls */
 	struct cqpoll_cq *real; /* what the device posts to: cq, or under the wrapper */
-	void *dev;              /* uring: the ring; ofi: struct test_ofi */
+	void *dev;              /* uring: the ring; ofi: struct test_ofi; ucx: struct test_ucx */
 };
 
 /* The naive control's wrapper: the real uring handle, and the arm's delay. */
@@ -206,6 +211,28 @@ mr_open(struct mr_member *m, enum mr_kind kind, int naive, uint64_t naive_delay_
 		snprintf(why, len, "this build has no libfabric driver");
 		return -ENOTSUP;
 #endif
+	case MR_UCX:
+#ifdef CQPOLL_TEST_UCX
+	{
+		struct test_ucx *t = calloc(1, sizeof(*t));
+
+		if (t == NULL)
+			return -ENOMEM;
+		m->dev = t;
+		if (test_ucx_open(t, "posix", why, len) != 0 ||
+		    test_ucx_hello(t, why, len) != 0) {
+			test_ucx_close(t);
+			free(t);
+			m->dev = NULL;
+			return -ENOTSUP;
+		}
+		m->real = cqpoll_ucx_cq_create(t->b, NULL);
+		break;
+	}
+#else
+		snprintf(why, len, "this build has no UCX driver");
+		return -ENOTSUP;
+#endif
 	case MR_MLX5:
 #ifdef CQPOLL_TEST_MLX5
 	{
@@ -252,6 +279,11 @@ mr_post(struct mr_member *m, uint64_t wr_id)
 	case MR_MLX5:
 		return cqpoll_mlx5_emu_post(m->real, &c);
 #endif
+#ifdef CQPOLL_TEST_UCX
+	case MR_UCX:
+		/* From worker A, in this thread; B's receive waits for the tag. */
+		return test_ucx_send(m->dev, wr_id, 8);
+#endif
 	default:
 		return -EINVAL;
 	}
@@ -274,7 +306,36 @@ mr_close(struct mr_member *m)
 		free(m->dev);
 	}
 #endif
+#ifdef CQPOLL_TEST_UCX
+	if (m->kind == MR_UCX && m->dev != NULL) {
+		test_ucx_close(m->dev);
+		free(m->dev);
+	}
+#endif
 	*m = (struct mr_member){ .kind = m->kind };
+}
+
+/*
+ * Consumer side, after @p delivered completions of @p m (group thread): a
+ * UCX member's receives for the tags its device may send next, tag = wr_id
+ * = @p tag_base | sequence number.
+ */
+static inline int
+mr_consumed(struct mr_member *m, uint64_t tag_base, uint64_t delivered)
+{
+#ifdef CQPOLL_TEST_UCX
+	if (m->kind == MR_UCX) {
+		struct test_ucx *t = m->dev;
+
+		t->tag_base = tag_base;
+		return test_ucx_post_recvs(t, m->real, delivered + TEST_UCX_WINDOW);
+	}
+#else
+	(void)m;
+	(void)tag_base;
+	(void)delivered;
+#endif
+	return 0;
 }
 
 #endif /* TEST_MIXED_REAL_H */

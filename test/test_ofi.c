@@ -172,8 +172,30 @@ test_bad_args(void)
 	return TEST_PASS;
 }
 
+/* The size asked of libfabric is reported (it does not report its own). */
+static int
+test_info_size(void)
+{
+	struct cqpoll_ofi_conf conf = { .size = 256 };
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq;
+
+	cq = cqpoll_ofi_cq_open(ofi.fabric, ofi.domain, NULL);
+	TEST_ASSERT(cq != NULL, "open: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.size, CQPOLL_OFI_CQ_SIZE_DEFAULT);
+	cqpoll_cq_destroy(cq);
+	cq = cqpoll_ofi_cq_open(ofi.fabric, ofi.domain, &conf);
+	TEST_ASSERT(cq != NULL, "open: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.size, 256);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_report_missed),
+	TEST_CASE(test_info_size),
 	TEST_CASE(test_event),
 	TEST_CASE(test_error),
 	TEST_CASE(test_bad_args),

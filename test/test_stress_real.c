@@ -24,6 +24,11 @@
  * visible when io_uring_submit() returns, so this is exact; for the others
  * it bounds from below when it became visible).
  *
+ * --dev=ucx-tcp, ucx-posix, ucx-sysv: a tagged message from worker A to
+ * worker B (ucx_test.h), B's receive completing on the cqpoll CQ; the
+ * consumer keeps receives posted ahead (tag = wr_id = sequence number), the
+ * device thread progresses A until its send completed.
+ *
  * --naive goes to sleep with cqpoll_cq_arm_naive() (clear the flag, sleep,
  * no poll after) and --naive-delay-ns sleeps between its last poll and the
  * arm (a sleep, so that the device runs meanwhile even on one CPU): a
@@ -50,6 +55,9 @@
 #ifdef CQPOLL_TEST_OFI
 #include "ofi_test.h"
 #endif
+#ifdef CQPOLL_TEST_UCX
+#include "ucx_test.h"
+#endif
 
 #define BURST 32
 #define VISIBLE_SLOTS 1024u  /* > the largest burst: a slot is reused only after use */
@@ -63,6 +71,8 @@ static const char *const producer_names[] = { "submit", "iowq", "sqpoll" };
 struct shared {
 	struct io_uring *ring;
 	struct test_ofi *ofi;    /* --dev=ofi-tcp */
+	struct test_ucx *ucx;    /* --dev=ucx-* */
+	struct cqpoll_cq *cq;
 	enum producer producer;
 	uint64_t visible_ns[VISIBLE_SLOTS]; /* by wr_id: when submit returned */
 	uint64_t consumed;  /* consumer to device */
@@ -85,6 +95,11 @@ device_thread(void *arg)
 #ifdef CQPOLL_TEST_OFI
 			if (sh->ofi != NULL)
 				r = test_ofi_post(sh->ofi, seq, 8);
+			else
+#endif
+#ifdef CQPOLL_TEST_UCX
+			if (sh->ucx != NULL)
+				r = test_ucx_send(sh->ucx, seq, 8);
 			else
 #endif
 				r = test_uring_nop(sh->ring, seq, 8, false,
@@ -139,6 +154,12 @@ consume(struct shared *sh, struct result *res, const struct cqpoll_completion *c
 		}
 	}
 	res->consumed += (uint64_t)n;
+#ifdef CQPOLL_TEST_UCX
+	/* Receives ahead of the device, posted before it may send for them. */
+	if (sh->ucx != NULL && test_ucx_post_recvs(sh->ucx, sh->cq,
+						   res->consumed + TEST_UCX_WINDOW) != 0)
+		res->order_errors++;
+#endif
 	__atomic_store_n(&sh->consumed, res->consumed, __ATOMIC_RELEASE);
 }
 
@@ -156,11 +177,24 @@ preempted(uint64_t ns)
 }
 
 static struct cqpoll_cq *
-open_cq(enum producer producer, struct io_uring *user_ring, struct test_ofi *ofi)
+open_cq(enum producer producer, struct io_uring *user_ring, struct test_ofi *ofi,
+	struct test_ucx *ucx)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 10 };
 	int r;
 
+	if (ucx != NULL) {
+#ifdef CQPOLL_TEST_UCX
+		struct cqpoll_cq *cq = cqpoll_ucx_cq_create(ucx->b, NULL);
+
+		if (cq != NULL && test_ucx_post_recvs(ucx, cq, TEST_UCX_WINDOW) != 0) {
+			cqpoll_cq_destroy(cq);
+			errno = EIO;
+			return NULL;
+		}
+		return cq;
+#endif
+	}
 	if (ofi != NULL) {
 #ifdef CQPOLL_TEST_OFI
 		struct cqpoll_cq *cq = cqpoll_ofi_cq_open(ofi->fabric, ofi->domain, NULL);
@@ -188,7 +222,7 @@ open_cq(enum producer producer, struct io_uring *user_ring, struct test_ofi *ofi
 }
 
 static int
-run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naive,
+run(struct test_ofi *ofi, struct test_ucx *ucx, enum producer producer, uint64_t transitions, int naive,
     uint64_t naive_delay_ns, int timeout_ms, struct result *res)
 {
 	struct cqpoll_completion c[BURST];
@@ -204,10 +238,12 @@ run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naiv
 	res->seen = calloc(SEEN_BITS / 8, 1);
 	sh = calloc(1, sizeof(*sh));
 	TEST_ASSERT(sh != NULL && res->seen != NULL, "calloc");
-	cq = open_cq(producer, &user_ring, ofi);
+	cq = open_cq(producer, &user_ring, ofi, ucx);
 	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
 	sh->ofi = ofi;
-	if (ofi == NULL)
+	sh->ucx = ucx;
+	sh->cq = cq;
+	if (ofi == NULL && ucx == NULL)
 		sh->ring = cqpoll_uring_cq_ring(cq);
 	sh->producer = producer;
 	TEST_ASSERT_EQ(pthread_create(&dev, NULL, device_thread, sh), 0);
@@ -226,6 +262,9 @@ run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naiv
 			}
 		} else {
 			r = cqpoll_poll_and_arm(cq, c, BURST);
+			/* Not armed, misses kept being reported: poll on. */
+			if (r == -EAGAIN)
+				continue;
 		}
 		TEST_ASSERT(r >= 0, "poll: %d", r);
 		if (r > 0) {
@@ -266,8 +305,8 @@ run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naiv
 	       " order_errors=%" PRIu64
 	       " lost_timeout=%" PRIu64 " timeout_found=%" PRIu64 " waits=%" PRIu64 " wait_timeouts=%" PRIu64
 	       " events=%" PRIu64 " spurious=%" PRIu64 " arms=%" PRIu64 "\n",
-	       ofi != NULL ? "ofi-tcp" : "uring",
-	       ofi != NULL ? "device-thread" : producer_names[producer], naive, naive_delay_ns, res->transitions,
+	       ofi != NULL ? "ofi-tcp" : ucx != NULL ? ucx->tls : "uring",
+	       ofi != NULL || ucx != NULL ? "device-thread" : producer_names[producer], naive, naive_delay_ns, res->transitions,
 	       sh->posted, res->consumed, res->duplicates, res->order_errors,
 	       res->timeout_lost, res->timeout_found,
 	       res->st.waits, res->st.wait_timeouts, res->st.events,
@@ -278,7 +317,12 @@ run(struct test_ofi *ofi, enum producer producer, uint64_t transitions, int naiv
 		test_ofi_close_eps(ofi);
 #endif
 	cqpoll_cq_destroy(cq);
-	if (producer == PRODUCER_SQPOLL)
+#ifdef CQPOLL_TEST_UCX
+	/* B's receives still posted were cancelled by the destroy. */
+	if (ucx != NULL)
+		ucx->next_recv = 0;
+#endif
+	if (producer == PRODUCER_SQPOLL && ofi == NULL && ucx == NULL)
 		io_uring_queue_exit(&user_ring);
 	free(sh);
 	free(res->seen);
@@ -313,6 +357,8 @@ main(int argc, char **argv)
 	uint64_t transitions = 1000000, delay = 0, tmo = 100;
 	int naive = 0, expect_lost = 0, o, k;
 	struct test_ofi *ofi = NULL;
+	struct test_ucx *ucx = NULL;
+	const char *ucx_tls = NULL;
 	struct result res;
 	char why[256];
 	int ofi_dev = 0, rc;
@@ -322,6 +368,8 @@ main(int argc, char **argv)
 		case 'D':
 			if (strcmp(optarg, "ofi-tcp") == 0) {
 				ofi_dev = 1;
+			} else if (strncmp(optarg, "ucx-", 4) == 0) {
+				ucx_tls = optarg + 4;
 			} else if (strcmp(optarg, "uring") != 0) {
 				fprintf(stderr, "bad --dev: %s\n", optarg);
 				return TEST_FAIL;
@@ -378,11 +426,34 @@ main(int argc, char **argv)
 		printf("skip: this build has no libfabric driver\n");
 		return TEST_SKIP;
 #endif
+	} else if (ucx_tls != NULL) {
+#ifdef CQPOLL_TEST_UCX
+		ucx = calloc(1, sizeof(*ucx));
+		TEST_ASSERT(ucx != NULL, "calloc");
+		rc = test_ucx_open(ucx, ucx_tls, why, sizeof(why));
+		if (rc == 0)
+			rc = test_ucx_hello(ucx, why, sizeof(why));
+		if (rc != 0) {
+			printf("%s: %s\n", rc == -ENODATA ? "skip" : "FAIL", why);
+			test_ucx_close(ucx);
+			free(ucx);
+			return rc == -ENODATA ? TEST_SKIP : TEST_FAIL;
+		}
+#else
+		printf("skip: this build has no UCX driver\n");
+		return TEST_SKIP;
+#endif
 	} else if (test_uring_probe(why, sizeof(why)) < 0) {
 		printf("skip: %s\n", why);
 		return TEST_SKIP;
 	}
-	rc = run(ofi, producer, transitions, naive, delay, (int)tmo, &res);
+	rc = run(ofi, ucx, producer, transitions, naive, delay, (int)tmo, &res);
+#ifdef CQPOLL_TEST_UCX
+	if (ucx != NULL) {
+		test_ucx_close(ucx);
+		free(ucx);
+	}
+#endif
 #ifdef CQPOLL_TEST_OFI
 	if (ofi != NULL) {
 		test_ofi_close(ofi);

@@ -61,7 +61,8 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 	for (i = 0; i < n; i++) {
 		c = &comps[i];
 		/* The request's id as the flags say the driver knows it. */
-		seq = seq_of(ck, (c->flags & CQPOLL_COMPLETION_F_WR_ID) ? c->wr_id :
+		seq = seq_of(ck, e->seq_of != NULL ? e->seq_of(c) :
+			     (c->flags & CQPOLL_COMPLETION_F_WR_ID) ? c->wr_id :
 			     c->wqe_counter);
 		/* Resynchronise, so one lost entry counts once, not forever. */
 		if (seq != ck->expected)
@@ -85,4 +86,6 @@ tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 	}
 	ck->received += n;
 	res->completions += n;
+	if (run->params->dev->consumed != NULL)
+		run->params->dev->consumed(&run->dcs[ck->index], comps, n);
 }

@@ -30,6 +30,10 @@ static const struct tpcq_dev *const devs[] = {
 #ifdef TPCQ_HAVE_OFI
 	&tpcq_dev_ofi,
 #endif
+#ifdef TPCQ_HAVE_UCX
+	&tpcq_dev_ucx,
+#endif
+	&tpcq_dev_ethdev,
 };
 
 #define NB_DEVS (sizeof(devs) / sizeof(devs[0]))
@@ -49,15 +53,17 @@ static const char *const fault_opts[] = {
 const char *
 tpcq_dev_names(void)
 {
-	static char names[128];
+	static char names[192];
 	size_t i, n = 0;
 
 	if (names[0] != '\0')
 		return names;
 	for (i = 0; i < NB_DEVS && n < sizeof(names); i++)
-		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s%s",
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s%s%s",
 				      i ? ", " : "", devs[i]->name,
-				      devs[i]->takes_ibdev ? ":IBDEV" : "");
+				      devs[i]->takes_ibdev ? ":" : "",
+				      !devs[i]->takes_ibdev ? "" :
+				      devs[i]->arg_name != NULL ? devs[i]->arg_name : "IBDEV");
 	return names;
 }
 
@@ -129,8 +135,9 @@ tpcq_dev_usage(FILE *f)
 
 		arms_describe(d, arms, sizeof(arms));
 		faults_list(d->faults, faults, sizeof(faults));
-		snprintf(name, sizeof(name), "%s%s", d->name,
-			 d->takes_ibdev ? ":IBDEV" : "");
+		snprintf(name, sizeof(name), "%s%s%s", d->name,
+			 d->takes_ibdev ? ":" : "", !d->takes_ibdev ? "" :
+			 d->arg_name != NULL ? d->arg_name : "IBDEV");
 		fprintf(f, "    %-*s%s\n", HELP_INDENT - 4, name, d->help);
 		snprintf(line, sizeof(line), "--arm=%s (default %s): %s", arms,
 			 cqpoll_arm_semantics_name(d->default_arm), d->arm_help);

@@ -19,6 +19,17 @@
  *
  * Completion timestamps are in device clock units, which are not converted:
  * latency is measured from the post time the generator records.
+ *
+ * On the mlx5 driver the provider never retires A's send WQEs: rdma-core's
+ * mlx5 provider moves a work queue's tail only in its own poll of the CQ
+ * (mlx5_parse_cqe(); ibv_post_send() refuses once head - tail reaches the
+ * queue's size, mlx5_wq_overflow()), and that poll never runs on a CQ the
+ * direct driver owns. So every `period` requests (a power of two no larger
+ * than the queue), once the poller has read them all, both QPs go through
+ * RESET and are connected again: the provider zeroes its indices there
+ * (mlx5_init_qp_indices()), the QP numbers stay, and the WQE counter starts
+ * again at 0, which the poller reads modulo the period (wr_id_mask). Half
+ * the period at most is in flight, so that the counter names one request.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,6 +68,10 @@ struct loopback {
 	uint8_t port;
 	uint32_t depth;           /* sends unread at most, receives posted ahead */
 	uint64_t recvs;           /* receives posted on B since the start */
+	uint64_t period;          /* mlx5: requests between QP resets; 0: never */
+	uint64_t reset_at;        /* seq of the last reset */
+	struct ibv_ah_attr ah;
+	enum ibv_mtu mtu;
 	struct ibv_recv_wr recv_wr[RECV_BATCH];
 };
 
@@ -457,6 +472,8 @@ lb_open(struct tpcq_devctx *dc, const struct tpcq_params *p, bool mlx5)
 		r = -EIO;
 		goto err;
 	}
+	lb->ah = ah;
+	lb->mtu = pa.active_mtu;
 	r = connect_qp(lb, lb->qp_a, lb->qp_b->qp_num, &ah, pa.active_mtu);
 	if (r == 0)
 		r = connect_qp(lb, lb->qp_b, lb->qp_a->qp_num, &ah, pa.active_mtu);
@@ -468,9 +485,15 @@ lb_open(struct tpcq_devctx *dc, const struct tpcq_params *p, bool mlx5)
 
 	dc->cq = cq;
 	dc->priv = lb;
-	dc->wr_id_mask = mlx5 ? UINT16_MAX : UINT64_MAX;
+	dc->wr_id_mask = UINT64_MAX;
 	dc->monotonic_ts = false;
 	dc->max_outstanding = depth;
+	if (mlx5) {
+		for (lb->period = 1; lb->period * 2 <= depth && lb->period < 65536; )
+			lb->period *= 2;
+		dc->wr_id_mask = lb->period - 1;
+		dc->max_outstanding = lb->period / 2 != 0 ? (uint32_t)(lb->period / 2) : 1;
+	}
 	dc->expect.opcode = CQPOLL_OP_RDMA_WRITE;
 	dc->expect.qp_num = lb->qp_a->qp_num;
 	dc->expect.check_byte_len = false;
@@ -501,6 +524,36 @@ reap_recvs(struct loopback *lb)
 	return post_recvs(lb, (unsigned int)n);
 }
 
+/*
+ * Both QPs through RESET and back to RTS, B's receives posted anew: done
+ * with every request read by the poller and every receive reaped, so that
+ * nothing in flight is lost with the queues (RESET drops posted work).
+ */
+static int
+reset_pair(struct loopback *lb, uint64_t seq)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	int r;
+
+	r = ibv_modify_qp(lb->qp_a, &a, IBV_QP_STATE);
+	if (r == 0)
+		r = ibv_modify_qp(lb->qp_b, &a, IBV_QP_STATE);
+	if (r != 0)
+		return fail(lb, "ibv_modify_qp(RESET)", verbs_err(r));
+	r = connect_qp(lb, lb->qp_a, lb->qp_b->qp_num, &lb->ah, lb->mtu);
+	if (r == 0)
+		r = connect_qp(lb, lb->qp_b, lb->qp_a->qp_num, &lb->ah, lb->mtu);
+	if (r != 0)
+		return r;
+	/* The receives B held are gone: as many as the requests so far. */
+	lb->recvs = seq;
+	while (r == 0 && lb->recvs < seq + lb->depth)
+		r = post_recvs(lb, seq + lb->depth - lb->recvs < RECV_BATCH ?
+			       (unsigned int)(seq + lb->depth - lb->recvs) : RECV_BATCH);
+	lb->reset_at = seq;
+	return r;
+}
+
 static int
 lb_post(struct tpcq_devctx *dc, uint64_t seq)
 {
@@ -515,7 +568,15 @@ lb_post(struct tpcq_devctx *dc, uint64_t seq)
 		return r;
 	/* The poller's count: what it read, the send queue no longer holds. */
 	consumed = __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE);
-	if (seq - consumed >= lb->depth || seq >= lb->recvs)
+	if (lb->period != 0 && seq != 0 && seq % lb->period == 0 && lb->reset_at != seq) {
+		/* Every request read, every receive reaped (B completes before A). */
+		if (consumed < seq || lb->recvs - seq < lb->depth)
+			return -ENOSPC;
+		r = reset_pair(lb, seq);
+		if (r != 0)
+			return r;
+	}
+	if (seq - consumed >= dc->max_outstanding || seq >= lb->recvs)
 		return -ENOSPC;
 
 	sge.addr = (uintptr_t)lb->buf;

@@ -26,7 +26,7 @@
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
-#define EAL_DEFAULT_ARGS 10
+#define EAL_DEFAULT_ARGS 13
 
 /*
  * EAL options that add to testpmd-cq's defaults instead of replacing them,
@@ -308,6 +308,11 @@ tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
 	/* The group sums its CQs' counters and adds its own. */
 	if (!res->grouped)
 		cqpoll_cq_stats_get(tr->cq, &res->stats);
+	res->stats.waits += res->peer.waits;
+	res->stats.wait_timeouts += res->peer.wait_timeouts;
+	res->stats.events += res->peer.events;
+	res->stats.arms += res->peer.arms;
+	res->stats.lost_wakeups += res->peer.lost_wakeups;
 }
 
 /* --record: the posts made, one CLOCK_MONOTONIC ns a line. */
@@ -359,6 +364,21 @@ tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res)
 	tr->record = NULL;
 }
 
+/* ethdev:tap: the poller on the worker lcore, the generator on the main one. */
+struct poller_on_worker {
+	struct tpcq_run *tr;
+	struct tpcq_result *res;
+};
+
+static int
+poller_main(void *arg)
+{
+	struct poller_on_worker *pw = arg;
+
+	tpcq_poller_run(pw->tr, pw->res);
+	return 0;
+}
+
 static int
 run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 {
@@ -380,15 +400,38 @@ run_cqs(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	if (tpcq_run_prepare(&tr, &res, p, dcs, p->engine->total(p)) != 0)
 		return TPCQ_EXIT_FAIL;
 
-	r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
-	if (r != 0) {
-		fprintf(stderr, TPCQ_PROG ": cannot launch the generator on lcore %u: %s\n",
-			worker, strerror(-r));
-		tpcq_run_release(&tr, &res);
-		return TPCQ_EXIT_FAIL;
+	if (dcs[0].poller_on_worker) {
+		struct poller_on_worker pw = { .tr = &tr, .res = &res };
+		unsigned int plc = rte_get_next_lcore(worker, 1, 0);
+
+		/* Main lcore idle if there is a second worker, else the generator. */
+		if (plc >= RTE_MAX_LCORE)
+			plc = worker;
+		r = rte_eal_remote_launch(poller_main, &pw, plc);
+		if (r == 0 && plc != worker)
+			r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
+		if (r != 0) {
+			fprintf(stderr, TPCQ_PROG ": cannot launch the poller on "
+				"lcore %u: %s\n", plc, strerror(-r));
+			__atomic_store_n(&tr.stop, true, __ATOMIC_RELAXED);
+			rte_eal_mp_wait_lcore();
+			tpcq_run_release(&tr, &res);
+			return TPCQ_EXIT_FAIL;
+		}
+		if (plc == worker)
+			tpcq_gen_main(&tr);
+		rte_eal_mp_wait_lcore();
+	} else {
+		r = rte_eal_remote_launch(tpcq_gen_main, &tr, worker);
+		if (r != 0) {
+			fprintf(stderr, TPCQ_PROG ": cannot launch the generator on lcore %u: %s\n",
+				worker, strerror(-r));
+			tpcq_run_release(&tr, &res);
+			return TPCQ_EXIT_FAIL;
+		}
+		tpcq_poller_run(&tr, &res);
+		rte_eal_wait_lcore(worker);
 	}
-	tpcq_poller_run(&tr, &res);
-	rte_eal_wait_lcore(worker);
 
 	tpcq_run_collect(&tr, &res);
 	ret = tpcq_run_report(p, &tr, &res);
@@ -436,7 +479,7 @@ main(int argc, char **argv)
 	char **eal_argv, **app_argv;
 	bool sim = false;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
-	char lcores[64], prefix[64];
+	char lcores[64], lcores3[80], prefix[64];
 	bool eal_own = false, paced_rates;
 
 	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
@@ -512,10 +555,14 @@ main(int argc, char **argv)
 	 * the threads of emulated devices keep this process's CPU set instead of
 	 * inheriting the main lcore's single CPU.
 	 */
-	dcs = devs_open(&params);
-	if (dcs == NULL) {
-		free(eal_argv);
-		return TPCQ_EXIT_FAIL;
+	/* A DPDK port is a device only once the EAL runs. */
+	dcs = NULL;
+	if (!params.dev->needs_eal) {
+		dcs = devs_open(&params);
+		if (dcs == NULL) {
+			free(eal_argv);
+			return TPCQ_EXIT_FAIL;
+		}
 	}
 
 	eal_argv[eal_argc++] = argv[0];
@@ -530,8 +577,21 @@ main(int argc, char **argv)
 		/* "-l 0-1" would fail under taskset or in a container. */
 		tpcq_default_lcores(tpcq_dev_numa_node(&params), lcores,
 				    sizeof(lcores));
-		eal_argv[eal_argc++] = "-l";
-		eal_argv[eal_argc++] = lcores;
+		if (params.dev->needs_eal) {
+			/*
+			 * A DPDK port: a third lcore on the same CPUs, so that
+			 * a poller on a worker leaves the main lcore idle, as a
+			 * DPDK application's main lcore often is.
+			 */
+			snprintf(lcores3, sizeof(lcores3), "(0-2)@(%s)", lcores);
+			eal_argv[eal_argc++] = "--lcores";
+			eal_argv[eal_argc++] = lcores3;
+			/* vhost logs every vhost-user message at INFO. */
+			eal_argv[eal_argc++] = "--log-level=lib.vhost.*:warning";
+		} else {
+			eal_argv[eal_argc++] = "-l";
+			eal_argv[eal_argc++] = lcores;
+		}
 		eal_argv[eal_argc++] = "--no-pci";
 		/* A prefix of its own: the telemetry socket's directory. */
 		snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",
@@ -544,6 +604,11 @@ main(int argc, char **argv)
 		if (free_hugepages() == 0) {
 			eal_argv[eal_argc++] = "--no-huge";
 			eal_argv[eal_argc++] = "--no-shconf";
+			/* Room for the mbufs of a DPDK port (64 MB by default). */
+			if (params.dev->needs_eal) {
+				eal_argv[eal_argc++] = "-m";
+				eal_argv[eal_argc++] = "256";
+			}
 			fprintf(stderr, TPCQ_PROG ": no hugepages, running with "
 				"--no-huge --no-pci on lcores %s\n", lcores);
 		} else {
@@ -572,10 +637,18 @@ main(int argc, char **argv)
 		if (!eal_own)
 			snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 				 rte_eal_get_runtime_dir());
-		ret = run(&params, dcs);
+		if (dcs == NULL)
+			dcs = devs_open(&params);
+		ret = dcs != NULL ? run(&params, dcs) : TPCQ_EXIT_FAIL;
+		/* Ports are closed while the EAL still runs. */
+		if (dcs != NULL && params.dev->needs_eal) {
+			devs_close(&params, dcs, params.cqs);
+			dcs = NULL;
+		}
 		rte_eal_cleanup();
 	}
-	devs_close(&params, dcs, params.cqs);
+	if (dcs != NULL)
+		devs_close(&params, dcs, params.cqs);
 	free(eal_argv);
 	return ret;
 }

@@ -125,6 +125,7 @@ static const char *const mode_names[] = {
 static const char *const transition_names[] = {
 	[TPCQ_TRANSITION_POLL_AND_ARM] = "poll-and-arm",
 	[TPCQ_TRANSITION_NAIVE] = "naive",
+	[TPCQ_TRANSITION_L3FWD_POWER] = "l3fwd-power",
 };
 
 const char *
@@ -227,14 +228,18 @@ usage(FILE *f, const char *prog)
 "                             main one). Needs N + 1 lcores: give them before\n"
 "                             '--', e.g. --lcores='(0-N)@(0,1)' on two CPUs.\n"
 "                             cpu_pct is then the pollers' sum\n"
-"  --transition=poll-and-arm|naive\n"
+"  --transition=poll-and-arm|naive|l3fwd-power\n"
 "                             how the poller goes to sleep (default poll-and-arm):\n"
 "                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
 "                             naive: poll until empty, arm, sleep, with no poll\n"
 "                             after the arm. The negative control: it loses\n"
 "                             wake-ups on edge and report-missed arms. One CQ\n"
 "                             in interrupt mode only.\n"
-"  --naive-delay-ns=N         naive transition only: spin N ns (0..%u)\n"
+"                             l3fwd-power: DPDK's examples/l3fwd-power on an\n"
+"                             ethdev Rx queue: 300 empty polls with 1 us\n"
+"                             pauses, enable, 10 ms rte_epoll_wait(), disable,\n"
+"                             no poll after the enable (--dev=ethdev:PMD).\n"
+"  --naive-delay-ns=N         naive, l3fwd-power only: spin N ns (0..%u)\n"
 "                             between the last empty poll and the arm (default\n"
 "                             0). It widens the race window to make the naive\n"
 "                             transition's loss observable: it models a thread\n"
@@ -503,6 +508,14 @@ tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len)
 			 "on one CQ in interrupt mode only (--cqs=1 "
 			 "--mode=interrupt); the poll group always uses its "
 			 "poll-and-arm transition");
+		return -EINVAL;
+	}
+	if (p->transition == TPCQ_TRANSITION_L3FWD_POWER &&
+	    (p->dev != &tpcq_dev_ethdev || p->cqs > 1 || p->pollers > 1 ||
+	     p->mode != TPCQ_MODE_INTERRUPT)) {
+		snprintf(why, len, "--transition=l3fwd-power: DPDK's l3fwd-power "
+			 "sleeps on Rx interrupts: one ethdev Rx queue in interrupt "
+			 "mode only (--dev=ethdev:PMD --mode=interrupt --cqs=1)");
 		return -EINVAL;
 	}
 	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
@@ -823,9 +836,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->pattern == TPCQ_PATTERN_POISSON || p->sim)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
-				       p->transition != TPCQ_TRANSITION_NAIVE))
-		return bad("--naive-delay-ns: only the naive transition has this "
-			   "window (--mode=interrupt --transition=naive); use "
+				       (p->transition != TPCQ_TRANSITION_NAIVE &&
+					p->transition != TPCQ_TRANSITION_L3FWD_POWER)))
+		return bad("--naive-delay-ns: only the naive and l3fwd-power "
+			   "transitions have this window (--mode=interrupt "
+			   "--transition=naive|l3fwd-power); use "
 			   "--fault-arm-delay to widen the others'");
 
 	if (p->record_path != NULL && (!p->engine->open_loop || p->interactive ||

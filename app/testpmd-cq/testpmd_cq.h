@@ -101,6 +101,8 @@ enum tpcq_pattern {
 enum tpcq_transition {
 	TPCQ_TRANSITION_POLL_AND_ARM = 0,
 	TPCQ_TRANSITION_NAIVE,
+	/* DPDK's examples/l3fwd-power, reproduced on an ethdev Rx queue. */
+	TPCQ_TRANSITION_L3FWD_POWER,
 };
 
 /* Fault options, as given on the command line (struct tpcq_params::faults_given). */
@@ -211,6 +213,11 @@ struct tpcq_expect {
 	bool check_byte_len;      /* requester completions report no length */
 	/* Bytes of payload each completion carries inline (F_INLINE); 0: none. */
 	uint32_t inline_len;
+	/*
+	 * The sequence number a completion carries, for devices whose wr_id
+	 * is not it (ethdev: the mbuf, freed here); NULL: wr_id.
+	 */
+	uint64_t (*seq_of)(const struct cqpoll_completion *c);
 };
 
 /*
@@ -243,6 +250,11 @@ struct tpcq_devctx {
 	bool watch;
 	/* The poller's completion count, for devices that must bound what they post. */
 	const uint64_t *consumed;
+	/*
+	 * The poller runs on a worker lcore and the generator on the main
+	 * one (ethdev:tap: signals meant for the poller go to the process).
+	 */
+	bool poller_on_worker;
 };
 
 /*
@@ -254,10 +266,13 @@ struct tpcq_dev {
 	const char *name;         /* --dev value, or its part before ':' */
 	const char *help;         /* one line for --help */
 	bool takes_ibdev;         /* the name is followed by ":<ibdev>" */
+	const char *arg_name;     /* what follows ':' in --help; NULL: IBDEV */
 	uint32_t arms;            /* allowed arm semantics, bit (1 << value) */
 	enum cqpoll_arm_semantics default_arm;
 	const char *arm_help;     /* what the arm values mean on this device */
 	uint32_t faults;          /* TPCQ_FAULT_* it can inject */
+	/* Opened after rte_eal_init(): the device is a DPDK port. */
+	bool needs_eal;
 	int (*open)(struct tpcq_devctx *dc, const struct tpcq_params *p);
 	int (*post)(struct tpcq_devctx *dc, uint64_t seq);
 	/*
@@ -265,6 +280,13 @@ struct tpcq_dev {
 	 * NULL: the device needs no help (the generator may sleep any time).
 	 */
 	void (*service)(struct tpcq_devctx *dc);
+	/*
+	 * On the poller's thread, after it read @p n completions of @p dc and
+	 * before the generator learns of them: a device whose consumer must
+	 * post again (UCX receives) does so here. NULL: nothing to do.
+	 */
+	void (*consumed)(struct tpcq_devctx *dc, const struct cqpoll_completion *c,
+			 unsigned int n);
 	void (*close)(struct tpcq_devctx *dc);
 };
 
@@ -366,6 +388,8 @@ struct tpcq_result {
 	int error;                /* -errno of a failed library call, or 0 */
 	const char *error_call;   /* the call that failed */
 	struct cqpoll_cq_stats stats; /* summed over the CQs */
+	/* Counted by a peer's own transition (l3fwd-power), added to stats. */
+	struct cqpoll_cq_stats peer;
 	struct cqpoll_cq_info info;   /* of the first CQ; all are alike */
 	bool grouped;                 /* run by the poll group: group is valid */
 	struct cqpoll_group_stats group;
@@ -437,6 +461,16 @@ int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 /* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
 extern const struct tpcq_dev tpcq_dev_uring;
 extern const struct tpcq_dev tpcq_dev_ofi;
+/* dev_ucx.c: two UCP workers over one transport. */
+extern const struct tpcq_dev tpcq_dev_ucx;
+
+/*
+ * dev_ethdev.c: an Rx queue of a DPDK port (drivers/ethdev), fed by a peer
+ * port in this process or by a kernel socket; and the l3fwd-power
+ * transition's sleep on it, which counts into res->peer.
+ */
+extern const struct tpcq_dev tpcq_dev_ethdev;
+int tpcq_ethdev_l3fwd_sleep(struct tpcq_devctx *dc, struct cqpoll_cq_stats *st);
 
 /*
  * A traffic engine, like testpmd's forwarding engines: when the device side

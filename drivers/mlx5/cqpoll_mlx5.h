@@ -162,7 +162,8 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
  * @param cq
  *   A CQ of cqpoll_mlx5_cq_create() or cqpoll_mlx5_cq_attach().
  * @return
- *   The verbs CQ; NULL if @p cq is NULL or not a hardware mlx5 CQ.
+ *   The verbs CQ; NULL (errno EINVAL) if @p cq is NULL or not a hardware
+ *   mlx5 CQ.
  *
  * Thread safety: safe from any thread while the CQ exists.
  */

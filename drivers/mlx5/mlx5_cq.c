@@ -268,10 +268,7 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 struct ibv_cq *
 cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq)
 {
-	struct cqpoll_mlx5_cq *q;
+	struct cqpoll_mlx5_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_mlx5_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_ops)
-		return NULL;
-	q = cqpoll_cq_priv(cq);
-	return q->ibcq;
+	return q != NULL ? q->ibcq : NULL;
 }

@@ -38,9 +38,17 @@
 extern "C" {
 #endif
 
+/**
+ * CQ entries asked of libfabric when cqpoll_ofi_conf.size is 0. libfabric
+ * does not report the size a provider picks for 0, so the driver asks for a
+ * known one (the size libfabric's util providers, tcp among them, default
+ * to), and cqpoll_cq_info_get() reports it.
+ */
+#define CQPOLL_OFI_CQ_SIZE_DEFAULT 1024
+
 /** Parameters of cqpoll_ofi_cq_open(). */
 struct cqpoll_ofi_conf {
-	uint32_t size;            /**< CQ entries; 0: the provider's default. */
+	uint32_t size;            /**< CQ entries; 0: CQPOLL_OFI_CQ_SIZE_DEFAULT. */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
 };
 
@@ -88,7 +96,8 @@ struct fid_cq *cqpoll_ofi_cq_fid(struct cqpoll_cq *cq);
  *   A CQ of this driver.
  * @return
  *   The message, valid until the next poll of @p cq; "" if no error
- *   completion was returned yet; NULL if @p cq is not a libfabric CQ.
+ *   completion was returned yet; NULL (errno EINVAL) if @p cq is NULL or
+ *   not a libfabric CQ.
  *
  * Thread safety: consumer thread only.
  */

@@ -95,7 +95,8 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		return NULL;
 	}
 	memset(&attr, 0, sizeof(attr));
-	attr.size = conf != NULL ? conf->size : 0;
+	attr.size = conf != NULL && conf->size != 0 ? conf->size :
+		CQPOLL_OFI_CQ_SIZE_DEFAULT;
 	attr.format = FI_CQ_FORMAT_DATA;
 	attr.wait_obj = FI_WAIT_FD;
 	r = fi_cq_open(domain, &attr, &q->cq, NULL);
@@ -130,23 +131,15 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 struct fid_cq *
 cqpoll_ofi_cq_fid(struct cqpoll_cq *cq)
 {
-	struct cqpoll_ofi_cq *q;
+	struct cqpoll_ofi_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_ofi_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ofi_ops) {
-		errno = EINVAL;
-		return NULL;
-	}
-	q = cqpoll_cq_priv(cq);
-	return q->cq;
+	return q != NULL ? q->cq : NULL;
 }
 
 const char *
 cqpoll_ofi_cq_strerror(struct cqpoll_cq *cq)
 {
-	struct cqpoll_ofi_cq *q;
+	struct cqpoll_ofi_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_ofi_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ofi_ops)
-		return NULL;
-	q = cqpoll_cq_priv(cq);
-	return q->errmsg;
+	return q != NULL ? q->errmsg : NULL;
 }

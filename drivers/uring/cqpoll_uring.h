@@ -30,9 +30,15 @@
  * @warning EXPERIMENTAL: this API may change without notice.
  */
 
-#include <stdint.h>
-
+/*
+ * liburing.h first: it sets the feature macros glibc needs to declare
+ * sigset_t, which only take effect before the first system header. A program
+ * that includes other system headers before this one needs them itself
+ * (_XOPEN_SOURCE or _GNU_SOURCE), as for liburing.h alone.
+ */
 #include <liburing.h>
+
+#include <stdint.h>
 
 #include "cqpoll.h"
 

@@ -21,21 +21,19 @@ int
 cqpoll_uring_arm(void *priv)
 {
 	struct cqpoll_uring_cq *q = priv;
-	unsigned int f = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+	/* The ring has CQ flags: checked when the CQ was made. */
+	int r = io_uring_cq_eventfd_toggle(q->ring, true);
 
-	__atomic_store_n(q->kflags, f & ~IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
 	/* Pairs with the kernel's smp_mb() between tail store and flags load. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return 0;
+	return r;
 }
 
 /* Busy polling again: no eventfd write per CQE from the kernel meanwhile. */
 void
 cqpoll_uring_disarm(struct cqpoll_uring_cq *q)
 {
-	unsigned int f = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
-
-	__atomic_store_n(q->kflags, f | IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELAXED);
+	io_uring_cq_eventfd_toggle(q->ring, false);
 }
 
 int

@@ -23,7 +23,7 @@ uring_free(struct cqpoll_uring_cq *q)
 			io_uring_queue_exit(q->ring);
 		} else {
 			io_uring_unregister_eventfd(q->ring);
-			__atomic_store_n(q->kflags, q->prev_flags, __ATOMIC_RELAXED);
+			io_uring_cq_eventfd_toggle(q->ring, q->prev_enabled);
 		}
 	}
 	if (q->efd >= 0)
@@ -55,14 +55,16 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	struct cqpoll_cq *cq;
 	int r;
 
-	q->mask = ring->cq.ring_mask;
-	q->cqe_shift = (ring->flags & IORING_SETUP_CQE32) ? 1 : 0;
-	q->khead = ring->cq.khead;
-	q->ktail = ring->cq.ktail;
-	q->kflags = ring->cq.kflags;
-	q->ksq_flags = ring->sq.kflags;
-	q->cqes = ring->cq.cqes;
-	q->prev_flags = __atomic_load_n(q->kflags, __ATOMIC_RELAXED);
+	/*
+	 * The arm is IORING_CQ_EVENTFD_DISABLED in the CQ ring's flags, which
+	 * kernels before 5.8 do not map: without it the eventfd fires for
+	 * every CQE and cannot be gated.
+	 */
+	q->prev_enabled = io_uring_cq_eventfd_enabled(ring);
+	if (ring->cq.kflags == NULL) {
+		r = EOPNOTSUPP;
+		goto err;
+	}
 	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (q->efd < 0) {
 		r = errno;
@@ -86,7 +88,7 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	io_uring_unregister_eventfd(ring);
 err:
 	if (!q->owned)
-		__atomic_store_n(q->kflags, q->prev_flags, __ATOMIC_RELAXED);
+		io_uring_cq_eventfd_toggle(ring, q->prev_enabled);
 	if (q->owned)
 		io_uring_queue_exit(ring);
 	q->ring = NULL;
@@ -161,12 +163,7 @@ cqpoll_uring_cq_attach(struct io_uring *ring, const struct cqpoll_uring_conf *co
 struct io_uring *
 cqpoll_uring_cq_ring(struct cqpoll_cq *cq)
 {
-	struct cqpoll_uring_cq *q;
+	struct cqpoll_uring_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_uring_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_uring_ops) {
-		errno = EINVAL;
-		return NULL;
-	}
-	q = cqpoll_cq_priv(cq);
-	return q->ring;
+	return q != NULL ? q->ring : NULL;
 }

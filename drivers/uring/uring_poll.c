@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * io_uring consumer: CQEs straight from the shared ring, as liburing reads
- * them, and the flush of completions the kernel kept aside when the ring was
- * full.
+ * io_uring consumer: CQEs straight from the shared ring through liburing's
+ * inline CQ helpers (no call, no syscall), and the flush of completions the
+ * kernel kept aside when the ring was full.
  */
 
 #include <errno.h>
@@ -40,20 +40,19 @@ static unsigned int
 read_cqes(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
 	  unsigned int n)
 {
-	/* Only this thread writes the head: a plain read of our own value. */
-	uint32_t head = __atomic_load_n(q->khead, __ATOMIC_RELAXED);
-	/* Acquire: the CQE fields are read only after the tail that covers them. */
-	uint32_t tail = __atomic_load_n(q->ktail, __ATOMIC_ACQUIRE);
-	unsigned int i, avail = tail - head;
+	struct io_uring *ring = q->ring;
+	/* Acquire of the tail: the CQEs it covers are read after it. */
+	unsigned int i, avail = io_uring_cq_ready(ring);
+	/* Only this thread writes the head. */
+	unsigned int head = *ring->cq.khead;
 
 	if (avail > n)
 		avail = n;
 	for (i = 0; i < avail; i++)
-		cqe_to_completion(&q->cqes[((head + i) & q->mask) << q->cqe_shift],
-				  &comps[i]);
+		cqe_to_completion(&ring->cq.cqes[io_uring_cqe_index(ring, head + i,
+						ring->cq.ring_mask)], &comps[i]);
 	/* Release: the kernel reuses the slots only after they were read. */
-	if (avail != 0)
-		__atomic_store_n(q->khead, head + avail, __ATOMIC_RELEASE);
+	io_uring_cq_advance(ring, avail);
 	return avail;
 }
 
@@ -68,7 +67,7 @@ flush_overflow(struct cqpoll_uring_cq *q)
 {
 	int r;
 
-	if (!(__atomic_load_n(q->ksq_flags, __ATOMIC_RELAXED) & IORING_SQ_CQ_OVERFLOW))
+	if (!io_uring_cq_has_overflow(q->ring))
 		return 0;
 	r = io_uring_get_events(q->ring);
 	if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)

@@ -5,7 +5,8 @@
 /*
  * io_uring driver internals. The kernel writes the CQEs and the CQ tail and
  * reads the CQ head and flags; the consumer thread writes the head and the
- * flags. Shared words are accessed with __atomic builtins only.
+ * flags. The shared words are reached through liburing's inline CQ helpers
+ * (acquire load of the tail, release store of the head), never by hand.
  */
 
 #include <stdbool.h>
@@ -22,11 +23,7 @@ struct cqpoll_uring_cq {
 	struct io_uring own;      /* the ring, when the driver created it */
 	bool owned;
 	int efd;                  /* eventfd registered with the ring */
-	unsigned int prev_flags;  /* attach: the CQ flags to restore */
-	uint32_t mask;
-	uint32_t cqe_shift;       /* 1 with IORING_SETUP_CQE32 */
-	unsigned int *khead, *ktail, *kflags, *ksq_flags;
-	struct io_uring_cqe *cqes;
+	bool prev_enabled;        /* attach: the eventfd state to restore */
 };
 
 /* The driver's table, to recognise its own handles. */

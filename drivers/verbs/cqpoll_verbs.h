@@ -138,7 +138,7 @@ struct cqpoll_cq *cqpoll_verbs_cq_create(struct ibv_context *ctx,
  *   A handle of this driver (attached or created).
  * @return
  *   The CQ (an ibv_cq_ex cast with ibv_cq_ex_to_cq() for extended CQs), or
- *   NULL if @p cq is NULL or not a verbs handle.
+ *   NULL (errno EINVAL) if @p cq is NULL or not a verbs handle.
  *
  * Thread safety: safe from any thread while the handle exists.
  */

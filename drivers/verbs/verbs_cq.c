@@ -237,21 +237,17 @@ fail:
 struct ibv_cq *
 cqpoll_verbs_cq_ibv(const struct cqpoll_cq *cq)
 {
-	const struct cqpoll_verbs_cq *q;
+	const struct cqpoll_verbs_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_verbs_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_verbs_ops)
-		return NULL;
-	q = cqpoll_cq_priv(cq);
-	return q->cq;
+	return q != NULL ? q->cq : NULL;
 }
 
 int
 cqpoll_verbs_cq_is_ex(const struct cqpoll_cq *cq)
 {
-	const struct cqpoll_verbs_cq *q;
+	const struct cqpoll_verbs_cq *q = cqpoll_cq_priv_of(cq, &cqpoll_verbs_ops);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_verbs_ops)
+	if (q == NULL)
 		return -EINVAL;
-	q = cqpoll_cq_priv(cq);
 	return q->cq_ex != NULL;
 }

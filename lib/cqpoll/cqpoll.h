@@ -241,8 +241,11 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  *   Safety-net timeout, 1 .. 3600000 ms.
  * @return
  *   - 1: an event was consumed; poll the CQ.
- *   - 0: the timeout passed; poll the CQ (it stays armed if the poll is
- *     empty).
+ *   - 0: no event of this CQ was consumed: the timeout passed, or, on a
+ *     completion channel shared with other CQs (verbs, mlx5), another CQ's
+ *     event ended the sleep early and was handed to that CQ. Poll the CQ
+ *     either way (it stays armed if the poll is empty); only after a whole
+ *     timeout does a poll that finds work count as a timeout recovery.
  *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
  *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
  *   - -EINTR: a signal interrupted the sleep.

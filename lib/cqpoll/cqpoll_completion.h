@@ -97,6 +97,13 @@ enum cqpoll_opcode {
  * poll of the same CQ.
  */
 #define CQPOLL_COMPLETION_F_INLINE    (1u << 7)
+/**
+ * A tag-matching receive (UCX): the sender's 64-bit tag is held in qp_num
+ * (high 32 bits) and imm_data (low 32 bits), fields such a completion has no
+ * other use for; read it with cqpoll_completion_tag(). Never with F_IMM or
+ * F_INV.
+ */
+#define CQPOLL_COMPLETION_F_TAG       (1u << 8)
 /**@}*/
 
 /**
@@ -128,6 +135,24 @@ struct cqpoll_completion {
 	uint16_t wqe_counter;
 	uint16_t reserved;  /**< 0; keeps the record 8-byte aligned. */
 };
+
+/**
+ * The sender's tag of a tag-matching receive.
+ *
+ * @param c
+ *   A completion.
+ * @return
+ *   The tag with CQPOLL_COMPLETION_F_TAG, else 0.
+ *
+ * Thread safety: reads @p c only.
+ */
+static inline uint64_t
+cqpoll_completion_tag(const struct cqpoll_completion *c)
+{
+	if (!(c->flags & CQPOLL_COMPLETION_F_TAG))
+		return 0;
+	return (uint64_t)c->qp_num << 32 | c->imm_data;
+}
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
  * deliver events, and declare what their arm guarantees.
  */
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "cqpoll.h"
@@ -118,6 +119,31 @@ void *cqpoll_cq_priv(const struct cqpoll_cq *cq);
  * Thread safety: safe from any thread while the CQ exists.
  */
 const struct cqpoll_driver_ops *cqpoll_cq_driver(const struct cqpoll_cq *cq);
+
+/**
+ * The driver state of @p cq, if @p ops is its driver: what every driver's
+ * accessor (cqpoll_<driver>_cq_...()) checks first, with one rule for the
+ * caller's errors.
+ *
+ * @param cq
+ *   A CQ handle, or NULL.
+ * @param ops
+ *   The calling driver's table.
+ * @return
+ *   The pointer given to cqpoll_cq_alloc(), or NULL with errno set to
+ *   EINVAL if @p cq is NULL or another driver's handle.
+ *
+ * Thread safety: safe from any thread while the CQ exists.
+ */
+static inline void *
+cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *ops)
+{
+	if (cq == NULL || cqpoll_cq_driver(cq) != ops) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return cqpoll_cq_priv(cq);
+}
 
 #ifdef __cplusplus
 }

@@ -175,6 +175,8 @@ group_stats(const struct entry *e, struct rte_tel_data *d)
 	ADD_UINT(d, s, busy_ns);
 	ADD_UINT(d, s, asleep_ns);
 	ADD_UINT(d, s, mode_changes);
+	ADD_UINT(d, s, cold_arms);
+	ADD_UINT(d, s, event_checks);
 	hist = rte_tel_data_alloc();
 	if (hist != NULL) {
 		rte_tel_data_start_array(hist, TEL_UINT_VAL);

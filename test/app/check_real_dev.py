@@ -12,7 +12,8 @@ import sys
 
 SKIP = 77
 # What testpmd-cq says when the queue cannot exist here, as opposed to a bug.
-UNAVAILABLE = ("(io_uring disabled:", "no such libfabric provider")
+UNAVAILABLE = ("(io_uring disabled:", "no such libfabric provider",
+               "(is the transport available here? ucx_info -d)")
 
 
 def main():

@@ -5,10 +5,13 @@ client (dpdk-telemetry.py) when installed, else with the same protocol
 spoken here (the v2 socket, one JSON reply per command).
 
 Usage:
-  check_telemetry.py app TELAPP
+  check_telemetry.py app TELAPP [--headers=DIR]
       telemetry_app: right after rte_eal_init(), with no cqpoll object yet,
       "/" lists every /cqpoll/ command and each list is empty; then a group,
-      a CQ and a handoff appear as id 0 with their names and counters.
+      a CQ and a handoff appear as id 0 with their names and counters. With
+      --headers (lib/cqpoll), /cqpoll/group/stats and /cqpoll/cq/stats carry
+      exactly the fields of struct cqpoll_group_stats and cqpoll_cq_stats,
+      read from the public headers.
   check_telemetry.py testpmd TESTPMD [--stats-cmd=CMD --expect-no-stats]
       testpmd-cq with telemetry on by default: the file prefix it prints
       reaches the running group's and CQs' list, info and stats.
@@ -18,6 +21,7 @@ Exit 0 pass, 1 fail.
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -102,12 +106,34 @@ class Failed(Exception):
     pass
 
 
+def struct_fields(path, name):
+    """Member names of struct NAME in the header at PATH (one per line,
+    as cqpoll's headers declare them)."""
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"struct %s \{(.*?)\n\};" % name, text, re.S)
+    if m is None:
+        raise Failed("struct %s not found in %s" % (name, path))
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    return [re.sub(r"\[.*\]", "", d.split()[-1]).rstrip(";")
+            for d in body.split(";") if d.strip()]
+
+
+def check_fields(got, path, name):
+    want = struct_fields(path, name)
+    missing = [f for f in want if f not in got]
+    extra = [f for f in got if f not in want]
+    check(not missing and not extra,
+          "%s against struct %s: missing %s, not in the struct %s" %
+          (list(got), name, missing, extra))
+
+
 def check(cond, what):
     if not cond:
         raise Failed(what)
 
 
-def run_app(exe):
+def run_app(exe, headers):
     prefix = "tpcqtelapp%d" % os.getpid()
     n = 100
     app = subprocess.Popen([exe, prefix, str(n)], stdin=subprocess.PIPE,
@@ -150,8 +176,14 @@ def run_app(exe):
         st = query(prefix, "/cqpoll/group/stats,0")
         check(st.get("completions") == n and "timeout_recoveries" in st,
               "group stats: completions")
+        if headers:
+            check_fields(st, os.path.join(headers, "cqpoll_group.h"),
+                         "cqpoll_group_stats")
         st = query(prefix, "/cqpoll/cq/stats,0")
         check(st.get("completions") == n, "cq stats: completions")
+        if headers:
+            check_fields(st, os.path.join(headers, "cqpoll_stats.h"),
+                         "cqpoll_cq_stats")
         st = query(prefix, "/cqpoll/handoff/stats,0")
         check(st.get("enqueued") == n and st.get("in_ring") == n,
               "handoff stats: enqueued")
@@ -223,7 +255,14 @@ def main():
           else "none installed, the socket protocol spoken here")
     try:
         if sys.argv[1] == "app":
-            run_app(sys.argv[2])
+            headers = None
+            for a in sys.argv[3:]:
+                if a.startswith("--headers="):
+                    headers = a.split("=", 1)[1]
+                else:
+                    print("unknown option", a)
+                    return 2
+            run_app(sys.argv[2], headers)
         else:
             stats_cmd = "/cqpoll/group/stats,0"
             expect = True

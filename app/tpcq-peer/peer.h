@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TPCQ_PEER_H
+#define TPCQ_PEER_H
+
+/*
+ * tpcq-peer: what users run today, measured the way testpmd-cq measures
+ * cqpoll. A sender thread posts on one transport (the same loopback pairs
+ * as testpmd-cq's devices), a receiver thread waits for each message with
+ * the stack's own wait (busy progress, ucp_worker_wait(), fi_cq_read() spin,
+ * fi_cq_sread(), io_uring_wait_cqe(), busy peek, DEFER_TASKRUN with
+ * io_uring_get_events()), and no cqpoll code runs. Latency is one way, from
+ * the post time the sender records to the receiver's read; CPU is the
+ * receiver's (testpmd-cq's cpu_pct: the poller's).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "hist.h"
+
+#define PEER_PROG "tpcq-peer"
+#define PEER_WINDOW 256u       /* messages outstanding at most */
+#define PEER_POST_SLOTS 4096u  /* post times kept, by sequence number */
+#define PEER_MSG 64            /* bytes per message, as TPCQ_BYTE_LEN */
+
+struct peer_run {
+	const char *peer;         /* e.g. "ucx-wait" */
+	const char *dev;          /* e.g. "ucx:tcp" */
+	const char *arg;          /* after ':' in dev */
+	const char *wait;         /* after '-' in peer */
+	bool pingpong;
+	double rate;
+	double duration;
+	int cpu_rx, cpu_tx;
+	uint64_t post_ns[PEER_POST_SLOTS];
+	uint64_t consumed;        /* receiver to sender */
+	uint64_t posted;          /* sender's final count, with sender_done */
+	int sender_done;
+	int stop;                 /* receiver: everything is in, or give up */
+	struct tpcq_hist *lat;
+	uint64_t rx_cpu_ns, rx_wall_ns;
+	int error;
+};
+
+struct peer_transport {
+	const char *name;                 /* "ucx", "ofi", "uring" */
+	const char *const *waits;         /* NULL-terminated */
+	int (*open)(struct peer_run *r, void **priv);
+	/* Sender thread: message @p seq; 0, or < 0 (fatal). */
+	int (*send)(void *priv, uint64_t seq);
+	/* Sender thread, once it stopped: make a blocked receiver return. */
+	void (*kick)(void *priv);
+	/* Receiver thread: until r->stop; peer_got() for each message. */
+	int (*receive)(void *priv, struct peer_run *r);
+	void (*close)(void *priv);
+};
+
+static inline uint64_t
+peer_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The receiver read message @p seq. */
+static inline void
+peer_got(struct peer_run *r, uint64_t seq)
+{
+	uint64_t now = peer_now_ns();
+	uint64_t t = __atomic_load_n(&r->post_ns[seq % PEER_POST_SLOTS], __ATOMIC_ACQUIRE);
+
+	tpcq_hist_add(r->lat, now > t ? now - t : 0);
+	__atomic_store_n(&r->consumed, r->consumed + 1, __ATOMIC_RELEASE);
+}
+
+/* The receiver may stop: the sender is done and everything arrived. */
+static inline bool
+peer_stopping(struct peer_run *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+}
+
+extern const struct peer_transport peer_ucx, peer_ofi, peer_uring;
+
+#endif /* TPCQ_PEER_H */

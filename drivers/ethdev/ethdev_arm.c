@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ethdev arm and events.
+ *
+ * virtio and vhost: rte_eth_dev_rx_intr_enable() clears
+ * VRING_AVAIL_F_NO_INTERRUPT with a plain store, no barrier and no look at
+ * the ring; vhost enqueues, updates the used index, runs a full barrier and
+ * then reads the flag to decide whether to signal. Our full barrier after
+ * the store makes the pair a store-buffer pattern with a fence on each side:
+ * either vhost sees the flag clear and signals, or the poll that
+ * cqpoll_poll_and_arm() runs next sees the packet. Packets enqueued while
+ * the flag was set raise nothing, ever: an edge arm.
+ *
+ * tap: no enable; the fd is the queue's tun fd, and the kernel wakes its
+ * waiters (an edge in our EPOLLET set) for each packet queued. The PMD's Rx
+ * burst reads only after its real-time signal handler counted the packet,
+ * so the signal must reach the thread that polls before that thread wakes:
+ * the arm makes this thread the fd's owner.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+
+#include <rte_atomic.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+
+#include "ethdev_private.h"
+
+/* The fd's signals to the calling thread, unless they already go there. */
+static int
+own_signals(struct cqpoll_ethdev_cq *q)
+{
+	struct f_owner_ex o;
+	pid_t tid = (pid_t)rte_sys_gettid();
+
+	/*
+	 * Asked at every arm, not cached: the PMD sets F_SETOWN getpid() again
+	 * whenever it sets the queue up, and an arm costs a wake-up anyway.
+	 */
+	if (fcntl(q->fd, F_GETOWN_EX, &o) == 0 && o.type == F_OWNER_TID &&
+	    o.pid == tid)
+		return 0;
+	o.type = F_OWNER_TID;
+	o.pid = tid;
+	if (fcntl(q->fd, F_SETOWN_EX, &o) != 0) {
+		ETHDEV_LOG(ERR, "port %u rxq %u: F_SETOWN_EX to thread %d: %s",
+			   q->port, q->queue, (int)tid, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int
+cqpoll_ethdev_arm(void *priv)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+	int r;
+
+	if (q->signal_driven) {
+		r = own_signals(q);
+		if (r < 0)
+			return r;
+	}
+	if (q->arm == CQPOLL_ETHDEV_ARM_ENABLE && !q->enabled) {
+		r = rte_eth_dev_rx_intr_enable(q->port, q->queue);
+		if (r < 0) {
+			ETHDEV_LOG(ERR, "port %u rxq %u: rte_eth_dev_rx_intr_enable: %s",
+				   q->port, q->queue, strerror(-r));
+			return r;
+		}
+		q->enabled = true;
+	}
+	/* Pairs with the PMD's (vhost's) barrier between enqueue and flag read. */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Busy polling again: no interrupt per burst from the PMD meanwhile. */
+void
+cqpoll_ethdev_disarm(struct cqpoll_ethdev_cq *q)
+{
+	if (q->arm != CQPOLL_ETHDEV_ARM_ENABLE || !q->enabled)
+		return;
+	rte_eth_dev_rx_intr_disable(q->port, q->queue);
+	q->enabled = false;
+}
+
+int
+cqpoll_ethdev_event_fd(void *priv)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+
+	return q->epfd;
+}
+
+int
+cqpoll_ethdev_event_get(void *priv)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+	struct epoll_event ev;
+	int n;
+
+	/* Collects the edge; the EAL never reads virtio's eventfd, nor do we. */
+	n = epoll_wait(q->epfd, &ev, 1, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return 0;
+	/*
+	 * Disable only once an event is taken: with none, the arm is still in
+	 * force. A packet enqueued between the two signals again, which ends a
+	 * later sleep early (a spurious event), never late.
+	 */
+	cqpoll_ethdev_disarm(q);
+	return 1;
+}

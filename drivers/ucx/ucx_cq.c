@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* UCX driver: wrapping a worker, events, the ops table, destruction. */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ucx_private.h"
+
+#define UCX_SIZE_DEFAULT 4096u
+#define UCX_SIZE_MAX (1u << 24)
+
+static int
+ucx_event_fd(void *priv)
+{
+	struct cqpoll_ucx_cq *q = priv;
+
+	return q->efd;
+}
+
+/*
+ * The worker's fd is an epoll set over its interfaces' fds (level-triggered
+ * unless UCP_WAKEUP_EDGE), readable while any of them is. Nothing is read
+ * here: progress consumes what made it readable, and the next
+ * ucp_worker_arm() drains the worker's own eventfd and the shared-memory
+ * signal sockets. An event is pending while the set is readable.
+ */
+static int
+ucx_event_get(void *priv)
+{
+	struct cqpoll_ucx_cq *q = priv;
+	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
+	int r;
+
+	r = poll(&pfd, 1, 0);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0 ? 1 : 0;
+}
+
+static void
+ucx_free(struct cqpoll_ucx_cq *q)
+{
+	free(q->slots);
+	free(q->ring);
+	free(q);
+}
+
+static void
+ucx_destroy(void *priv)
+{
+	struct cqpoll_ucx_cq *q = priv;
+
+	cqpoll_ucx_cancel_all(q);
+	ucx_free(q);
+}
+
+const struct cqpoll_driver_ops cqpoll_ucx_ops = {
+	.name = "ucx",
+	.arm = cqpoll_ucx_arm,
+	.event_fd = ucx_event_fd,
+	.event_get = ucx_event_get,
+	.destroy = ucx_destroy,
+};
+
+static uint32_t
+pow2_at_least(uint32_t v)
+{
+	uint32_t p = 2;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct cqpoll_cq *
+cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
+{
+	/* Zeroed: fields this driver does not set (flags, socket_id) are off. */
+	struct cqpoll_cq_params params = { .size = 0 };
+	uint32_t size = conf != NULL && conf->size != 0 ? conf->size : UCX_SIZE_DEFAULT;
+	struct cqpoll_ucx_cq *q;
+	struct cqpoll_cq *cq;
+	uint32_t i;
+	int efd, r;
+
+	if (worker == NULL || size > UCX_SIZE_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* INVALID_PARAM without UCP_FEATURE_WAKEUP: nothing to sleep on. */
+	if (ucp_worker_get_efd(worker, &efd) != UCS_OK) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	size = pow2_at_least(size);
+	q = calloc(1, sizeof(*q));
+	if (q != NULL) {
+		q->ring = calloc(size, sizeof(*q->ring));
+		q->slots = calloc(size, sizeof(*q->slots));
+	}
+	if (q == NULL || q->ring == NULL || q->slots == NULL) {
+		if (q != NULL)
+			ucx_free(q);
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->worker = worker;
+	q->efd = efd;
+	q->mask = size - 1;
+	for (i = 0; i < size; i++) {
+		q->slots[i].q = q;
+		q->slots[i].next_free = i + 1 < size ? i + 1 : UINT32_MAX;
+	}
+	q->free_head = 0;
+	memset(&params, 0, sizeof(params));
+	params.arm = CQPOLL_ARM_REPORT_MISSED;
+	params.size = size;
+	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
+	cq = cqpoll_cq_alloc(&cqpoll_ucx_ops, cqpoll_ucx_poll, q, &params);
+	if (cq == NULL) {
+		r = errno;
+		ucx_free(q);
+		errno = r;
+	}
+	return cq;
+}
+
+ucp_worker_h
+cqpoll_ucx_cq_worker(struct cqpoll_cq *cq)
+{
+	struct cqpoll_ucx_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ucx_ops) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = cqpoll_cq_priv(cq);
+	return q->worker;
+}
+
+int
+cqpoll_ucx_cq_signal(struct cqpoll_cq *cq)
+{
+	struct cqpoll_ucx_cq *q;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_ucx_ops)
+		return -EINVAL;
+	q = cqpoll_cq_priv(cq);
+	return ucp_worker_signal(q->worker) == UCS_OK ? 0 : -EIO;
+}
