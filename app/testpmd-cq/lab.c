@@ -673,10 +673,16 @@ tpcq_lab_run(const struct tpcq_params *p)
 	}
 #undef M
 
-	printf("testpmd-cq --sim: trace %s, rate %" PRIu64 "/s, %.3g s, seeds %"
-	       PRIu64 "..%" PRIu64 ": %.0f arrivals (median), mean gap %.2f us\n",
-	       tname, p->rate, p->duration_s, p->faults.seed,
-	       p->faults.seed + seeds - 1, median(arrivals, seeds, NULL, NULL),
+	if (strncmp(tname, "file:", 5) == 0)
+		printf("testpmd-cq --sim: trace %s, seeds %" PRIu64 "..%" PRIu64
+		       " (the wake-up draws): ", tname, p->faults.seed,
+		       p->faults.seed + seeds - 1);
+	else
+		printf("testpmd-cq --sim: trace %s, rate %" PRIu64 "/s, %.3g s, "
+		       "seeds %" PRIu64 "..%" PRIu64 ": ", tname, p->rate,
+		       p->duration_s, p->faults.seed, p->faults.seed + seeds - 1);
+	printf("%.0f arrivals (median), mean gap %.2f us\n",
+	       median(arrivals, seeds, NULL, NULL),
 	       median(gap, seeds, NULL, NULL) / 1e3);
 	printf(" cost --sim-cost=poll_ns=%" PRIu64 ",arm_ns=%" PRIu64 ",wake_ns=%"
 	       PRIu64 ",wake_p99_ns=%" PRIu64 ",wake_cpu_ns=%" PRIu64
