@@ -189,359 +189,133 @@ def floor_goals(sweep, points, dev, lo, hi):
     return out
 
 
-LAB_TRACES = ["poisson", "onoff", "pareto", "diurnal", "periodic"]
-LAB_TARGETS = [100, 60, 40, 20]
-
-
-def lab_read(d, prefix):
-    """trace -> the lines of lab-PREFIXTRACE.txt, as gen-results.sh left them."""
-    runs = {}
-    for t in LAB_TRACES:
-        path = os.path.join(d, "lab-%s%s.txt" % (prefix, t))
-        if os.path.exists(path):
-            with open(path) as f:
-                runs[t] = f.read().splitlines()
-    return runs
+LAB_TRACES = ["poisson", "onoff", "pareto", "diurnal", "periodic", "regime"]
+LAB_RATES = [1000, 5000, 20000, 50000, 100000]
+LAB_PENALTIES = [1, 10]
 
 
 def lab_rows(lines):
-    """policy -> [cpu_%, p50, p99, p99.9, wakeups/s, cpu/opt, ratio]."""
-    rows = {}
+    """policy -> {column: text} of one lab run's table, by its header."""
+    res, head = {}, None
     for l in lines:
         f = l.split()
-        if len(f) == 8:
+        if f and f[0] == "policy":
+            # Each "spread" column is that of the ratio before it.
+            head = [h if h != "spread" else "spread" + f[i - 1]
+                    for i, h in enumerate(f)]
+        elif head is not None and len(f) == len(head) and f[0] not in res:
             try:
-                rows[f[0]] = [float(x) for x in f[1:]]
+                float(f[1])
             except ValueError:
-                pass
-    return rows
+                continue
+            res[f[0]] = dict(zip(head[1:], f[1:]))
+    return res
 
 
-def lab_ratio_table(runs):
-    """Each policy's competitive ratio (cpu/opt, p99) on each trace."""
-    table = {}
-    for t, lines in runs.items():
-        for p, r in lab_rows(lines).items():
-            table.setdefault(p, {})[t] = (r[6], r[5], r[2])
-    traces = [t for t in LAB_TRACES if t in runs]
-    out = ["| policy | " + " | ".join("%s: ratio (cpu/opt, p99 us)" % t
-                                       for t in traces) + " |",
-           "|---|" + "---|" * len(traces)]
-    for p in table:
-        out.append("| `%s` | " % p + " | ".join(
-            "%.2f (%.2f, %.1f)" % table[p][t] if t in table[p] else "-"
-            for t in traces) + " |")
-    return out + [""]
+def lab_run(d, trace, rate, pen):
+    path = os.path.join(d, "lab-goals-%s-%d-p%d.txt" % (trace, rate, pen))
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read().splitlines()
 
 
-def lab_commands(runs):
-    """Each command, its cost line, and the goals it judged."""
-    out = []
-    for t, lines in runs.items():
-        out += ["```", lines[0]] + [l for l in lines if l.startswith(" goal") or
-                                    l.startswith(" bound") or
-                                    l.startswith(" cost")] + ["```", ""]
-    return out
-
-
-def lab_goals(runs):
-    """The goals table, parsed from the lines each run printed."""
-    import re
-    out = ["| trace | adaptive: CPU / clairvoyant's, p99 vs clairvoyant's | "
-           "cheapest fixed budget at the clairvoyant's p99 | adaptive at its "
-           "own p99: CPU / the cheapest clairvoyant schedule's at that p99 | "
-           "hybrid on periodic "
-           "(<= 1.2x) | " + " | ".join("`target-p99:%d`" % x for x in LAB_TARGETS)
-           + " |", "|---|---|---|---|---|" + "---|" * len(LAB_TARGETS)]
-    facts = {"bound": {}, "adaptive": {}, "target": {}, "own": {}}
-    for t, lines in runs.items():
-        ad = bd = hy = own = ""
-        tg = {}
-        for l in lines:
-            m = re.match(r" goal adaptive: CPU ([\d.]+)x .* at p99 ([\d.]+) us "
-                         r"vs ([\d.]+) us .*: (\w+)$", l)
-            if m:
-                ad = "%sx, %s vs %s us: **%s**" % m.groups()
-                facts["adaptive"][t] = (float(m.group(1)), m.group(4))
-            m = re.match(r" bound: .* is (spin:\d+), CPU ([\d.]+)x .*\(p99 "
-                         r"([\d.]+) us\)", l)
-            if m:
-                bd = "`%s`: %sx (p99 %s us)" % m.groups()
-                facts["bound"][t] = (m.group(1), float(m.group(2)))
-            if l.startswith(" bound: no fixed"):
-                bd = "none up to 10 ms"
-            m = re.match(r" goal adaptive at its own p99: CPU ([\d.]+)x .*gaps "
-                         r"over (\d+) us, p99 ([\d.]+) us\) .*: (\w+)$", l)
-            if m:
-                own = "%sx (over %s us, p99 %s us): **%s**" % m.groups()
-                facts["own"][t] = (float(m.group(1)), m.group(4))
-            m = re.match(r" goal hybrid on periodic: CPU ([\d.]+)x .*: (\w+)$", l)
-            if m:
-                hy = "%sx: **%s**" % m.groups()
-            m = re.match(r" goal target-p99:(\d+): p99 ([\d.]+) us \(target \d+ "
-                         r"us: (\w+)\), CPU ([\d.]+)x that of (spin:\d+).*: (\w+)$", l)
-            if m:
-                tg[int(m.group(1))] = "p99 %s us (%s), %sx `%s`: **%s**" % (
-                    m.group(2), m.group(3), m.group(4), m.group(5), m.group(6))
-                facts["target"].setdefault(
-                    "missed" if m.group(3) == "missed" else
-                    "cpu" if m.group(6) == "MISS" else "pass", []).append(
-                    (t, int(m.group(1)), float(m.group(2)), float(m.group(4))))
-            m = re.match(r" goal target-p99:(\d+): no fixed spin budget", l)
-            if m:
-                tg[int(m.group(1))] = "no fixed budget meets it: not judged"
-        out.append("| %s | %s | %s | %s | %s | %s |" % (
-            t, ad or "-", bd or "-", own or "-", hy or "-",
-            " | ".join(tg.get(x, "-") for x in LAB_TARGETS)))
-    return out + [""], facts
-
-
-def lab_rates(d):
-    """The competitive ratio across rates, from lab-rates-TRACE.txt."""
-    table, rates, cmds = {}, [], []
-    for t in LAB_TRACES:
-        path = os.path.join(d, "lab-rates-%s.txt" % t)
-        if not os.path.exists(path):
-            continue
-        with open(path) as f:
-            lines = f.read().splitlines()
-        rate = None
-        for l in lines:
-            if l.startswith("$ "):
-                rate = int(l.split("--rate=")[1].split()[0])
-                if rate not in rates:
-                    rates.append(rate)
-                if not cmds:
-                    cmds.append(l)
-            for p, r in lab_rows([l]).items():
-                table.setdefault(p, {})[(t, rate)] = r[6]
-    if not table:
+def lab_cost_section(d, title, intro):
+    """One cost model's runs (lab-goals-*.txt) and its goals (lab-goals.txt)."""
+    summary = os.path.join(d, "lab-goals.txt")
+    if not os.path.exists(summary):
         return []
-    traces = [t for t in LAB_TRACES if any(k[0] == t for v in table.values()
-                                           for k in v)]
-    out = ["### Across rates", "",
-           "The competitive ratio of each policy on each trace at %s "
-           "completions/s (1 s each, reference cost): gaps from far above "
-           "break-even to far below it. `spin:39` is ski rental's rule, poll "
-           "for the break-even time (38.8 us here) and then sleep, "
-           "2-competitive on any gaps; `spin:0` is interrupt mode. The first "
-           "command, the others differ in `--trace` and `--rate`:" %
-           "/".join(str(r) for r in rates), "", "```"] + cmds + ["```", ""]
-    out += ["| policy | " + " | ".join("%s" % t for t in traces) + " |",
-            "|---|" + "---|" * len(traces)]
-    for p in table:
-        if p == "clairvoyant":
+    with open(summary) as f:
+        lines = f.read().splitlines()
+    cmds = [l for l in lines if l.startswith("$ ")]
+    verdicts = [l for l in lines if l.startswith(("PASS", "MISS", "    miss"))]
+    out = ["### " + title, "", intro, "",
+           "The goals, each judged on the median over the seeds of every run "
+           "that judges it (`devtools/check-lab-goals.py`, from the lab's own "
+           "`goal` lines):", "", "```"] + verdicts + ["```", ""]
+    for pen in LAB_PENALTIES:
+        pols = None
+        rows = []
+        for t in LAB_TRACES:
+            for rate in LAB_RATES:
+                run = lab_run(d, t, rate, pen)
+                if run is None:
+                    continue
+                r = lab_rows(run)
+                if pols is None:
+                    pols = list(r)
+                rows.append("| %s | %d | " % (t, rate) + " | ".join(
+                    "%s (%s) / %s (%s)" % (r[p]["/opt"], r[p]["spread/opt"],
+                                           r[p]["/fixed"], r[p]["spread/fixed"])
+                    if p in r else "-" for p in pols) + " |")
+        if not rows:
             continue
-        out.append("| `%s` | " % p + " | ".join(
-            " / ".join("%.2f" % table[p][(t, r)] if (t, r) in table[p] else "-"
-                       for r in rates) for t in traces) + " |")
-    if any(x < 1 for p, v in table.items() for x in v.values()):
-        out += ["", "A ratio below 1: the clairvoyant decides gap by gap with the "
-                "mean wake-up, and where wake-ups gather several arrivals that "
-                "is not the least cost; the ratio is against it, not against "
-                "the optimum."]
-    worst = {p: max(v.values()) for p, v in table.items() if p != "clairvoyant"}
-    out += ["", "Worst ratio over all of them: %s." % ", ".join(
-        "`%s` %.2f" % (p, w) for p, w in worst.items()), ""]
+        out += ["Penalty %d: each policy's total cost over the offline optimum "
+                "(median, min..max over the seeds) / over the best fixed "
+                "budget in hindsight (median, min..max):" % pen, "",
+                "| trace | rate/s | " + " | ".join("`%s`" % p for p in pols) + " |",
+                "|---|---|" + "---|" * len(pols)] + rows + [""]
+    if cmds:
+        out += ["The first command; the others differ in `--trace`, `--rate` "
+                "and `--sim-penalty` (every run's output is in `%s/`):"
+                % os.path.relpath(d, "doc/guides"), "", "```", cmds[0], "```", ""]
     return out
 
 
 def lab_section(d, sweep):
-    """The policy lab's runs and its check against a live run (lab-live.txt)."""
-    if not d:
-        return []
-    runs = lab_read(d, "")
-    if not runs:
-        return []
-    first = runs[next(iter(runs))]
-    cost = next((l.split()[1].rstrip(";") for l in first
-                 if l.startswith(" cost")), "")
-    n = next((int(l.split(",")[1].split()[0]) for l in first
-              if l.startswith("testpmd-cq --sim: trace")), 0)
-    out = ["## Policy lab: competitive ratios per trace", "",
+    """The policy lab's goals and ratios, and its check against a live run."""
+    c = sweep.get("floors", {})
+    out = ["## Policy lab: total cost against the yardsticks", "",
            "`testpmd-cq --sim` replays each trace through the library's own "
-           "policies on a virtual clock and compares each with the clairvoyant "
-           "schedule, which knows every gap and sleeps exactly when one exceeds "
-           "break-even (see [testpmd-cq.md](testpmd-cq.md#policy-lab---sim)). "
-           "`ratio` is the competitive ratio: (CPU + latency) over the "
-           "clairvoyant's; `cpu/opt` the CPU alone. The lab is deterministic: "
-           "each command below prints exactly the numbers shown, on any "
-           "machine. `devtools/gen-results.sh --lab-only` reruns it and "
+           "policies on a virtual clock and judges each on its total cost (CPU "
+           "+ penalty x added latency) against yardsticks of the same trace: "
+           "the offline optimum (a dynamic program that knows every arrival, "
+           "not the wake-up draws), the best fixed spin budget in hindsight, "
+           "the best budget per 10 ms window in hindsight, and the best mix of "
+           "two fixed budgets at the policy's p99 (see "
+           "[testpmd-cq.md](testpmd-cq.md#policy-lab---sim)). Every number is "
+           "the median over 10 seeds, with the spread. The lab is "
+           "deterministic: each command prints exactly the numbers shown, on "
+           "any machine. `devtools/gen-results.sh --lab-only` reruns it and "
            "rewrites this section alone; this section's runs are of revision "
-           "%s." % git_revision(), "",
-           "### Reference cost model, and the goals", "",
-           "The goals of issue 12 are judged with one cost model, the same on "
-           "every machine so that a change to a policy shows as a change here: "
-           "`%s` (an iteration, arming, the wake-up latency's median and p99, "
-           "a sleep's CPU)." % cost]
-    fl = sweep.get("floors") if sweep else None
-    if fl and fl.get("wakeup_ns"):
-        out[-1] += (" This sweep measured the wake-up floor here at p50 %.1f us, "
-                    "p99 %.1f us." % (fl["wakeup_ns"]["p50"] / 1e3,
-                                      fl["wakeup_ns"]["p99"] / 1e3))
-    out += [""] + lab_ratio_table(runs)
-    goals, facts = lab_goals(runs)
-    out += ["The goals: adaptive within 1.3x the clairvoyant's CPU at an equal "
-            "or better p99 (equal: within 3%); hybrid within 1.2x on `periodic`; "
-            "`target-p99:US` meeting its target with at most 1.1x the CPU of the "
-            "cheapest fixed spin budget that meets it. The yardstick column is "
-            "the cheapest of 59 fixed spin budgets (0, 1 us to 10 ms) whose p99 "
-            "equals the clairvoyant's. The goal of adaptive reads two ways, "
-            "and the table judges both: at the clairvoyant's p99 (adaptive "
-            "must reach it), or at adaptive's own p99 (the clairvoyant is "
-            "brought to it: of the schedules that know every gap and sleep "
-            "through those over a threshold, 59 thresholds from 0 to 10 ms, "
-            "the cheapest whose p99 is equal or better; at break-even it is "
-            "the clairvoyant itself).", ""] + goals
-    over = [(t, b) for t, b in facts["bound"].items() if b[1] > 1.3]
-    if over:
-        out += ["**Adaptive's goal is out of reach of online rules on %s.** "
-                "The clairvoyant delays only the arrivals after gaps longer than "
-                "break-even, and polls through the shorter ones at their own "
-                "length. A rule that cannot see the coming gap can match that "
-                "p99 only by polling into every gap for a while before it "
-                "sleeps, and it pays that on every long gap: the cheapest "
-                "fixed budget with the clairvoyant's p99 costs %s its CPU. On a "
-                "renewal trace (independent gaps) a rule that knows only how "
-                "long the CQ has been idle picks, gap by gap, a budget, so it "
-                "does no better than fixed budgets and their mixes; on `poisson` "
-                "no better than the best fixed budget at all, since with "
-                "memoryless gaps a budget's CPU per gap is linear in the share of "
-                "gaps it sleeps through (mean gap - (mean gap - sleep cost) x "
-                "share). It is the trade of ski rental (where no deterministic "
-                "online rule beats 2x the clairvoyant's cost on adversarial gaps) "
-                "seen from the p99: with these random gaps the price of the "
-                "clairvoyant's p99 is the factor above, in CPU. Adaptive instead "
-                "minimises the cost "
-                "itself (CPU + "
-                "latency): its competitive ratio above is %s, at %s the "
-                "clairvoyant's CPU, and its p99 is that of sleeping at once "
-                "(interrupt mode's)." % (
-                    ", ".join("`%s`" % t for t, _ in over),
-                    ", ".join("%.2fx on `%s` (`%s`)" % (b[1], t, b[0])
-                              for t, b in over),
-                    ", ".join("%.2f" % lab_rows(runs[t])["adaptive"][6]
-                              for t in runs if "adaptive" in lab_rows(runs[t])),
-                    ", ".join("%.2fx" % facts["adaptive"][t][0]
-                              for t in runs if t in facts["adaptive"])), ""]
-    if facts["own"]:
-        out += ["Read the other way, at adaptive's own p99, the goal asks how "
-                "much more CPU adaptive spends than a schedule that knew every "
-                "gap would need for that p99: %s (goal <= 1.3x). Adaptive sits "
-                "on the clairvoyant's trade-off curve where it sleeps at once; "
-                "what it gives up is the p99 the clairvoyant buys by polling "
-                "through the gaps shorter than break-even, which no rule that "
-                "cannot see the gap can buy at that price." % ", ".join(
-                    "%.2fx on `%s` (%s)" % (v[0], t, v[1])
-                    for t, v in facts["own"].items()), ""]
-    if "periodic" in runs:
-        r = lab_rows(runs["periodic"])
-        if "hybrid" in r and r["hybrid"] == r.get("adaptive"):
-            out += ["On `periodic` hybrid prints adaptive's numbers: it never "
-                    "naps there, since the window it would poll through after "
-                    "its naps (six deviations of the gaps, 10% jitter on 100 us) "
-                    "is not shorter than a wake-up, and such gaps are the "
-                    "adaptive policy's (see [poll-group.md](poll-group.md#hybrid))."
-                    , ""]
-    missed = facts["target"].get("missed", [])
-    if missed and n:
-        out += ["`target-p99` misses its target on %s. It starts from the least "
-                "CPU and learns from the first miss, but its budget at most "
-                "doubles at a time, and it aims at 3/4 of the misses a p99 "
-                "allows on estimates (the tail of the gaps, the share of "
-                "wake-ups over the target) that are noisy where the target "
-                "puts the budget in the last 1 %% of the gaps. This run has "
-                "%d arrivals: the p99 allows %d over the target." % (
-                    ", ".join("`%s` (p99 %.1f us against %d us)" % (t, p, x)
-                              for t, x, p, _ in missed), n, n // 100), ""]
-    costly = facts["target"].get("cpu", [])
-    if costly:
-        out += ["It meets the target at more than 1.1x the CPU of the cheapest "
-                "fixed budget on %s. It aims at 3/4 of the misses a p99 allows, "
-                "a margin for noise, so it spins more than a fixed budget whose "
-                "p99 lands just under the target (and that budget is picked "
-                "after the fact, knowing the whole trace)%s%s." % (
-                    ", ".join("`%s` at %d us (%.2fx)" % (t, x, c)
-                              for t, x, _, c in costly),
-                    "; on `onoff`, where every burst begins after 9 ms of "
-                    "silence, the misses after the silences alone use up most "
-                    "of that 3/4, and a budget that sleeps through a gap sleeps "
-                    "through every longer one, the silences first, so the "
-                    "policy polls through whole silences"
-                    if any(t == "onoff" for t, *_ in costly) else "",
-                    "; `diurnal` starts and ends in its slow hours (a tenth of "
-                    "--rate), and a p99 over the whole run lets a fixed budget, "
-                    "picked knowing the fast hours to come, gather its misses "
-                    "in the slow ones, where polling through a gap costs the "
-                    "most, while the policy keeps to its aim from the first "
-                    "completion and polls for milliseconds there (its memory "
-                    "of the gaps is not the cause: 32, 64 or 128 windows cost "
-                    "the same)"
-                    if any(t == "diurnal" for t, *_ in costly) else ""),
-                ""]
-    out += ["Commands, the cost model, and the goals each run judged:", ""]
-    out += lab_commands(runs)
-    out += lab_rates(d)
-    runs = lab_read(d, "floors-")
-    if runs:
-        first = runs[next(iter(runs))]
-        cost = next((l.split()[1].rstrip(";") for l in first
-                     if l.startswith(" cost")), "")
-        fl = (sweep or {}).get("floors") or {}
-        if "cpu_per_wakeup" in fl.get("wakeup_ns", {}):
-            how = ("as `--sim --floors` derives it when it measures them "
-                   "(iteration = hand-off p50, arming = two iterations, a "
-                   "sleep's CPU = the sleeper's CPU time per wake-up, wake-up "
-                   "= the wake-up floor)")
-        else:
-            how = ("with the mapping of the `--sim` that took it, before the "
-                   "floors measured the sleeper's CPU (iteration = hand-off p50, "
-                   "arming = hand-off p99, a sleep's CPU = 10 x hand-off p99, "
-                   "wake-up = the wake-up floor). A floor measured on a busy "
-                   "machine carries the scheduler's delays into its p99, and so "
-                   "into arming and the sleep's CPU here; `--sim --floors` now "
-                   "takes medians and the sleeper's CPU time instead")
-        out += ["### This machine's cost model, from the sweep's floors", "",
-                "The same traces with `%s`, derived from the floors of the sweep "
-                "above %s." % (cost, how), ""]
-        out += lab_ratio_table(runs)
-        c = dict(kv.split("=") for kv in cost.split("=", 1)[1].split(",")) \
-            if cost.startswith("--sim-cost=") else {}
-        bad = [(t, lab_rows(l)["adaptive"][6]) for t, l in runs.items()
-               if "adaptive" in lab_rows(l) and lab_rows(l)["adaptive"][6] > 2]
-        if bad and c:
-            out += ["Adaptive's competitive ratio here is %s. Its break-even is "
-                    "the wake-up's latency alone, which it learns from "
-                    "`wake_cost()` (%.0f us median in this model); the CPU a "
-                    "sleep costs (arming and the sleep, %.0f us here) is not "
-                    "reported to a policy, so where a sleep costs more CPU than "
-                    "a gap lasts the clairvoyant polls through gaps that "
-                    "adaptive sleeps in." % (
-                        ", ".join("%.2f on `%s`" % (r, t) for t, r in bad),
-                        int(c["wake_ns"]) / 1e3,
-                        (int(c["arm_ns"]) + int(c["wake_cpu_ns"])) / 1e3), ""]
-        out += lab_commands(runs)
+           "%s." % git_revision(), ""]
+    out += lab_cost_section(
+        os.path.join(d, "lab-ref"), "Reference cost model",
+        "`--sim-cost=poll_ns=100,arm_ns=1000,wake_ns=30000,wake_p99_ns=80000,"
+        "wake_cpu_ns=5000`, the same on every machine.")
+    cost = ""
+    p = os.path.join(d, "lab-floors", "lab-goals.txt")
+    if os.path.exists(p):
+        with open(p) as f:
+            for l in f:
+                if l.startswith("$ ") and "--sim-cost=" in l:
+                    cost = l.split("--sim-cost=")[1].split()[0]
+                    break
+    out += lab_cost_section(
+        os.path.join(d, "lab-floors"), "This machine's cost model",
+        "`--sim-cost=%s`, derived from the floors of the sweep above as "
+        "`--sim --floors` derives it (iteration = hand-off p50, arming = two "
+        "iterations, a sleep's CPU = the sleeper's CPU time per wake-up, "
+        "wake-up = the wake-up floor)." % cost)
     live = os.path.join(d, "lab-live.txt")
     if os.path.exists(live):
         with open(live) as f:
             text = f.read().splitlines()
         out += ["### The lab against a live run", "",
                 "`devtools/check-lab-live.py` records a live run (`mlx5-emu`, "
-                "adaptive, poisson 5000/s, 3 s) and replays the recording in "
-                "the lab with a cost model calibrated on that run:", ""]
+                "poisson 5000/s, 3 s) and replays the recording in the lab "
+                "with a cost model measured just before it, apart from it, and "
+                "fitted to nothing in it: the floors (`--sim --floors`) and "
+                "`bench_wakeup`'s `cqpoll_poll_and_arm()` for `arm_ns`. The "
+                "machine was shared with other work (load average below), so "
+                "the live timings, the wake-up tail above all, are noisy.", ""]
+        out += ["`" + l.split(": ", 1)[1] + "`" for l in text
+                if l.startswith("cost model, measured apart")] + [""]
         out += [l for l in text if l.startswith("|")] + [""]
         out += [l.replace("load average before the run:", "Load average before "
                           "the live run:") + "." for l in text
                 if l.startswith("load average")]
         out += [l for l in text if l.startswith("PASS") or l.startswith("MISS")]
-        out += ["", "The last row replays the same recording with a wake-up "
-                "that has no tail (p99 = 3 x p50): the lab draws wake-ups from a "
-                "log-normal through the wake-up floor's p50 and p99, measured "
-                "just before the run, and a p99 of milliseconds (the sleeper "
-                "descheduled on a busy machine) gives it a body of hundreds of "
-                "microseconds, where the run's wake-ups may have been short. A "
-                "difference that the last row does not share is the wake-up "
-                "model's."]
         out += [""]
     return out
 

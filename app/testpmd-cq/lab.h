@@ -5,7 +5,7 @@
 /*
  * The policy lab (--sim): an arrival trace replayed through the library's
  * own policies (their cqpoll_policy_ops) on a virtual clock, with a cost
- * model, against the clairvoyant schedule of the same trace. Deterministic:
+ * model, against yardsticks of the same trace (lab_opt.c). Deterministic:
  * the same options give the same output.
  */
 
@@ -15,9 +15,9 @@
 #include "sweep.h"
 
 #define TPCQ_LAB_TRACES "poisson, onoff[:ON_US:OFF_US], pareto, diurnal, " \
-	"periodic, file:PATH"
+	"periodic, regime, file:PATH"
 #define TPCQ_LAB_POLICIES_DEFAULT \
-	"spin:5,spin:20,spin:50,spin:200,adaptive,hybrid,target-p99:100"
+	"spin:0,spin:5,spin:50,spin:200,adaptive,hybrid,target-p99:100"
 #define TPCQ_LAB_POLICIES_MAX 32
 /*
  * The cost model without --sim-cost or --floors: wake-ups of 30 us median
@@ -46,36 +46,85 @@ struct tpcq_lab_cost {
 
 struct tpcq_hist;
 
-/* One policy's (or the clairvoyant's) run through a trace. */
+/* Seeds per run: every goal is judged on the median over them. */
+#define TPCQ_LAB_SEEDS_DEFAULT 10
+#define TPCQ_LAB_SEEDS_MAX 100
+/* The windows of the best budget per window in hindsight. */
+#define TPCQ_LAB_WINDOW_NS 10000000ULL
+
+/* One policy's (or one fixed budget's) run through one trace. */
 struct tpcq_lab_result {
 	char policy[TPCQ_SWEEP_SPEC_MAX];
 	uint64_t cpu_ns, span_ns, wakeups, naps;
 	double lat_sum_ns;
 	struct tpcq_hist *lat;
 	double cost;              /* cpu + penalty x latency */
+	/* The cost by TPCQ_LAB_WINDOW_NS window of the trace; NULL: not kept. */
+	double *win;
+	size_t nwin;
+	double penalty;
+	uint64_t t0;              /* the trace's first arrival on the clock */
 };
 
 /*
- * The fixed spin budgets the goals are judged against: 0, then 1 us to
- * TPCQ_LAB_GRID_MAX_US, each about 15% above the last (lab.c). A policy that
- * only knows how long the CQ has been idle can, on a renewal trace, do no
- * better than such a budget (or a mix of them); so the cheapest budget that
- * reaches a p99 is the online yardstick at that p99. The same grid of
- * thresholds makes the clairvoyant schedules that sleep through every gap
- * longer than the threshold: the cheapest of them that reaches a p99 is the
- * clairvoyant's CPU at that p99 (at break-even it is the clairvoyant).
+ * The fixed spin budgets of the yardsticks: 0, then 1 us to
+ * TPCQ_LAB_GRID_MAX_US, each about 15% above the last (lab.c), then
+ * polling (never sleeping).
  */
 #define TPCQ_LAB_GRID_MAX_US 10000
 #define TPCQ_LAB_GRID_POINTS 128
-struct tpcq_lab_grid_point {
-	unsigned int spin_us;
-	uint64_t cpu_ns, p99_ns;
+
+/*
+ * One policy over the seeds: medians (and min..max where it says), and what
+ * its goals need. Ratios are of total cost unless named cpu.
+ */
+struct tpcq_lab_row {
+	char policy[TPCQ_SWEEP_SPEC_MAX];
+	double cpu_pct, p50_us, p99_us, p999_us, wakeups_s, cost_pct;
+	double x_dp, x_dp_lo, x_dp_hi;          /* over the offline optimum */
+	double x_fixed, x_fixed_lo, x_fixed_hi; /* over the best fixed budget */
+	double x_win, x_win_lo, x_win_hi;       /* over the best per window */
+	double x_mix;         /* cpu over the best mix of two budgets at its p99 */
+	double x_spin0;       /* over spin:0 */
+	double cpu_x_poll;    /* cpu over polling's */
+	double p99_x_poll;    /* p99 over polling's */
+	/* latency-target: cpu over the cheapest budget with p99 <= 0.8 target. */
+	double x_target;
+	double target_met;        /* share of judged seeds where p99 <= target */
+	unsigned int target_seeds; /* seeds where such a budget exists */
+	unsigned int same_as_spin0; /* seeds identical to spin:0 where the best
+				     * fixed budget is not 0 */
 };
 
-struct tpcq_lab_grid {
-	struct tpcq_lab_grid_point pt[TPCQ_LAB_GRID_POINTS];
-	unsigned int n;
+/* What one run (a trace, a rate, a penalty, the seeds) judged. */
+struct tpcq_lab_summary {
+	const char *trace;
+	double rate, penalty, mean_gap_ns;
+	uint64_t wake_p99_ns;
+	unsigned int seeds;
+	double fixed_us;          /* the best fixed budget, median over seeds */
 };
+
+/*
+ * The offline optimum (lab_opt.c): wake-up latencies as nq equally likely
+ * quantiles of the cost model's log-normal (w[0..nq-1], ascending); the
+ * least expected cost, CPU + penalty x latency in ns, of a schedule that
+ * knows the n arrivals at[] but not the wake-up draws (-1: out of memory).
+ */
+#define TPCQ_LAB_OPT_QUANTILES 24
+void tpcq_lab_wake_quantiles(const struct tpcq_lab_cost *c, unsigned int nq,
+			     double *w);
+double tpcq_lab_opt_cost(const uint64_t *at, size_t n,
+			 const struct tpcq_lab_cost *c, double penalty,
+			 const double *w, unsigned int nq);
+/* The same by exhaustive search: exponential in n, for tests only. */
+double tpcq_lab_opt_brute(const uint64_t *at, size_t n,
+			  const struct tpcq_lab_cost *c, double penalty,
+			  const double *w, unsigned int nq);
+/* The expected cost of sleeping exactly in the gaps over threshold_ns. */
+double tpcq_lab_greedy_cost(const uint64_t *at, size_t n,
+			    const struct tpcq_lab_cost *c, double penalty,
+			    const double *w, unsigned int nq, double threshold_ns);
 
 /* A 0 < value <= 1 from state s (splitmix64). */
 double tpcq_lab_uniform(uint64_t *s);
@@ -91,11 +140,9 @@ int tpcq_lab_cost_parse(const char *s, struct tpcq_lab_cost *c, char *why,
 /* This machine's cost model, from its floors (--sim --floors). */
 void tpcq_lab_cost_from_floors(const struct tpcq_floors *f,
 			       struct tpcq_lab_cost *c);
-/* Judge the goals of issue 12 that these runs of trace can judge. */
-void tpcq_lab_goals_print(const struct tpcq_lab_result *rs, unsigned int n,
-			  const struct tpcq_lab_result *opt, const char *trace,
-			  const struct tpcq_lab_grid *g,
-			  const struct tpcq_lab_grid *cg);
+/* Judge the goals of issue 21 that this run can judge. */
+void tpcq_lab_goals_print(const struct tpcq_lab_row *rows, unsigned int n,
+			  const struct tpcq_lab_summary *sum);
 /* The lab's run: an exit status. */
 int tpcq_lab_run(const struct tpcq_params *p);
 

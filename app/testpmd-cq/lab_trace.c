@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,12 @@
 #define PERIODIC_JITTER 0.1
 /* Diurnal: the rate ramps from this fraction of --rate up to it and back. */
 #define DIURNAL_LOW 0.1
+/*
+ * Regime: the rate jumps between --rate and --rate / F, F drawn from 10 to
+ * 100 (log-uniform) at each switch, after a stretch of exponential length
+ * with this mean.
+ */
+#define REGIME_MEAN_NS 20e6
 /* Longest trace the lab holds: 64 MiB of timestamps. */
 #define TRACE_MAX (1U << 23)
 
@@ -147,6 +154,23 @@ tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 			r_t = rate * (DIURNAL_LOW + (1 - DIURNAL_LOW) *
 				      0.5 * (1 - cos(2 * M_PI * at / end)));
 			at += -1e9 / r_t * log(tpcq_lab_uniform(&s));
+			if (at >= end || r != 0)
+				break;
+			r = push(t, at);
+		}
+	} else if (strcmp(name, "regime") == 0) {
+		double until = 0, cur = rate;
+		bool fast = false;
+
+		for (;;) {
+			if (at >= until) {
+				/* A switch: the next stretch and its rate. */
+				fast = !fast;
+				cur = fast ? rate : rate / pow(10.0, 1.0 +
+						tpcq_lab_uniform(&s));
+				until = at - REGIME_MEAN_NS * log(tpcq_lab_uniform(&s));
+			}
+			at += -1e9 / cur * log(tpcq_lab_uniform(&s));
 			if (at >= end || r != 0)
 				break;
 			r = push(t, at);

@@ -60,6 +60,7 @@ enum {
 	OPT_SIM_COST,
 	OPT_SIM_POLICIES,
 	OPT_SIM_PENALTY,
+	OPT_SIM_SEEDS,
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -99,6 +100,7 @@ static const struct option long_opts[] = {
 	{ "sim-cost", required_argument, NULL, OPT_SIM_COST },
 	{ "sim-policies", required_argument, NULL, OPT_SIM_POLICIES },
 	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
+	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -286,10 +288,12 @@ usage(FILE *f, const char *prog)
 "  --sim                      the policy lab: no EAL, no device; replays a\n"
 "                             trace (--rate, --duration, --seed) through the\n"
 "                             library's policies on a virtual clock, against\n"
-"                             the clairvoyant schedule; deterministic\n"
+"                             yardsticks (offline optimum, best fixed\n"
+"                             budgets in hindsight); deterministic\n"
 "  --trace=NAME               with --sim (which has no EAL, so no EAL trace),\n"
 "                             the arrivals: poisson (default), onoff[:ON_US:\n"
-"                             OFF_US], pareto, diurnal, periodic, file:PATH\n"
+"                             OFF_US], pareto, diurnal, periodic, regime,\n"
+"                             file:PATH\n"
 "  --sim-cost=poll_ns=N,arm_ns=N,wake_ns=N,wake_p99_ns=N,wake_cpu_ns=N\n"
 "                             --sim's cost model (default: a fixed one, the\n"
 "                             same on every machine; with --floors: from the\n"
@@ -297,6 +301,8 @@ usage(FILE *f, const char *prog)
 "  --sim-policies=P;P;...     --sim's policies, ';' between them (default\n"
 "                             " TPCQ_LAB_POLICIES_DEFAULT ")\n"
 "  --sim-penalty=X            --sim: CPU ns a ns of latency costs (default 1)\n"
+"  --sim-seeds=N              --sim: traces of seeds --seed to --seed+N-1,\n"
+"                             medians and spread printed (default 10)\n"
 "  --no-telemetry             turn DPDK telemetry off; by default it is on and\n"
 "                             exposes the group (\"testpmd-cq\") and each CQ\n"
 "                             (\"cqN\") under /cqpoll/group/ and /cqpoll/cq/;\n"
@@ -545,6 +551,7 @@ defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->sim_penalty = 1.0;
+	p->sim_seeds = TPCQ_LAB_SEEDS_DEFAULT;
 	p->engine = tpcq_engine_default();
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
@@ -723,6 +730,10 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 					"got '%s'", optarg);
 			break;
 		}
+		case OPT_SIM_SEEDS:
+			r = parse_u64("sim-seeds", optarg, 1, TPCQ_LAB_SEEDS_MAX,
+				      &p->sim_seeds);
+			break;
 		case OPT_INTERACTIVE:
 			p->interactive = true;
 			break;

@@ -200,6 +200,7 @@ struct tpcq_params {
 	const char *sim_cost;     /* --sim-cost; NULL: from the floors */
 	const char *sim_policies; /* --sim-policies, ';' between; NULL: defaults */
 	double sim_penalty;       /* --sim-penalty: CPU ns per ns of latency */
+	uint64_t sim_seeds;       /* --sim-seeds: traces of seeds seed.. */
 	const struct tpcq_floors *floors_measured; /* NULL: not measured */
 	struct tpcq_sweep_opts sweep;
 };

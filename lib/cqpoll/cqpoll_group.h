@@ -113,7 +113,7 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  * histogram of the time from one to the next) and the cost of a sleep, and
  * polls after a completion for the threshold of least expected cost per
  * unit of time (polling CPU plus, for each silence it sleeps through, the
- * sleep's CPU and the latency it adds, latency weighing as much as CPU);
+ * sleep's CPU and the latency it adds, weighed by penalty);
  * where sleeping at once costs within 1/8 of that, it sleeps at once. The
  * latency a sleep adds is the larger of W x max(1, W / gap), W the learnt
  * wake-up cost (a sleep delays the arrival that ends it and, when wake-ups
@@ -138,7 +138,14 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *    polling (default 0: never).
  *  - sleep_cpu_us=US: the CPU a sleep itself costs (arming, the system
  *    calls, the scheduler; 15-28 µs on a VM), added to the cost of a sleep:
- *    mult x (latency added + US) (default 0).
+ *    mult x (penalty x latency added + US) (default 0).
+ *  - memory_us=US: the silences' histogram halves every US µs once it
+ *    holds 128 silences or more, so that a rate that changed is followed
+ *    within tens of milliseconds (default 20000; 0: it halves only when it
+ *    holds 1024).
+ *  - penalty=N: CPU ns a ns of added latency is worth (default 1; 0..10^6):
+ *    the exchange rate of the policy's cost, as in the policy lab's
+ *    --sim-penalty, which tells it to the policy through this key.
  *
  * @return
  *   The policy's ops table (static).
@@ -149,12 +156,15 @@ const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
 
 /**
  * The hybrid policy, after io_uring's hybrid poll: when completions arrive at
- * predictable intervals, it sleeps on a timer (clock_nanosleep, nothing
- * armed) for part of the time left before the next one is due, then polls
- * for it, so the arrival finds the group polling while most of the gap costs
- * no CPU. When arrivals are not predictable, or their jitter is wider than
- * a wake-up (polling through it would cost more than sleeping armed), the
- * adaptive policy decides.
+ * predictable times, it sleeps on a timer (clock_nanosleep, nothing armed)
+ * through most of the gap, then polls for the arrival, so the arrival finds
+ * the group polling while most of the gap costs no CPU. One nap per gap,
+ * planned to end before the earliest likely arrival (the arrival's slot,
+ * predicted by phase, less the 99.7 % quantile of how early arrivals came
+ * and the 99.5 % quantile of the timer's overshoot, both learnt online), and
+ * taken only when the polling it leaves costs less than a sleep armed
+ * (sleep_cpu_us + penalty x the mean wake-up). Otherwise the adaptive
+ * policy decides.
  *
  * A nap arms no CQ: completions that arrive during one wait in their CQ and
  * are polled right after it, so a nap may delay a completion but never
@@ -165,17 +175,14 @@ const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
  * uses no CPU.
  *
  * Parameters, "hybrid[:key=value,...]":
- *  - cv_pct=P: arrivals are predictable when the mean absolute deviation of
- *    the gaps between them is at most P % of their mean gap (both learnt
- *    online, EWMA weight 1/8); 0..100, default 10; 0 never naps.
- *  - nap_pct=P: each nap sleeps P % of the time left before the earliest
- *    likely arrival (mean gap less twice the deviation), less the timer's
- *    overshoot learnt from earlier naps; 1..99, default 50 (io_uring's half).
+ *  - penalty=N: CPU ns a ns of latency is worth (default 1); also the
+ *    adaptive policy's.
+ *  - sleep_cpu_us=US: the CPU of a sleep or a nap (default 0); also the
+ *    adaptive policy's.
  *  - min_nap_us=US: shorter naps are not taken (default 10; at least 1).
  *    A thread's timer slack (50 µs by default on Linux, prctl(2)
- *    PR_SET_TIMERSLACK) is learnt as overshoot, so gaps much shorter than it
- *    leave no room for a nap.
- *  - max_nap_us=US: longest single nap (default 1000).
+ *    PR_SET_TIMERSLACK) is learnt as overshoot.
+ *  - max_nap_us=US: longest nap (default 10000).
  *  - any key of cqpoll_policy_adaptive(), for the unpredictable case.
  *
  * @return

@@ -1,34 +1,38 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The hybrid policy, after io_uring's hybrid poll: when completions arrive at
- * predictable intervals, sleep on a timer for part of the time left before
- * the next one is due, then poll for it. The arrival finds the thread
- * polling, as in busy mode, while most of the gap costs no CPU. When arrivals
- * are not predictable the adaptive policy decides, with its own parameters.
+ * predictable intervals, sleep on a timer through most of the gap, then poll
+ * for the arrival, which then finds the thread polling, as in busy mode,
+ * while most of the gap costs no CPU. Otherwise the adaptive policy decides,
+ * with its own parameters.
  *
- * Predictable: the mean absolute deviation of the gaps between iterations
- * that found work (EWMA, weight 1/8) is at most cv_pct % of their mean
- * (EWMA, weight 1/8). The deviation starts equal to the first gap, so about
- * 17 regular gaps pass before the first nap. And worth it: the window the
- * policy polls through after its naps (six deviations) is no longer than a
- * wake-up; the policy lab (testpmd-cq --sim --trace=periodic) showed a
- * wider one costing 2.7x the clairvoyant's CPU with 10% jitter, where
- * sleeping armed costs 1.01x.
+ * The plan for a gap: one nap, planned to end before the earliest likely
+ * arrival even when the timer overshoots as much as it likely will. The
+ * next arrival is predicted by phase (its slot, a mean gap after the last
+ * one's, see learn()); how early arrivals come against their slot, and how
+ * much longer a nap takes than asked, are learnt as distributions, not
+ * means: a histogram of each, remembering 512 to 1024 samples. The nap ends
+ * at the slot less the earliness' and the overshoots' 99.7 % quantiles; so
+ * at most about 0.6 % of arrivals come before the nap ends, and the p99 of
+ * the completions is polling's.
+ *
+ * And the plan is taken only when it is worth it: its expected cost per
+ * gap (the polling left after the nap, gap mean - nap - mean overshoot, and
+ * the nap's CPU, sleep_cpu_us) against a sleep's (sleep_cpu_us + penalty x
+ * the mean wake-up, as reported to wake_cost()). So at a low penalty, where
+ * a wake-up's latency is cheap, the policy sleeps armed as adaptive would,
+ * and at a high one it naps; where the jitter or the overshoot leaves no
+ * room for a nap of min_nap_us, it is the adaptive policy's gap. Until 16
+ * naps were measured, the overshoot is taken as the largest seen (0 at
+ * first): the first naps learn it, at the price of a late arrival or two.
  *
  * A nap arms nothing: completions that arrive during it wait in their CQ and
  * the group polls as soon as decide() returns, so a nap can delay a
  * completion but never strand one. It cannot be cut short by
  * cqpoll_group_stop() or a mode change either, so max_nap_us bounds how late
- * the group sees them.
- *
- * Each nap sleeps nap_pct % of the time left before the earliest likely
- * arrival (mean gap less twice the deviation), less the timer's overshoot
- * learnt from earlier naps; a gap may hold several naps, each shorter than
- * the last. Once none fits (shorter than min_nap_us), the policy polls until
- * the arrival, or until it is clearly late (mean plus four deviations), when
- * the adaptive policy takes over. A gap with no nap at all (the timer is too
- * coarse for it) is left to the adaptive policy from the start: polling
- * through the whole gap is its choice to make, not this policy's.
+ * the group sees them. After the nap the policy polls until the arrival, or
+ * until it is later than the gaps' 99.7 % quantile, when the adaptive policy
+ * takes over.
  */
 
 #include <errno.h>
@@ -38,16 +42,35 @@
 #include <time.h>
 
 #include "cqpoll_clock.h"
+#include "cqpoll_policy_gaps_private.h"
 #include "cqpoll_policy_private.h"
 
-#define NAP_PCT_DEFAULT 50
-#define CV_PCT_DEFAULT 10
 /* A timer for less costs more in syscalls and scheduling than it saves. */
 #define MIN_NAP_US_DEFAULT 10
-#define MAX_NAP_US_DEFAULT 1000
+#define MAX_NAP_US_DEFAULT 10000
 #define PARAM_MAX 10000000
+#define PENALTY_DEFAULT 1
+#define WAKE_US_DEFAULT 30
 /* Longer gaps are no longer "traffic": cap them so the EWMAs recover fast. */
 #define GAP_CAP_NS 1000000000ull
+/* The histograms halve once they hold this many. */
+#define HIST_MEM 1024
+/*
+ * Arrivals before the phase counts as settled (the mean gap's EWMA, weight
+ * 1/8, then within 1/8 of its first error), then before the first plan;
+ * naps before the overshoot's quantile.
+ */
+#define SETTLE 2
+#define MEAN_FIRST 16
+#define IN_ROW 5
+#define GAPS_MIN 4
+#define NAPS_MIN 16
+/*
+ * The tails a plan leaves to chance, in thousandths: 0.3 % of early
+ * arrivals, 0.5 % of long overshoots; less than the 1 % a p99 allows.
+ */
+#define TAIL_PERMIL 3
+#define OVER_PERMIL 5
 /* The adaptive policy's keys, forwarded to it: their text, at most. */
 #define FALLBACK_ARGS_MAX 256
 /* Room for the adaptive policy's state; checked at init. */
@@ -55,16 +78,25 @@
 
 struct hybrid_state {
 	struct cqpoll_policy_nap nap; /* First: see cqpoll_policy_private.h. */
-	uint64_t nap_pct;
-	uint64_t cv_pct;
 	uint64_t min_nap_ns;
 	uint64_t max_nap_ns;
+	uint64_t penalty;   /* CPU ns a ns of latency is worth. */
+	uint64_t sleep_cpu_ns; /* CPU of a sleep or a nap. */
 	uint64_t gap_ns;    /* Mean gap (EWMA); 0 until two arrivals. */
-	uint64_t dev_ns;    /* Mean absolute deviation of the gaps (EWMA). */
 	uint64_t last_ns;   /* Last iteration with completions; 0: none. */
-	uint64_t slack_ns;  /* Timer overshoot (EWMA). */
-	bool napped;        /* This gap held a nap: poll for its arrival. */
-	bool slack_blocked; /* This gap had room for a nap but for the slack. */
+	uint64_t over_ns;   /* Mean nap overshoot (EWMA). */
+	uint64_t over_max;  /* Largest overshoot seen. */
+	uint64_t wake_ns;   /* Mean wake-up of a sleep (EWMA). */
+	uint64_t late_ns;   /* This gap's nap is over: poll until this idle. */
+	uint64_t due_ns;    /* When the next arrival is due; 0: not known. */
+	uint64_t arrivals;  /* Arrivals with a due time. */
+	uint64_t gaps_seen; /* Gaps in gap_ns. */
+	uint64_t in_row;    /* Arrivals in their slots since one was not. */
+	uint64_t nap_end_ns; /* When this gap's nap was planned to end. */
+	bool overran;       /* The first poll after the nap is next. */
+	bool napped;        /* This gap held its nap. */
+	struct cqpoll_policy_gaps early;  /* How early arrivals came (ns). */
+	struct cqpoll_policy_gaps overs; /* Overshoots of the naps. */
 	alignas(max_align_t) unsigned char fallback[FALLBACK_STATE_MAX];
 };
 
@@ -96,21 +128,11 @@ set_param(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
 	struct hybrid_state *s = p->s;
 	uint64_t v;
 
-	if (cqpoll_policy_key_is(key, klen, "nap_pct") ||
-	    cqpoll_policy_key_is(key, klen, "cv_pct") ||
-	    cqpoll_policy_key_is(key, klen, "min_nap_us") ||
+	if (cqpoll_policy_key_is(key, klen, "min_nap_us") ||
 	    cqpoll_policy_key_is(key, klen, "max_nap_us")) {
 		if (cqpoll_policy_parse_u64(val, vlen, PARAM_MAX, &v) < 0)
 			return -EINVAL;
-		if (cqpoll_policy_key_is(key, klen, "nap_pct")) {
-			if (v == 0 || v > 99)
-				return -EINVAL;
-			s->nap_pct = v;
-		} else if (cqpoll_policy_key_is(key, klen, "cv_pct")) {
-			if (v > 100)
-				return -EINVAL;
-			s->cv_pct = v;
-		} else if (cqpoll_policy_key_is(key, klen, "min_nap_us")) {
+		if (cqpoll_policy_key_is(key, klen, "min_nap_us")) {
 			if (v == 0)
 				return -EINVAL;
 			s->min_nap_ns = v * 1000;
@@ -118,6 +140,16 @@ set_param(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
 			s->max_nap_ns = v * 1000;
 		}
 		return 0;
+	}
+	/* Both policies weigh a sleep with these: read, and forwarded too. */
+	if (cqpoll_policy_key_is(key, klen, "penalty") ||
+	    cqpoll_policy_key_is(key, klen, "sleep_cpu_us")) {
+		if (cqpoll_policy_parse_u64(val, vlen, PARAM_MAX, &v) < 0)
+			return -EINVAL;
+		if (cqpoll_policy_key_is(key, klen, "penalty"))
+			s->penalty = v;
+		else
+			s->sleep_cpu_ns = v * 1000;
 	}
 	/* Anything else is the adaptive policy's, which checks it. */
 	if (p->len + klen + vlen + 2 >= sizeof(p->fwd))
@@ -139,10 +171,10 @@ hybrid_init(void *state, const char *args)
 
 	memset(s, 0, sizeof(*s));
 	s->nap.fn = nap_sleep;
-	s->nap_pct = NAP_PCT_DEFAULT;
-	s->cv_pct = CV_PCT_DEFAULT;
 	s->min_nap_ns = MIN_NAP_US_DEFAULT * 1000;
 	s->max_nap_ns = MAX_NAP_US_DEFAULT * 1000;
+	s->penalty = PENALTY_DEFAULT;
+	s->wake_ns = WAKE_US_DEFAULT * 1000;
 	if (cqpoll_policy_parse_kv(args, set_param, &p) < 0)
 		return -EINVAL;
 	if (s->min_nap_ns > s->max_nap_ns)
@@ -154,51 +186,98 @@ hybrid_init(void *state, const char *args)
 }
 
 /*
- * Regular enough to nap for, and worth it: after its naps the policy polls
- * through the arrival's window, from two deviations before the mean gap to
- * four after. When that window is longer than a wake-up (the timer's
- * overshoot, or min_nap_us before one is known), sleeping armed costs less
- * than polling through it, and the adaptive policy decides.
+ * The g such that at most permil / 1000 of h lie above it, the samples
+ * taken as spread evenly over their bucket.
  */
-static bool
-predictable(const struct hybrid_state *s)
+static uint64_t
+quantile_hi(const struct cqpoll_policy_gaps *h, unsigned int permil)
 {
-	uint64_t wake = s->slack_ns > s->min_nap_ns ? s->slack_ns : s->min_nap_ns;
+	uint64_t above = 0, allow = h->total * permil / 1000, lo, hi;
+	unsigned int i = CQPOLL_POLICY_GAP_BUCKETS;
 
-	return s->cv_pct != 0 && s->gap_ns != 0 &&
-	       s->dev_ns * 100 <= s->cv_pct * s->gap_ns &&
-	       6 * s->dev_ns <= wake;
+	while (i-- > 0) {
+		if (above + h->n[i] > allow) {
+			lo = cqpoll_policy_gap_lower(i);
+			hi = cqpoll_policy_gap_lower(i + 1);
+			return lo + (hi - lo) * (above + h->n[i] - allow) / h->n[i];
+		}
+		above += h->n[i];
+	}
+	return 0;
 }
 
+/*
+ * An arrival at now. Arrivals are predicted by phase, not from the last
+ * one: on periodic traffic with jitter the gap between two arrivals has
+ * twice the spread of an arrival around its slot. The next one is due a
+ * mean gap after the slot of this one, the slot moved an eighth of the way
+ * to where this arrival came; how early each arrival came against its due
+ * time is what a nap must leave room for. An arrival more than half a gap
+ * off its slot restarts the phase.
+ */
 static void
 learn(struct hybrid_state *s, uint64_t now_ns)
 {
-	uint64_t gap;
+	uint64_t gap, slot;
+	bool in_slot;
 
+	if (s->overran) {
+		/*
+		 * Found by the first poll after a nap: it came during the nap,
+		 * when is unknown. Taken as due, it moves neither the phase
+		 * nor the mean (taken as when it was seen, both would drift
+		 * later, and the naps with them), and counts as early as the
+		 * plan allowed for.
+		 */
+		cqpoll_policy_gap_add(&s->early, s->due_ns > s->nap_end_ns ?
+				      s->due_ns - s->nap_end_ns : 0, 1, HIST_MEM);
+		s->last_ns = now_ns;
+		s->due_ns += s->gap_ns;
+		s->napped = false;
+		s->overran = false;
+		return;
+	}
 	if (s->last_ns != 0) {
 		gap = now_ns - s->last_ns;
 		if (gap > GAP_CAP_NS)
 			gap = GAP_CAP_NS;
-		if (s->gap_ns == 0) {
-			/* One gap says nothing of the spread: assume the worst. */
-			s->gap_ns = gap;
-			s->dev_ns = gap;
-		} else {
-			s->dev_ns = cqpoll_policy_ewma(s->dev_ns, gap > s->gap_ns ?
-						       gap - s->gap_ns :
-						       s->gap_ns - gap, 3);
-			s->gap_ns = cqpoll_policy_ewma(s->gap_ns, gap, 3);
-		}
+		/*
+		 * The mean of the first MEAN_FIRST gaps, then an EWMA: an
+		 * EWMA from the first gap alone carries its jitter into the
+		 * phase for dozens of arrivals, and the earliness histogram
+		 * remembers it for hundreds.
+		 */
+		s->gaps_seen++;
+		/* Once settled, a long silence counts at most double. */
+		if (s->gaps_seen > MEAN_FIRST && gap > 2 * s->gap_ns)
+			gap = 2 * s->gap_ns;
+		s->gap_ns = s->gaps_seen <= MEAN_FIRST ?
+			    (s->gap_ns * (s->gaps_seen - 1) + gap) / s->gaps_seen :
+			    cqpoll_policy_ewma(s->gap_ns, gap, 4);
 	}
-	/*
-	 * A slack estimate that forbids every nap is never measured again:
-	 * let it decay while it does, so one slow nap cannot end napping.
-	 */
-	if (s->slack_blocked && !s->napped)
-		s->slack_ns -= s->slack_ns >> 3;
+	slot = now_ns;
+	if (s->due_ns != 0) {
+		in_slot = s->due_ns + s->gap_ns / 2 > now_ns &&
+			  now_ns + s->gap_ns / 2 > s->due_ns;
+		/* In a row: each within a quarter gap of its slot. */
+		s->in_row = s->due_ns + s->gap_ns / 4 > now_ns &&
+			    now_ns + s->gap_ns / 4 > s->due_ns ? s->in_row + 1 : 0;
+		if (in_slot)
+			slot = s->due_ns > now_ns ? s->due_ns - (s->due_ns - now_ns) / 8 :
+			       s->due_ns + (now_ns - s->due_ns) / 8;
+		/*
+		 * Once the mean and the phase settled: an arrival off its
+		 * slot counts as early by half a gap, which forbids naps on
+		 * irregular traffic.
+		 */
+		if (++s->arrivals > SETTLE)
+			cqpoll_policy_gap_add(&s->early, !in_slot ? s->gap_ns / 2 :
+					      s->due_ns > now_ns ?
+					      s->due_ns - now_ns : 0, 1, HIST_MEM);
+	}
+	s->due_ns = s->gap_ns != 0 ? slot + s->gap_ns : 0;
 	s->last_ns = now_ns;
 	s->napped = false;
-	s->slack_blocked = false;
 }
 
 static void
@@ -209,11 +288,47 @@ take_nap(struct hybrid_state *s, uint64_t ns)
 
 	s->nap.count++;
 	s->nap.total_ns += took;
-	/* A preempted nap counts at most double: one outlier is not the timer. */
-	if (over > 2 * s->slack_ns + s->min_nap_ns)
-		over = 2 * s->slack_ns + s->min_nap_ns;
-	s->slack_ns = cqpoll_policy_ewma(s->slack_ns, over, 2);
+	cqpoll_policy_gap_add(&s->overs, over, 1, HIST_MEM);
+	s->over_ns = s->nap.count == 1 ? over : cqpoll_policy_ewma(s->over_ns, over, 3);
+	if (over > s->over_max)
+		s->over_max = over;
 	s->napped = true;
+}
+
+/*
+ * The nap that this gap's plan takes now, idle ns after the last arrival,
+ * or 0: none (no room, or sleeping armed is cheaper).
+ */
+static uint64_t
+plan(struct hybrid_state *s, uint64_t now)
+{
+	uint64_t early, over, nap, poll, end;
+	unsigned __int128 plan_cost, sleep_cost;
+
+	/*
+	 * Predictable: the last IN_ROW arrivals each came within a quarter
+	 * gap of its slot. Memoryless gaps do so a fifth of the time (five in
+	 * a row: one time in 4000), heavy-tailed ones less.
+	 */
+	if (s->early.total < GAPS_MIN || s->penalty == 0 || s->due_ns == 0 ||
+	    s->in_row < IN_ROW)
+		return 0;
+	early = quantile_hi(&s->early, TAIL_PERMIL);
+	/* Until the timer is known, its overshoot is taken as two wake-ups. */
+	over = s->nap.count < NAPS_MIN ?
+	       (s->over_max > 2 * s->wake_ns ? s->over_max : 2 * s->wake_ns) :
+	       quantile_hi(&s->overs, OVER_PERMIL);
+	end = s->due_ns > early + over ? s->due_ns - early - over : 0;
+	if (end <= now + s->min_nap_ns)
+		return 0;
+	nap = end - now;
+	if (nap > s->max_nap_ns)
+		nap = s->max_nap_ns;
+	poll = now + nap + s->over_ns < s->due_ns ?
+	       s->due_ns - now - nap - s->over_ns : 0;
+	plan_cost = (unsigned __int128)poll + s->sleep_cpu_ns;
+	sleep_cost = (unsigned __int128)s->wake_ns * s->penalty + s->sleep_cpu_ns;
+	return plan_cost < sleep_cost ? nap : 0;
 }
 
 static enum cqpoll_policy_action
@@ -221,30 +336,30 @@ hybrid_decide(void *state, unsigned int completions, uint64_t now_ns)
 {
 	const struct cqpoll_policy_ops *fb = cqpoll_policy_adaptive();
 	struct hybrid_state *s = state;
-	uint64_t margin, due, room, nap;
+	uint64_t nap, idle;
 
 	if (completions > 0) {
 		learn(s, now_ns);
 		return fb->decide(s->fallback, completions, now_ns);
 	}
-	if (!predictable(s) || s->last_ns == 0)
+	s->overran = false;
+	if (s->last_ns == 0)
 		return fb->decide(s->fallback, 0, now_ns);
-	margin = 2 * s->dev_ns < s->gap_ns ? 2 * s->dev_ns : s->gap_ns;
-	due = s->last_ns + s->gap_ns - margin;
-	if (now_ns < due) {
-		room = (due - now_ns) * s->nap_pct / 100;
-		nap = room > s->slack_ns ? room - s->slack_ns : 0;
-		if (nap > s->max_nap_ns)
-			nap = s->max_nap_ns;
-		if (nap >= s->min_nap_ns) {
+	idle = now_ns - s->last_ns;
+	if (!s->napped) {
+		nap = plan(s, now_ns);
+		if (nap != 0) {
+			s->nap_end_ns = now_ns + nap;
 			take_nap(s, nap);
+			s->overran = true;
+			/* Poll for the arrival until it is clearly late. */
+			s->late_ns = s->due_ns - s->last_ns + quantile_hi(&s->early,
+						  TAIL_PERMIL) + s->gap_ns / 4;
 			return CQPOLL_POLICY_KEEP_POLLING;
 		}
-		if (room >= s->min_nap_ns)
-			s->slack_blocked = true;
-	}
-	if (s->napped && now_ns - s->last_ns <= s->gap_ns + 4 * s->dev_ns)
+	} else if (idle <= s->late_ns) {
 		return CQPOLL_POLICY_KEEP_POLLING;
+	}
 	return fb->decide(s->fallback, 0, now_ns);
 }
 
@@ -253,6 +368,11 @@ hybrid_wake_cost(void *state, uint64_t cost_ns)
 {
 	struct hybrid_state *s = state;
 
+	if (cost_ns > GAP_CAP_NS)
+		cost_ns = GAP_CAP_NS;
+	/* As adaptive's: a sample counts at most double. */
+	s->wake_ns = cqpoll_policy_ewma(s->wake_ns, cost_ns > 2 * s->wake_ns ?
+					2 * s->wake_ns : cost_ns, 3);
 	cqpoll_policy_adaptive()->wake_cost(s->fallback, cost_ns);
 }
 
