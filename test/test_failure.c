@@ -31,6 +31,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,6 +126,7 @@ struct round {
 	/* The producer stopped posting to the victim: the hook may fail it. */
 	int handoff;
 	int fired;           /* the failure was injected (once) */
+	int injected;        /* ... and the injecting call has returned */
 	int fired_in_window; /* by the arm hook */
 	uint64_t t_fail;
 	/* What the failure callback saw. */
@@ -163,6 +165,7 @@ inject(struct round *rd)
 			       rd->k->nflush, rd->k->flags);
 	if (r != 0)
 		fprintf(stderr, "injecting the failure: %s\n", strerror(-r));
+	__atomic_store_n(&rd->injected, 1, __ATOMIC_RELEASE);
 }
 
 /* Runs inside the victim's arm, on the group's thread. */
@@ -243,7 +246,19 @@ check_failed(struct round *rd, struct cqpoll_cq *cq, const struct cqpoll_cq_fail
 	if (r != rd->k->error || test_now_ns() - t0 > 100000000ull)
 		REPORT_FAIL("wait on the failed cq returned %d after %llu us", r,
 			    (unsigned long long)((test_now_ns() - t0) / 1000));
-	/* Out of the group already: the application owns it again. */
+	/*
+	 * Out of the group already: the application owns it again. But the
+	 * emulated device (the producer thread) may still be inside the call
+	 * that failed it, writing the CQ's event fd after the core learned the
+	 * state: a CQ is destroyed only once its device lets go of it.
+	 */
+	t0 = test_now_ns();
+	while (!__atomic_load_n(&rd->injected, __ATOMIC_ACQUIRE)) {
+		if (test_now_ns() - t0 > 5000000000ull) {
+			REPORT_FAIL("the injecting call did not return within 5 s");
+		}
+		sched_yield();
+	}
 	if ((r = cqpoll_cq_destroy(cq)) != 0)
 		REPORT_FAIL("destroy of the failed cq returned %d", r);
 	rd->cq[VICTIM] = NULL;
