@@ -612,19 +612,29 @@ case_transition_returns_pending(const struct conf_device *d, struct cqpoll_cq *c
 	return TEST_PASS;
 }
 
-/* Repeated poll-and-arm on an armed, empty CQ rings the device once. */
+/*
+ * Repeated poll-and-arm on an armed, empty CQ rings the device once. A
+ * report-missed device may answer an arm with "missed" (UCX's posix
+ * transport does so for a signal datagram left unread): the first call then
+ * arms again, once per reported miss, and from then on never.
+ */
 static int
 case_single_arm(const struct conf_device *d, struct cqpoll_cq *cq)
 {
 	struct cqpoll_completion c[4];
 	struct cqpoll_cq_stats st;
+	uint64_t arms;
 	int i;
 
 	(void)d;
-	for (i = 0; i < 10; i++)
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.arms, 1 + st.missed_reports);
+	arms = st.arms;
+	for (i = 1; i < 10; i++)
 		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
 	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
-	TEST_ASSERT_EQ(st.arms, 1);
+	TEST_ASSERT_EQ(st.arms, arms);
 	return TEST_PASS;
 }
 
