@@ -1,53 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef CQPOLL_UCX_TEST_H
-#define CQPOLL_UCX_TEST_H
+/* The tests' UCX pair: two workers over one transport (ucx_test.h). */
+#include "ucx_test.h"
 
-/*
- * The tests' UCX "device": two UCP workers of one transport (tcp over lo,
- * posix or sysv shared memory), each in its own context, so that the
- * device side (worker A, the sender) never progresses the consumer's worker
- * B, the cqpoll CQ's. A sends a tagged message, tag = the sequence number;
- * B's receive for that tag, posted by the consumer through the driver,
- * completes in B's progress with the receive's wr_id. The first exchange
- * (both directions) is made at attach, before any sleep: a tcp endpoint
- * still connecting keeps the worker's fd readable.
- */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include <ucp/api/ucp.h>
-
-#include "cqpoll_ucx.h"
-
-#define TEST_UCX_BUF 8192
-/* Receives the consumer keeps posted ahead of the device's sends. */
-#define TEST_UCX_WINDOW 64
-/* The tag of the first exchange; sequence numbers stay below it. */
-#define TEST_UCX_HELLO (1ull << 62)
-
-struct test_ucx {
-	const char *tls;
-	ucp_context_h ctx_a, ctx_b;
-	ucp_worker_h a, b;        /* A: the device's; B: the CQ's */
-	ucp_ep_h ep_ab, ep_ba;
-	uint64_t next_recv;       /* consumer: receives posted for 0 .. next_recv - 1 */
-	uint64_t tag_base;        /* or'ed into their tags and wr_ids */
-	char buf_a[TEST_UCX_BUF];
-	char buf_b[TEST_UCX_WINDOW][TEST_UCX_BUF];
-};
-
-static inline int
+static int
 test_ucx_fail(char *why, size_t len, const char *what, ucs_status_t s)
 {
 	snprintf(why, len, "%s: %s", what, ucs_status_string(s));
 	return -EIO;
 }
 
-static inline ucs_status_t
+static ucs_status_t
 test_ucx_ctx(const char *tls, ucp_context_h *ctx)
 {
 	ucp_params_t p = { .field_mask = UCP_PARAM_FIELD_FEATURES,
@@ -79,7 +41,7 @@ test_ucx_ctx(const char *tls, ucp_context_h *ctx)
 	return s;
 }
 
-static inline ucs_status_t
+ucs_status_t
 test_ucx_worker(ucp_context_h ctx, ucp_worker_h *w)
 {
 	ucp_worker_params_t p = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
@@ -88,7 +50,7 @@ test_ucx_worker(ucp_context_h ctx, ucp_worker_h *w)
 	return ucp_worker_create(ctx, &p, w);
 }
 
-static inline ucs_status_t
+static ucs_status_t
 test_ucx_ep(ucp_worker_h from, ucp_worker_h to, ucp_ep_h *ep)
 {
 	ucp_ep_params_t p = { .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS };
@@ -105,11 +67,7 @@ test_ucx_ep(ucp_worker_h from, ucp_worker_h to, ucp_ep_h *ep)
 	return s;
 }
 
-/*
- * Both contexts, workers and endpoints over transport @p tls. 0, or < 0
- * with the reason in @p why (-ENODATA: the transport does not run here).
- */
-static inline int
+int
 test_ucx_open(struct test_ucx *t, const char *tls, char *why, size_t len)
 {
 	ucs_status_t s;
@@ -138,8 +96,7 @@ test_ucx_open(struct test_ucx *t, const char *tls, char *why, size_t len)
 	return 0;
 }
 
-/* Wait for request @p r of worker @p w (and progress @p other too, if any). */
-static inline ucs_status_t
+ucs_status_t
 test_ucx_wait(ucp_worker_h w, ucp_worker_h other, ucs_status_ptr_t r)
 {
 	ucs_status_t s;
@@ -163,11 +120,7 @@ test_ucx_wait(ucp_worker_h w, ucp_worker_h other, ucs_status_ptr_t r)
 	return s;
 }
 
-/*
- * One message each way, outside the CQ, both workers progressed here: the
- * connections are up before the CQ is used.
- */
-static inline int
+int
 test_ucx_hello(struct test_ucx *t, char *why, size_t len)
 {
 	ucp_request_param_t p = { .op_attr_mask = 0 };
@@ -193,8 +146,7 @@ test_ucx_hello(struct test_ucx *t, char *why, size_t len)
 	return 0;
 }
 
-/* Consumer: B's receives for sequence numbers up to @p upto - 1. */
-static inline int
+int
 test_ucx_post_recvs(struct test_ucx *t, struct cqpoll_cq *cq, uint64_t upto)
 {
 	int r;
@@ -210,8 +162,7 @@ test_ucx_post_recvs(struct test_ucx *t, struct cqpoll_cq *cq, uint64_t upto)
 	return 0;
 }
 
-/* Device: @p n bytes from A with tag @p seq; returns once A's send completed. */
-static inline int
+int
 test_ucx_send(struct test_ucx *t, uint64_t seq, size_t n)
 {
 	ucp_request_param_t p = { .op_attr_mask = 0 };
@@ -223,7 +174,7 @@ test_ucx_send(struct test_ucx *t, uint64_t seq, size_t n)
 }
 
 /* Close an endpoint, progressing both workers until it is gone. */
-static inline void
+static void
 test_ucx_ep_close(struct test_ucx *t, ucp_worker_h w, ucp_ep_h ep)
 {
 	ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
@@ -234,7 +185,7 @@ test_ucx_ep_close(struct test_ucx *t, ucp_worker_h w, ucp_ep_h ep)
 }
 
 /* Endpoints first; the CQ of B must be destroyed before test_ucx_close(). */
-static inline void
+static void
 test_ucx_close_eps(struct test_ucx *t)
 {
 	test_ucx_ep_close(t, t->a, t->ep_ab);
@@ -242,7 +193,7 @@ test_ucx_close_eps(struct test_ucx *t)
 	t->ep_ab = t->ep_ba = NULL;
 }
 
-static inline void
+void
 test_ucx_close(struct test_ucx *t)
 {
 	test_ucx_close_eps(t);
@@ -256,5 +207,3 @@ test_ucx_close(struct test_ucx *t)
 		ucp_cleanup(t->ctx_b);
 	memset(t, 0, sizeof(*t));
 }
-
-#endif /* CQPOLL_UCX_TEST_H */
