@@ -26,7 +26,8 @@
 # when the normal build is done, under SCHED_IDLE (chrt --idle), so that they
 # take only the CPU time the tests leave idle (the app suite mostly waits on
 # its runs' fixed durations) and a test thread that wakes preempts them at
-# once: the serial tests keep both CPUs for their race windows. Their phase
+# once: the serial tests keep both CPUs for their race windows. A build still
+# running when its tests are next gets the normal priority back. Their phase
 # time in the summary is what waiting for them added; each one's own time and
 # its log are printed when it is waited for (kept in build-bg/).
 set -euo pipefail
@@ -233,8 +234,20 @@ bg_start() {
     bg_pid[$name]=$!
     echo "test-all: $name started in the background at idle priority: $*"
 }
+# bg_unidle PID: PID and its descendants back to this script's priority (what
+# they start from now on inherits it): a build waited for must not starve
+# behind other work on a shared machine.
+bg_unidle() {
+    local p
+    for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        bg_unidle "$p"
+    done
+    chrt --other -p 0 "$1" >/dev/null 2>&1 || true
+    renice -n "$(nice)" -p "$1" >/dev/null 2>&1 || true
+}
 bg_show() {
     local ms rc=0
+    bg_unidle "${bg_pid[$1]}"
     wait "${bg_pid[$1]}" || rc=$?
     cat "build-bg/$1.log"
     ms=$(cat "build-bg/$1.time" 2>/dev/null || echo 0)
