@@ -22,6 +22,7 @@
 #include <cqpoll_sw_emu.h>
 
 #include "hist.h"
+#include "interrupt.h"
 #include "sweep.h"
 
 #define TPCQ_PROG "testpmd-cq"
@@ -662,10 +663,7 @@ const struct tpcq_floor *tpcq_floor_match(const struct tpcq_floors *f,
 /* The matched floor's name in the reports: "wakeup_paced", "handoff", ... */
 const char *tpcq_floor_name(bool wakeup, uint64_t paced_rate);
 
-/* main.c: set by SIGINT/SIGTERM. */
-bool tpcq_interrupted(void);
-
-/* main.c: the steps of one run, shared with the prompt. */
+/* run.c: the steps of one run, shared by main.c and the prompt. */
 int tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 		     const struct tpcq_params *p, struct tpcq_devctx *dcs,
 		     uint64_t total);
