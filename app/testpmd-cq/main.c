@@ -22,7 +22,19 @@
 #include <cqpoll_dpdk.h>
 #include <cqpoll_monitor.h>
 
+#include "cpus.h"
 #include "lab.h"
+#include "dev.h"
+#include "engine.h"
+#include "floors.h"
+#include "floors_paced.h"
+#include "interrupt.h"
+#include "params.h"
+#include "poller.h"
+#include "prompt.h"
+#include "report.h"
+#include "run.h"
+#include "sweep.h"
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
@@ -293,12 +305,25 @@ main(int argc, char **argv)
 		if (strcmp(argv[sep], "--") == 0)
 			break;
 	app_argv[app_argc++] = argv[0];
-	/* The lab (--sim) has no EAL: there --trace names its arrivals. */
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
 		if (strcmp(argv[i], "--sim") == 0)
 			sim = true;
+	/*
+	 * --sim: the policy lab (cqpoll-lab), which has no EAL: its options
+	 * are the others after "--" (there --trace names its arrivals).
+	 */
+	if (sim) {
+		for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
+			if (strcmp(argv[i], "--sim") != 0)
+				app_argv[app_argc++] = argv[i];
+		app_argv[app_argc] = NULL;
+		r = tpcq_lab_main(TPCQ_PROG " --sim", app_argc, app_argv);
+		free(app_argv);
+		free(eal_argv);
+		return r;
+	}
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
-		if (sim || !eal_passthrough(argv[i]))
+		if (!eal_passthrough(argv[i]))
 			app_argv[app_argc++] = argv[i];
 	app_argv[app_argc] = NULL;
 	for (i = 1; sep < argc && i < sep; i++)
@@ -322,11 +347,6 @@ main(int argc, char **argv)
 	if (tpcq_outfiles_check(&params) != 0) {
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
-	}
-	/* The policy lab needs neither the EAL nor a device. */
-	if (params.sim) {
-		free(eal_argv);
-		return tpcq_lab_run(&params);
 	}
 	/* Before the EAL and the devices, whose threads would disturb them. */
 	if (params.floors && !params.sweep.on && !params.sweep.point) {

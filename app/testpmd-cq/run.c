@@ -14,6 +14,12 @@
 #include <rte_lcore.h>
 
 #include "interrupt.h"
+#include "dev.h"
+#include "hist.h"
+#include "interrupt.h"
+#include "params.h"
+#include "report.h"
+#include "run.h"
 #include "testpmd_cq.h"
 
 /*

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The policy lab's offline optimum (app/testpmd-cq/lab_opt.c): its dynamic
+ * The policy lab's offline optimum (app/cqpoll-lab/lab_opt.c): its dynamic
  * program against an exhaustive search of the decision tree on small random
  * traces, and, as the negative control, the greedy clairvoyant (sleep
  * whenever the gap ahead exceeds break-even, the lab's old yardstick) caught
