@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "prng.h"
+
 #define TPCQ_LAB_PROG "cqpoll-lab"
 /* Exit statuses, as testpmd-cq's. */
 #define TPCQ_LAB_EXIT_OK 0
@@ -134,8 +136,6 @@ double tpcq_lab_greedy_cost(const uint64_t *at, size_t n,
 			    const struct tpcq_lab_cost *c, double penalty,
 			    const double *w, unsigned int nq, double threshold_ns);
 
-/* A 0 < value <= 1 from state s (splitmix64). */
-double tpcq_lab_uniform(uint64_t *s);
 int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 			double duration_s, uint64_t seed, char *why, size_t len);
 void tpcq_lab_trace_free(struct tpcq_lab_trace *t);

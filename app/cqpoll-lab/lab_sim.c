@@ -46,14 +46,14 @@ struct sim {
 static uint64_t
 wake_draw(const struct sim *s, size_t k, unsigned int what)
 {
-	uint64_t st = s->rng ^ ((uint64_t)k * 0x9e3779b97f4a7c15ULL) ^
+	uint64_t st = s->rng ^ ((uint64_t)k * TPCQ_PRNG_GAMMA) ^
 		      ((uint64_t)what << 62);
 	double u1, u2, z;
 
 	/* Two rounds apart from the stream's start, so nearby keys differ. */
-	(void)tpcq_lab_uniform(&st);
-	u1 = tpcq_lab_uniform(&st);
-	u2 = tpcq_lab_uniform(&st);
+	(void)tpcq_prng_unit(&st);
+	u1 = tpcq_prng_unit(&st);
+	u2 = tpcq_prng_unit(&st);
 	z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 	return (uint64_t)exp(s->mu + s->sigma * z);
 }

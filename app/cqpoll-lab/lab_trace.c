@@ -33,20 +33,6 @@
 /* Longest trace the lab holds: 64 MiB of timestamps. */
 #define TRACE_MAX (1U << 23)
 
-double
-tpcq_lab_uniform(uint64_t *s)
-{
-	uint64_t z;
-
-	/* splitmix64: every seed, including 0, gives a full-period stream. */
-	z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	/* (0, 1]: never 0, so that log() of it is finite. */
-	return ((double)(z >> 11) + 1.0) / 9007199254740992.0;
-}
-
 static int
 push(struct tpcq_lab_trace *t, double at_ns)
 {
@@ -130,12 +116,12 @@ tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 		snprintf(name, sizeof(name), "%.15s", spec);
 	snprintf(t->name, sizeof(t->name), "%s", spec);
 	if (strcmp(name, "poisson") == 0) {
-		while (r == 0 && (at += -mean * log(tpcq_lab_uniform(&s))) < end)
+		while (r == 0 && (at += -mean * log(tpcq_prng_unit(&s))) < end)
 			r = push(t, at);
 	} else if (strcmp(name, "onoff") == 0) {
 		double cycle = (on_us + off_us) * 1e3;
 
-		while (r == 0 && (at += -mean * log(tpcq_lab_uniform(&s))) < end) {
+		while (r == 0 && (at += -mean * log(tpcq_prng_unit(&s))) < end) {
 			/* Arrivals that fall in OFF move to the next ON. */
 			if (fmod(at, cycle) >= on_us * 1e3)
 				at = (floor(at / cycle) + 1) * cycle;
@@ -145,7 +131,7 @@ tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 	} else if (strcmp(name, "pareto") == 0) {
 		double xm = mean * (PARETO_ALPHA - 1) / PARETO_ALPHA;
 
-		while (r == 0 && (at += xm / pow(tpcq_lab_uniform(&s),
+		while (r == 0 && (at += xm / pow(tpcq_prng_unit(&s),
 						 1.0 / PARETO_ALPHA)) < end)
 			r = push(t, at);
 	} else if (strcmp(name, "diurnal") == 0) {
@@ -153,7 +139,7 @@ tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 		for (;;) {
 			r_t = rate * (DIURNAL_LOW + (1 - DIURNAL_LOW) *
 				      0.5 * (1 - cos(2 * M_PI * at / end)));
-			at += -1e9 / r_t * log(tpcq_lab_uniform(&s));
+			at += -1e9 / r_t * log(tpcq_prng_unit(&s));
 			if (at >= end || r != 0)
 				break;
 			r = push(t, at);
@@ -167,17 +153,17 @@ tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 				/* A switch: the next stretch and its rate. */
 				fast = !fast;
 				cur = fast ? rate : rate / pow(10.0, 1.0 +
-						tpcq_lab_uniform(&s));
-				until = at - REGIME_MEAN_NS * log(tpcq_lab_uniform(&s));
+						tpcq_prng_unit(&s));
+				until = at - REGIME_MEAN_NS * log(tpcq_prng_unit(&s));
 			}
-			at += -1e9 / cur * log(tpcq_lab_uniform(&s));
+			at += -1e9 / cur * log(tpcq_prng_unit(&s));
 			if (at >= end || r != 0)
 				break;
 			r = push(t, at);
 		}
 	} else if (strcmp(name, "periodic") == 0) {
 		for (k = 1; r == 0 && k * mean < end; k++) {
-			u = tpcq_lab_uniform(&s);
+			u = tpcq_prng_unit(&s);
 			r = push(t, (double)k * mean + (2 * u - 1) * PERIODIC_JITTER * mean);
 		}
 	} else {

@@ -18,6 +18,7 @@
 
 #include "engine.h"
 #include "params.h"
+#include "prng.h"
 #include "testpmd_cq.h"
 
 #define ONOFF_PREFIX "onoff:"
@@ -121,17 +122,6 @@ tpcq_arrival_init(struct tpcq_arrival *a, const struct tpcq_params *p,
 	a->rng = p->faults.seed;
 }
 
-/* splitmix64: a full-period 64-bit generator, any seed (0 too) is good. */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 double
 tpcq_arrival_at(struct tpcq_arrival *a, uint64_t seq)
 {
@@ -141,8 +131,7 @@ tpcq_arrival_at(struct tpcq_arrival *a, uint64_t seq)
 	case TPCQ_PATTERN_POISSON:
 		if (seq == 0)
 			return 0.0;
-		/* Uniform in (0, 1]: 53 random bits, never 0, whose log is -inf. */
-		u = (double)((next_random(&a->rng) >> 11) + 1) * 0x1.0p-53;
+		u = tpcq_prng_unit(&a->rng);
 		a->t += -log(u) * a->period;
 		return a->t;
 	case TPCQ_PATTERN_ONOFF:
