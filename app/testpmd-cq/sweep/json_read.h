@@ -3,10 +3,10 @@
 #define TPCQ_JSON_READ_H
 
 /*
- * Just enough JSON reading for the sweep parent, which reads back the
- * reports its children wrote: check that a text is one well-formed value,
- * and read a number at a dotted path ("latency_ns.p99"). Keys are compared
- * as written, escapes included; the reports use plain keys.
+ * The sweep parent's JSON reading (jansson), of the reports its children
+ * wrote: check that a text is one well-formed value (at most 32 containers
+ * deep), and read a number at a dotted path ("latency_ns.p99"). Keys are
+ * compared decoded; the reports use plain keys.
  */
 
 /* 0 if text is exactly one JSON value, with white space around it; else -EINVAL. */
