@@ -12,7 +12,7 @@
 
 #define TPCQ_NS_PER_S 1000000000ULL
 
-/* A clock in ns: CLOCK_MONOTONIC for latency, CLOCK_THREAD_CPUTIME_ID for CPU. */
+/* A clock in ns: CLOCK_MONOTONIC for latency, the thread CPU time for CPU. */
 static inline uint64_t
 tpcq_now_ns(clockid_t clk)
 {

@@ -60,7 +60,8 @@ bool tpcq_pin_self(int cpu);
 /* A non-blocking eventfd in a new epoll set: 0 or -errno (close both fds). */
 int tpcq_floor_eventfd(int *efd, int *epfd);
 /* "floors": {...}, without a line break after it. */
-void tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent);
+void tpcq_floors_json(FILE *out, const struct tpcq_floors *f,
+		      const char *indent);
 /* Whether a point's latency is held against the wake-up (else the hand-off). */
 bool tpcq_floor_is_wakeup(const char *policy, double wakeups_per_s,
 			  double achieved_rate);

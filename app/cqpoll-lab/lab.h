@@ -3,10 +3,10 @@
 #define TPCQ_LAB_H
 
 /*
- * The policy lab (cqpoll-lab, or testpmd-cq --sim): an arrival trace replayed through the library's
- * own policies (their cqpoll_policy_ops) on a virtual clock, with a cost
- * model, against yardsticks of the same trace (lab_opt.c). Deterministic:
- * the same options give the same output.
+ * The policy lab (cqpoll-lab, or testpmd-cq --sim): an arrival trace
+ * replayed through the library's own policies (their cqpoll_policy_ops) on
+ * a virtual clock, with a cost model, against yardsticks of the same trace
+ * (lab_opt.c). Deterministic: the same options give the same output.
  */
 
 #include <stdbool.h>

@@ -122,7 +122,8 @@ collect(const struct tpcq_lab_trace *t, size_t *i, uint64_t now,
 
 int
 tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
-	   const struct tpcq_lab_cost *c, uint64_t seed, struct tpcq_lab_result *r)
+		    const struct tpcq_lab_cost *c, uint64_t seed,
+		    struct tpcq_lab_result *r)
 {
 	const struct cqpoll_policy_ops *ops;
 	const char *args;
@@ -190,9 +191,9 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 }
 
 /*
- * What tpcq_lab_sim_policy() does with the spin policy, iteration for iteration and
- * draw for draw, but a whole idle stretch at a time: the grid's hundred
- * budgets cost about as much as one policy's run.
+ * What tpcq_lab_sim_policy() does with the spin policy, iteration for
+ * iteration and draw for draw, but a whole idle stretch at a time: the
+ * grid's hundred budgets cost about as much as one policy's run.
  */
 static void
 sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
@@ -240,8 +241,9 @@ sim_fixed(uint64_t spin_ns, const struct tpcq_lab_trace *t,
 
 
 void
-tpcq_lab_result_reset(struct tpcq_lab_result *r, const struct tpcq_lab_trace *t,
-	     double penalty, bool windows)
+tpcq_lab_result_reset(struct tpcq_lab_result *r,
+		      const struct tpcq_lab_trace *t, double penalty,
+		      bool windows)
 {
 	struct tpcq_hist *lat = r->lat;
 	double *win = r->win;
@@ -298,7 +300,7 @@ tpcq_lab_grid_budgets(struct tpcq_lab_grid *g)
 
 void
 tpcq_lab_grid_run(struct tpcq_lab_grid *g, const struct tpcq_lab_trace *t,
-	 const struct tpcq_lab_cost *c, uint64_t seed, double penalty)
+		  const struct tpcq_lab_cost *c, uint64_t seed, double penalty)
 {
 	unsigned int k;
 

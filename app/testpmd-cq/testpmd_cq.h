@@ -3,9 +3,10 @@
 #define TESTPMD_CQ_H
 
 /*
- * State shared by the files of testpmd-cq. The generator lcore plays the
- * device and the main lcore the consumer; they share only struct tpcq_run,
- * whose cross-thread fields are accessed with __atomic builtins.
+ * What every module of testpmd-cq uses: its name, exit statuses, the
+ * bounds of its options and their enums. Each module has its own header
+ * (params.h, run.h, devices/dev.h, engines/engine.h, poller/poller.h,
+ * report/report.h, prompt/prompt.h, sweep/sweep.h, floors/floors_paced.h).
  */
 
 #include <stdbool.h>
@@ -24,7 +25,6 @@
 #include "clock.h"
 
 #define TPCQ_PROG "testpmd-cq"
-
 
 /* Exit statuses, documented in --help. */
 #define TPCQ_EXIT_OK 0
