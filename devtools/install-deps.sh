@@ -26,6 +26,7 @@ packages=(
     librte-net-af-packet23
     libibverbs-dev      # libibverbs, mlx5dv (libmlx5.pc): hardware drivers
     libnuma-dev         # needed by libdpdk.pc
+    libjansson-dev      # testpmd-cq's sweep reads its points' JSON reports
     perftest            # ib_send_lat beside testpmd-cq (devtools/hw-check.sh)
     liburing-dev        # io_uring driver (drivers/uring), optional at build time
     libfabric-dev       # libfabric driver (drivers/ofi), optional at build time

@@ -22,7 +22,19 @@
 #include <cqpoll_dpdk.h>
 #include <cqpoll_monitor.h>
 
+#include "cpus.h"
 #include "lab.h"
+#include "dev.h"
+#include "engine.h"
+#include "floors.h"
+#include "floors_paced.h"
+#include "interrupt.h"
+#include "params.h"
+#include "poller.h"
+#include "prompt.h"
+#include "report.h"
+#include "run.h"
+#include "sweep.h"
 #include "testpmd_cq.h"
 
 /* Upper bound of the EAL arguments testpmd-cq adds by itself. */
@@ -88,37 +100,6 @@ telemetry_announce(const struct tpcq_params *p)
 		"(dpdk-telemetry.py -f %s)\n", prefix, prefix);
 }
 
-static bool interrupted;
-
-bool
-tpcq_interrupted(void)
-{
-	return __atomic_load_n(&interrupted, __ATOMIC_RELAXED);
-}
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	__atomic_store_n(&interrupted, true, __ATOMIC_RELAXED);
-}
-
-/*
- * No SA_RESTART: a signal must end a sleep on the CQ (cqpoll_cq_wait()
- * returns -EINTR), so that Ctrl-C stops the run at once.
- */
-static void
-install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 /* HugePages_Free from /proc/meminfo; 0 if it cannot be read. */
 static unsigned long
 free_hugepages(void)
@@ -134,62 +115,6 @@ free_hugepages(void)
 		if (sscanf(line, "HugePages_Free: %lu", &n) == 1)
 			break;
 	fclose(f);
-	return n;
-}
-
-/*
- * Lost wake-ups are a measurement, not a failure: the negative control is
- * expected to show them. A run fails when the library or the device failed, or
- * when a completion was lost, duplicated, reordered or malformed.
- */
-static int
-verdict(const struct tpcq_params *p, const struct tpcq_run *tr,
-	const struct tpcq_result *res)
-{
-	int ret = 0;
-
-	if (res->error != 0) {
-		fprintf(stderr, TPCQ_PROG ": %s failed: %s\n", res->error_call,
-			strerror(-res->error));
-		ret = -1;
-	}
-	if (tr->gen_error != 0) {
-		fprintf(stderr, TPCQ_PROG ": posting to the %s device failed: %s\n",
-			p->dev_name, strerror(-tr->gen_error));
-		ret = -1;
-	}
-	if (res->order_errors != 0 || res->missing != 0 ||
-	    res->bad_completions != 0 || res->no_timestamp != 0) {
-		fprintf(stderr, TPCQ_PROG ": delivery check FAILED: %" PRIu64
-			" out of order or duplicated, %" PRIu64 " missing, %" PRIu64
-			" malformed, %" PRIu64 " without timestamp\n",
-			res->order_errors, res->missing, res->bad_completions,
-			res->no_timestamp);
-		ret = -1;
-	}
-	/* Interactive runs (-i) and closed-loop engines have no total. */
-	if (tpcq_interrupted()) {
-		fprintf(stderr, TPCQ_PROG ": interrupted after %" PRIu64
-			" completions\n", tr->posted);
-		ret = -1;
-	}
-	return ret;
-}
-
-/* Slots of the post-time ring: twice what the device may hold unread. */
-static uint64_t
-post_ns_slots(const struct tpcq_devctx *dc, uint64_t total)
-{
-	uint64_t n = 1;
-
-	/*
-	 * Twice, because a post that finds no room records its time before it
-	 * knows, in the slot of a post up to max_outstanding older. Bounded,
-	 * for the endless total of an interactive run: calloc() then refuses.
-	 */
-	while (n < (dc->max_outstanding != 0 ? 2ULL * dc->max_outstanding : total) &&
-	       n < (UINT64_C(1) << 62))
-		n <<= 1;
 	return n;
 }
 
@@ -246,122 +171,6 @@ run(const struct tpcq_params *p, struct tpcq_devctx *dcs)
 	if (p->telemetry)
 		cqs_telemetry_unregister(p->cqs);
 	return ret;
-}
-
-/* Set up a run of total completions, or print why not and return -1. */
-int
-tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
-		 const struct tpcq_params *p, struct tpcq_devctx *dcs,
-		 uint64_t total)
-{
-	struct tpcq_devctx *dc = &dcs[0];
-	unsigned int i;
-
-	memset(tr, 0, sizeof(*tr));
-	memset(res, 0, sizeof(*res));
-	tr->params = p;
-	tr->dc = dc;
-	tr->cq = dc->cq;
-	tr->dcs = dcs;
-	tr->ncqs = p->cqs;
-	tr->traffic_cqs = p->active_cqs != 0 ? p->active_cqs : p->cqs;
-	tr->npollers = p->pollers;
-	/* The generator's lcore, the first worker; pollers take the others. */
-	tr->gen_lcore = rte_get_next_lcore(-1, 1, 0);
-	tr->total = total;
-	for (i = 0; i < p->cqs; i++)
-		dcs[i].consumed = &tr->consumed;
-
-	res->latency = tpcq_hist_create();
-	if (p->record_path != NULL) {
-		tr->record = calloc(total, sizeof(*tr->record));
-		if (tr->record == NULL) {
-			fprintf(stderr, TPCQ_PROG ": --record: out of memory for "
-				"%" PRIu64 " timestamps\n", total);
-			tpcq_run_release(tr, res);
-			return -1;
-		}
-	}
-	if (!dc->monotonic_ts) {
-		tr->post_ns_mask = post_ns_slots(dc, tr->total) - 1;
-		tr->post_ns = calloc(tr->post_ns_mask + 1, sizeof(*tr->post_ns));
-	}
-	if (res->latency == NULL || (!dc->monotonic_ts && tr->post_ns == NULL)) {
-		fprintf(stderr, TPCQ_PROG ": out of memory\n");
-		tpcq_run_release(tr, res);
-		return -1;
-	}
-	cqpoll_cq_info_get(tr->cq, &res->info);
-	res->dev_numa_node = tpcq_dev_numa_node(p);
-	res->remote_pollers = tpcq_numa_check(p, tr, res->dev_numa_node);
-	return 0;
-}
-
-/* After the poller and the generator returned: what they left to gather. */
-void
-tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
-{
-	res->gen_s = (double)tr->gen_tsc / (double)rte_get_tsc_hz();
-	if (res->wall_s > 0.0)
-		res->harness_cpu_pct = 100.0 * (double)tr->gen_cpu_ns /
-			(res->wall_s * 1e9);
-	/* The group sums its CQs' counters and adds its own. */
-	if (!res->grouped)
-		cqpoll_cq_stats_get(tr->cq, &res->stats);
-	res->stats.waits += res->peer.waits;
-	res->stats.wait_timeouts += res->peer.wait_timeouts;
-	res->stats.events += res->peer.events;
-	res->stats.arms += res->peer.arms;
-	res->stats.lost_wakeups += res->peer.lost_wakeups;
-}
-
-/* --record: the posts made, one CLOCK_MONOTONIC ns a line. */
-static int
-record_write(const char *path, const struct tpcq_run *tr)
-{
-	uint64_t i, n = tr->posted < tr->total ? tr->posted : tr->total;
-	FILE *out;
-
-	out = tpcq_outfile_open("record", path, false);
-	if (out == NULL)
-		return -EIO;
-	fprintf(out, "# testpmd-cq --record: post times, CLOCK_MONOTONIC ns\n");
-	for (i = 0; i < n; i++)
-		fprintf(out, "%" PRIu64 "\n", tr->record[i]);
-	return tpcq_report_close(out, path);
-}
-
-/* The table, the JSON and CSV files if asked, and the verdict: an exit status. */
-int
-tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
-		const struct tpcq_result *res)
-{
-	int ret = TPCQ_EXIT_OK;
-
-	tpcq_report_table(p, tr, res);
-	if (p->json_path != NULL &&
-	    tpcq_report_json(p->json_path, p, tr, res) != 0)
-		ret = TPCQ_EXIT_FAIL;
-	if (p->csv_path != NULL &&
-	    tpcq_report_csv(p->csv_path, p, tr, res) != 0)
-		ret = TPCQ_EXIT_FAIL;
-	if (tr->record != NULL && record_write(p->record_path, tr) != 0)
-		ret = TPCQ_EXIT_FAIL;
-
-	if (verdict(p, tr, res) != 0)
-		ret = TPCQ_EXIT_FAIL;
-	return ret;
-}
-
-void
-tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res)
-{
-	tpcq_hist_free(res->latency);
-	res->latency = NULL;
-	free(tr->post_ns);
-	tr->post_ns = NULL;
-	free(tr->record);
-	tr->record = NULL;
 }
 
 /* ethdev:tap: the poller on the worker lcore, the generator on the main one. */
@@ -496,12 +305,25 @@ main(int argc, char **argv)
 		if (strcmp(argv[sep], "--") == 0)
 			break;
 	app_argv[app_argc++] = argv[0];
-	/* The lab (--sim) has no EAL: there --trace names its arrivals. */
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
 		if (strcmp(argv[i], "--sim") == 0)
 			sim = true;
+	/*
+	 * --sim: the policy lab (cqpoll-lab), which has no EAL: its options
+	 * are the others after "--" (there --trace names its arrivals).
+	 */
+	if (sim) {
+		for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
+			if (strcmp(argv[i], "--sim") != 0)
+				app_argv[app_argc++] = argv[i];
+		app_argv[app_argc] = NULL;
+		r = tpcq_lab_main(TPCQ_PROG " --sim", app_argc, app_argv);
+		free(app_argv);
+		free(eal_argv);
+		return r;
+	}
 	for (i = sep < argc ? sep + 1 : 1; i < argc; i++)
-		if (sim || !eal_passthrough(argv[i]))
+		if (!eal_passthrough(argv[i]))
 			app_argv[app_argc++] = argv[i];
 	app_argv[app_argc] = NULL;
 	for (i = 1; sep < argc && i < sep; i++)
@@ -520,16 +342,11 @@ main(int argc, char **argv)
 	 * second or more on a busy machine) must end the run with its report,
 	 * not kill the process.
 	 */
-	install_signals();
+	tpcq_signals_install();
 	/* A path that cannot be written is said now, not after the run. */
 	if (tpcq_outfiles_check(&params) != 0) {
 		free(eal_argv);
 		return TPCQ_EXIT_FAIL;
-	}
-	/* The policy lab needs neither the EAL nor a device. */
-	if (params.sim) {
-		free(eal_argv);
-		return tpcq_lab_run(&params);
 	}
 	/* Before the EAL and the devices, whose threads would disturb them. */
 	if (params.floors && !params.sweep.on && !params.sweep.point) {

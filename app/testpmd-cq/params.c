@@ -16,7 +16,10 @@
 #include <cqpoll_config.h>
 #include <cqpoll_group.h>
 
-#include "lab.h"
+#include "dev.h"
+#include "engine.h"
+#include "params.h"
+#include "sweep.h"
 #include "testpmd_cq.h"
 
 enum {
@@ -55,12 +58,7 @@ enum {
 	OPT_POLLERS,
 	OPT_FLOORS,
 	OPT_RECORD,
-	OPT_SIM,
-	OPT_TRACE,
-	OPT_SIM_COST,
-	OPT_SIM_POLICIES,
-	OPT_SIM_PENALTY,
-	OPT_SIM_SEEDS,
+	OPT_LAB,                  /* the lab's options: only with --sim */
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
@@ -95,12 +93,11 @@ static const struct option long_opts[] = {
 	{ "no-telemetry", no_argument, NULL, OPT_NO_TELEMETRY },
 	{ "floors", no_argument, NULL, OPT_FLOORS },
 	{ "record", required_argument, NULL, OPT_RECORD },
-	{ "sim", no_argument, NULL, OPT_SIM },
-	{ "trace", required_argument, NULL, OPT_TRACE },
-	{ "sim-cost", required_argument, NULL, OPT_SIM_COST },
-	{ "sim-policies", required_argument, NULL, OPT_SIM_POLICIES },
-	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
-	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
+	{ "trace", required_argument, NULL, OPT_LAB },
+	{ "sim-cost", required_argument, NULL, OPT_LAB },
+	{ "sim-policies", required_argument, NULL, OPT_LAB },
+	{ "sim-penalty", required_argument, NULL, OPT_LAB },
+	{ "sim-seeds", required_argument, NULL, OPT_LAB },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -142,217 +139,6 @@ tpcq_transition_name(enum tpcq_transition t)
 	if ((unsigned int)t >= sizeof(transition_names) / sizeof(transition_names[0]))
 		return "unknown";
 	return transition_names[t];
-}
-
-static void
-usage(FILE *f, const char *prog)
-{
-	fprintf(f,
-"Usage: %s [EAL options] -- [options]\n"
-"\n"
-"Measure completion-queue polling with cqpoll: a generator lcore plays the\n"
-"device and posts completions as the engine says (by default at a constant\n"
-"rate, open loop); the main lcore consumes them, busy polling or sleeping on\n"
-"completion events, and reports latency, CPU use and lost wake-ups.\n"
-"\n"
-"Without EAL options, the EAL runs on the first two CPUs this process may\n"
-"use with --no-pci --file-prefix=tpcq<pid> (--no-telemetry: --no-telemetry)\n"
-"--log-level=lib.eal:error, and either\n"
-"--in-memory or, when no hugepage is free, --no-huge --no-shconf.\n"
-"Two lcores are needed: the main one polls, a worker generates.\n"
-"The EAL options --log-level and --trace* (--trace, --trace-dir,\n"
-"--trace-bufsz, --trace-mode) may also be given among the options and\n"
-"do not replace these defaults, e.g. --log-level=lib.cqpoll:debug or\n"
-"--trace='cqpoll.*'.\n"
-"\n"
-"Options:\n"
-"  --dev-numa-node=N          the device's NUMA node, 0..%d, instead of\n"
-"                             sysfs (real devices; emulated ones have none),\n"
-"                             like testpmd's --port-numa-config: default\n"
-"                             lcores come from that node, and pollers on\n"
-"                             another socket get a warning\n"
-"  --dev=NAME                 the device (default: mlx5:IBDEV with the first\n"
-"                             mlx5 device if there is one, else mlx5-emu):\n",
-		prog, TPCQ_NUMA_NODE_MAX);
-	tpcq_dev_usage(f);
-	fprintf(f,
-"                             On real devices (IBDEV as ibv_devices lists it)\n"
-"                             the generator posts signaled RDMA WRITE WITH IMM\n"
-"                             on a loopback RC QP pair on the first active port;\n"
-"                             completions arrive on the sender's CQ.\n"
-"  --engine=%s\n"
-"                             what the device side does:\n",
-		tpcq_engine_names());
-	tpcq_engine_usage(f);
-	fprintf(f,
-"  --mode=poll|interrupt|adaptive\n"
-"                             busy poll only; sleep on completion events when\n"
-"                             the CQs are empty; or poll on while the policy\n"
-"                             expects more work soon, then sleep (default\n"
-"                             interrupt). Adaptive mode, and every mode with\n"
-"                             --cqs > 1, runs on a cqpoll poll group\n"
-"  --policy=spin[:US]|adaptive[:key=value,...]|hybrid[:key=value,...]|\n"
-"          target-p99:US|latency-target[:key=value,...]\n"
-"                             adaptive mode only (with -i: any, for a later\n"
-"                             'set mode adaptive'): when the group goes to\n"
-"                             sleep (default adaptive). spin:US polls US us\n"
-"                             after the last completion; adaptive learns the\n"
-"                             gap between completions and the wake-up cost\n"
-"                             (keys mult, wake_us, min_spin_us, max_spin_us,\n"
-"                             probe_ms); hybrid naps on a timer through\n"
-"                             predictable gaps, then polls, else acts as\n"
-"                             adaptive (keys cv_pct, nap_pct, min_nap_us,\n"
-"                             max_nap_us and adaptive's); target-p99:US\n"
-"                             spins as little as keeps the p99 completion\n"
-"                             latency within US us (latency-target keys\n"
-"                             p99_us, min_spin_us, max_spin_us, window,\n"
-"                             wake_us)\n"
-"  --cqs=N                    CQs of the device, 1..%d (default 1), in the\n"
-"                             pollers' groups; the rate is spread round\n"
-"                             robin over them and each one's order is checked\n"
-"                             on its own. Emulated devices only for N > 1\n"
-"  --active-cqs=N             send all the traffic to the first N CQs\n"
-"                             (1..--cqs; default: all); the others stay idle,\n"
-"                             to measure what idle members cost a group\n"
-"  --inline-scatter=32|64     mlx5-emu: every receive carries a payload of\n"
-"                             that many bytes scattered into its CQE (64:\n"
-"                             128-byte CQEs); the poller checks each byte\n"
-"  --cqe-compress[=basic|enhanced]\n"
-"                             mlx5-emu: the device compresses CQEs into\n"
-"                             sessions of mini CQEs that the driver expands;\n"
-"                             basic layout (default, owner bit) or enhanced\n"
-"                             (iteration count, blocks after a plain CQE)\n"
-"  --pollers=N                poller lcores, 1..%d (default 1), at most\n"
-"                             --cqs: poller k runs a poll group of CQs k,\n"
-"                             k + N, ... on its own lcore (poller 0 on the\n"
-"                             main one). Needs N + 1 lcores: give them before\n"
-"                             '--', e.g. --lcores='(0-N)@(0,1)' on two CPUs.\n"
-"                             cpu_pct is then the pollers' sum\n"
-"  --transition=poll-and-arm|naive|l3fwd-power\n"
-"                             how the poller goes to sleep (default poll-and-arm):\n"
-"                             poll-and-arm: cqpoll_poll_and_arm(), then wait;\n"
-"                             naive: poll until empty, arm, sleep, with no poll\n"
-"                             after the arm. The negative control: it loses\n"
-"                             wake-ups on edge and report-missed arms. One CQ\n"
-"                             in interrupt mode only.\n"
-"                             l3fwd-power: DPDK's examples/l3fwd-power on an\n"
-"                             ethdev Rx queue: 300 empty polls with 1 us\n"
-"                             pauses, enable, 10 ms rte_epoll_wait(), disable,\n"
-"                             no poll after the enable (--dev=ethdev:PMD).\n"
-"  --naive-delay-ns=N         naive, l3fwd-power only: spin N ns (0..%u)\n"
-"                             between the last empty poll and the arm (default\n"
-"                             0). It widens the race window to make the naive\n"
-"                             transition's loss observable: it models a thread\n"
-"                             preempted in the window, which on emulated\n"
-"                             devices is otherwise a few nanoseconds wide.\n"
-"  --arm=level|edge|report-missed\n"
-"                             what the device's arm guarantees (default: the\n"
-"                             device's, see above)\n"
-"  --rate=N                   rate engine: completions per second, > 0\n"
-"                             (default 20000)\n"
-"  --pattern=const|poisson|onoff:ON_US:OFF_US\n"
-"                             rate engine: when completions are due (default\n"
-"                             const):\n"
-"                             const: every 1/rate; poisson: exponential gaps\n"
-"                             of mean 1/rate from a generator seeded with\n"
-"                             --seed (the same seed, the same schedule);\n"
-"                             onoff: at --rate for ON_US microseconds, then\n"
-"                             none for OFF_US, over and over (each 1..%u);\n"
-"                             --duration is then wall time, so the mean rate\n"
-"                             is rate x ON_US / (ON_US + OFF_US)\n"
-"  --duration=SECONDS         generation time, may be fractional, > 0 (default 3)\n"
-"                             (the closed-loop engines post for this long)\n"
-"  --timeout-ms=N             safety-net timeout of each sleep, 1..%d\n"
-"                             (default %d); a lost wake-up costs at most this\n"
-"  --burst=N                  completions per poll, 1..%d (default 32)\n"
-"  --size=N                   CQ entries, 0 = driver default (default 0)\n"
-"  --json=FILE                also write the results as a JSON object to FILE\n"
-"  --csv=FILE                 also write the results as CSV to FILE: a header\n"
-"                             line (the JSON keys, latency_ns_p99 for\n"
-"                             latency_ns.p99), then one row. If FILE exists\n"
-"                             with the same header the row is appended, so\n"
-"                             runs collect their rows in one file; a FILE\n"
-"                             with another first line is refused (exit %d).\n"
-"                             Both FILEs are checked before the run: regular\n"
-"                             files only (not /dev/zero, a FIFO, a directory)\n"
-"  --floors                   first measure the floors on the run's two CPUs:\n"
-"                             the cross-core cache-line hand-off and the\n"
-"                             eventfd -> epoll_wait wake-up, back to back\n"
-"                             and (rate engine) paced at --rate for\n"
-"                             --duration (at most 2 s); the report gives p50\n"
-"                             and p99 as multiples of the matching one (a\n"
-"                             sweep always measures them, paced at each load)\n"
-"  --record=FILE              write each completion's post time (CLOCK_MONOTONIC\n"
-"                             ns), one a line: a trace --sim --trace=file:FILE\n"
-"                             replays\n"
-"  --sim                      the policy lab: no EAL, no device; replays a\n"
-"                             trace (--rate, --duration, --seed) through the\n"
-"                             library's policies on a virtual clock, against\n"
-"                             yardsticks (offline optimum, best fixed\n"
-"                             budgets in hindsight); deterministic\n"
-"  --trace=NAME               with --sim (which has no EAL, so no EAL trace),\n"
-"                             the arrivals: poisson (default), onoff[:ON_US:\n"
-"                             OFF_US], pareto, diurnal, periodic, regime,\n"
-"                             file:PATH\n"
-"  --sim-cost=poll_ns=N,arm_ns=N,wake_ns=N,wake_p99_ns=N,wake_cpu_ns=N\n"
-"                             --sim's cost model (default: a fixed one, the\n"
-"                             same on every machine; with --floors: from the\n"
-"                             floors, measured now; either way printed)\n"
-"  --sim-policies=P;P;...     --sim's policies, ';' between them (default\n"
-"                             " TPCQ_LAB_POLICIES_DEFAULT ")\n"
-"  --sim-penalty=X            --sim: CPU ns a ns of latency costs (default 1)\n"
-"  --sim-seeds=N              --sim: traces of seeds --seed to --seed+N-1,\n"
-"                             medians and spread printed (default 10)\n"
-"  --no-telemetry             turn DPDK telemetry off; by default it is on and\n"
-"                             exposes the group (\"testpmd-cq\") and each CQ\n"
-"                             (\"cqN\") under /cqpoll/group/ and /cqpoll/cq/;\n"
-"                             the file prefix to give dpdk-telemetry.py -f is\n"
-"                             printed (tpcq<pid> without EAL options)\n"
-"  -i, --interactive          a prompt instead of one run: start, stop, show\n"
-"                             stats, set mode|policy|rate, help (runs last\n"
-"                             from start to stop: no --duration)\n"
-"  -h, --help                 show this help\n"
-"\n"
-"Fault injection (emulated devices, each the faults listed above; all off by\n"
-"default). They widen the race windows between the last poll, the arm and the\n"
-"sleep, so that the naive negative control loses wake-ups within a short run;\n"
-"a correct transition must still report 0 lost wake-ups with any of them. If a\n"
-"naive run shows no lost wake-up, widen the window with --fault-arm-delay=NS\n"
-"(e.g. 2000) or --naive-delay-ns=NS.\n"
-"  --fault-arm-delay=NS       random delay, up to NS ns, before and after the\n"
-"                             arm takes effect\n"
-"  --fault-visibility-delay=NS\n"
-"                             random delay, up to NS ns, between writing an\n"
-"                             entry and making it visible\n"
-"  --fault-pct=PCT            chance, 0..100, that an arm or an entry is delayed\n"
-"                             as above (default 100 when a delay is given)\n"
-"  --fault-event-delay=US     deliver every event US microseconds late\n"
-"  --fault-spurious=PCT       chance, 0..100, per post of an event with no cause\n"
-"  --fault-duplicate=PCT      chance, 0..100, that an event is delivered twice\n"
-"  --fault-missed-keeps-armed=0|1\n"
-"                             whether a report-missed arm that reports a miss\n"
-"                             leaves the CQ armed (default 0)\n"
-"  --seed=N                   seed of the fault generator, and of the arrivals\n"
-"                             of --pattern=poisson on any device (default 0,\n"
-"                             a fixed seed)\n"
-"\n"
-"Every completion is checked: exactly once and in order (wr_id = sequence\n"
-"number; mlx5 returns its low 16 bits), successful, of the expected opcode,\n"
-"QP and length. Latency is the time from the completion becoming visible\n"
-"(its CLOCK_MONOTONIC device timestamp, on emulated devices) or, where the\n"
-"device's timestamps are on its own clock (real devices), from the post, to\n"
-"the poller reading it. Lost wake-ups are counted by the device's oracle,\n"
-"which only emulated devices have: on real devices they read 0.\n"
-"\n"
-"Exit status: %d on a completed run (lost wake-ups are reported, not failed);\n"
-"%d on a device or library error, a missing device, or completions lost,\n"
-"duplicated or out of order; %d on a bad option.\n",
-		TPCQ_CQS_MAX, TPCQ_POLLERS_MAX, TPCQ_NAIVE_DELAY_NS_MAX,
-		TPCQ_ONOFF_US_MAX,
-		TPCQ_TIMEOUT_MS_MAX,
-		CQPOLL_WAIT_TIMEOUT_MS_DEFAULT, TPCQ_BURST_MAX, TPCQ_EXIT_FAIL,
-		TPCQ_EXIT_OK, TPCQ_EXIT_FAIL, TPCQ_EXIT_USAGE);
-	tpcq_sweep_usage(f);
 }
 
 static int __rte_format_printf(1, 2)
@@ -434,100 +220,6 @@ parse_duration(const char *s, double *v)
 	return 0;
 }
 
-/*
- * The policy spec is written to the JSON report as it is: plain characters
- * only, so that it needs no escaping there.
- */
-static bool
-policy_spec_plain(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if (strchr("abcdefghijklmnopqrstuvwxyz"
-			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:=+-", *s) == NULL)
-			return false;
-	return true;
-}
-
-/*
- * Make spec, which must outlive p, p's policy. The parameters are checked
- * now, not after the EAL started (or at the prompt's next start). Returns 0,
- * or -EINVAL with why filled.
- */
-int
-tpcq_params_policy(struct tpcq_params *p, const char *spec, char *why,
-		   size_t len)
-{
-	const struct cqpoll_policy_ops *ops;
-	struct cqpoll_group_conf conf;
-	struct cqpoll_group *g;
-	const char *args;
-
-	ops = cqpoll_policy_find(spec, &args);
-	if (ops == NULL || !policy_spec_plain(spec)) {
-		snprintf(why, len, "--policy: unknown policy '%s' (spin[:US], "
-			 "adaptive[:key=value,...], hybrid[:key=value,...], "
-			 "target-p99:US or latency-target[:key=value,...])", spec);
-		return -EINVAL;
-	}
-	memset(&conf, 0, sizeof(conf));
-	conf.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
-	conf.policy = ops;
-	conf.policy_args = args;
-	errno = 0;
-	g = cqpoll_group_create(&conf);
-	if (g == NULL && errno == EINVAL) {
-		snprintf(why, len, "--policy: bad parameters in '%s'", spec);
-		return -EINVAL;
-	}
-	cqpoll_group_destroy(g);
-	p->policy = spec;
-	p->policy_ops = ops;
-	p->policy_args = args;
-	return 0;
-}
-
-/*
- * What the poll group (adaptive mode, or more than one CQ) does not do: the
- * rules of every run, from the options or from the prompt. Returns 0, or
- * -EINVAL with why filled.
- */
-int
-tpcq_params_check_run(struct tpcq_params *p, char *why, size_t len)
-{
-	int r;
-
-	if (p->mode == TPCQ_MODE_ADAPTIVE) {
-		r = tpcq_params_policy(p, p->policy != NULL ? p->policy :
-				       TPCQ_POLICY_DEFAULT, why, len);
-		if (r != 0)
-			return r;
-	}
-	if (p->transition == TPCQ_TRANSITION_NAIVE &&
-	    (p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE)) {
-		snprintf(why, len, "--transition=naive: the negative control runs "
-			 "on one CQ in interrupt mode only (--cqs=1 "
-			 "--mode=interrupt); the poll group always uses its "
-			 "poll-and-arm transition");
-		return -EINVAL;
-	}
-	if (p->transition == TPCQ_TRANSITION_L3FWD_POWER &&
-	    (p->dev != &tpcq_dev_ethdev || p->cqs > 1 || p->pollers > 1 ||
-	     p->mode != TPCQ_MODE_INTERRUPT)) {
-		snprintf(why, len, "--transition=l3fwd-power: DPDK's l3fwd-power "
-			 "sleeps on Rx interrupts: one ethdev Rx queue in interrupt "
-			 "mode only (--dev=ethdev:PMD --mode=interrupt --cqs=1)");
-		return -EINVAL;
-	}
-	if ((p->cqs > 1 || p->mode == TPCQ_MODE_ADAPTIVE) &&
-	    p->burst > TPCQ_GROUP_BURST_MAX) {
-		snprintf(why, len, "--burst=%u: the poll group (--cqs > 1 or "
-			 "--mode=adaptive) reads at most %d per poll",
-			 p->burst, TPCQ_GROUP_BURST_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
 static int
 check_group(struct tpcq_params *p)
@@ -550,8 +242,6 @@ static void
 defaults(struct tpcq_params *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->sim_penalty = 1.0;
-	p->sim_seeds = TPCQ_LAB_SEEDS_DEFAULT;
 	p->engine = tpcq_engine_default();
 	p->mode = TPCQ_MODE_INTERRUPT;
 	p->transition = TPCQ_TRANSITION_POLL_AND_ARM;
@@ -591,7 +281,7 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			p->sweep.fixed_opt = long_opts[li].name;
 		switch (c) {
 		case OPT_HELP:
-			usage(stdout, argv[0]);
+			tpcq_params_usage(stdout, argv[0]);
 			return 1;
 		case OPT_DEV:
 			dev_given = true;
@@ -707,33 +397,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				r = bad("--record: empty file name");
 			p->record_path = optarg;
 			break;
-		case OPT_SIM:
-			p->sim = true;
-			break;
-		case OPT_TRACE:
-			p->sim_trace = optarg;
-			break;
-		case OPT_SIM_COST:
-			p->sim_cost = optarg;
-			break;
-		case OPT_SIM_POLICIES:
-			p->sim_policies = optarg;
-			break;
-		case OPT_SIM_PENALTY: {
-			char *end;
-
-			errno = 0;
-			p->sim_penalty = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    !(p->sim_penalty >= 0.0 && p->sim_penalty <= 1e6))
-				r = bad("--sim-penalty: expected a number 0..1e6, "
-					"got '%s'", optarg);
-			break;
-		}
-		case OPT_SIM_SEEDS:
-			r = parse_u64("sim-seeds", optarg, 1, TPCQ_LAB_SEEDS_MAX,
-				      &p->sim_seeds);
-			break;
+		case OPT_LAB:
+			/* main.c hands --sim to the lab before the options get here. */
+			return bad("--%s: the lab's options go with --sim (the lab, "
+				   "cqpoll-lab; without it, --trace is the EAL's)",
+				   long_opts[li].name);
 		case OPT_INTERACTIVE:
 			p->interactive = true;
 			break;
@@ -832,8 +500,8 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->engine->open_loop && tpcq_arrival_total(p) < 1)
 		return bad("--rate x --duration%s gives no completion to post",
 			   p->pattern == TPCQ_PATTERN_ONOFF ? " in ON periods" : "");
-	/* Poisson arrivals and the lab's traces use the seed, not as a fault. */
-	if (p->pattern == TPCQ_PATTERN_POISSON || p->sim)
+	/* Poisson arrivals use the seed, not as a fault. */
+	if (p->pattern == TPCQ_PATTERN_POISSON)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       (p->transition != TPCQ_TRANSITION_NAIVE &&
@@ -847,12 +515,6 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 				       p->sweep.on))
 		return bad("--record: records the schedule of one run of the rate "
 			   "engine (not -i, --sweep or a closed-loop engine)");
-	if (p->sim && (p->sweep.on || p->interactive || p->record_path != NULL))
-		return bad("--sim: the lab runs alone (not with --sweep, -i or "
-			   "--record)");
-	if (!p->sim && (p->sim_trace != NULL || p->sim_cost != NULL ||
-			p->sim_policies != NULL))
-		return bad("--sim-cost and --sim-policies go with --sim (without it, --trace is the EAL's)");
 	if (p->pollers > p->cqs)
 		return bad("--pollers=%u: each poller needs a CQ of its own; give "
 			   "--cqs=%u or more", p->pollers, p->pollers);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The JSON reader of testpmd-cq's sweep (app/testpmd-cq/json_read.c): it
+ * The JSON reader of testpmd-cq's sweep (app/testpmd-cq/sweep/json_read.c): it
  * decides whether a child's report is taken or the point fails, so it must
  * take what report.c writes and refuse what JSON refuses.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The policy lab's offline optimum (app/testpmd-cq/lab_opt.c): its dynamic
+ * The policy lab's offline optimum (app/cqpoll-lab/lab_opt.c): its dynamic
  * program against an exhaustive search of the decision tree on small random
  * traces, and, as the negative control, the greedy clairvoyant (sleep
  * whenever the gap ahead exceeds break-even, the lab's old yardstick) caught
@@ -40,13 +40,13 @@ main(void)
 		return 1;
 	}
 	for (t = 0; t < TRACES; t++) {
-		n = 2 + (unsigned int)(tpcq_lab_uniform(&s) * 8);
+		n = 2 + (unsigned int)(tpcq_prng_unit(&s) * 8);
 		at[0] = 0;
 		for (i = 1; i < n; i++) {
 			/* Gaps from 0.5 us to ~300 us, some bunched. */
-			double g = tpcq_lab_uniform(&s) < 0.4 ?
-				   500 + tpcq_lab_uniform(&s) * 20000 :
-				   tpcq_lab_uniform(&s) * 300000;
+			double g = tpcq_prng_unit(&s) < 0.4 ?
+				   500 + tpcq_prng_unit(&s) * 20000 :
+				   tpcq_prng_unit(&s) * 300000;
 			at[i] = at[i - 1] + (uint64_t)g;
 		}
 		for (k = 0; k < 3; k++) {

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * UCX: two UCP workers over one transport (drivers/ucx). --dev=ucx:tcp (over
+ * lo), ucx:posix or ucx:sysv (shared memory). Each worker has its own
+ * context, so that the generator's progress (worker A's) never runs the
+ * poller's worker B, the cqpoll CQ's. The generator sends a tagged message
+ * from A, tag = the sequence number, and progresses A until the send
+ * completed; B holds a receive posted for each tag the generator may send
+ * (a window of the CQ's size), posted again by the poller as it reads
+ * each completion (tpcq_dev::consumed), as a UCX server posts its receives.
+ * The first exchange, both ways, is made at open: a tcp endpoint still
+ * connecting keeps the worker's fd readable.
+ *
+ * Latency is from the post time the generator records (host clock) to the
+ * poller's read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#include <cqpoll_ucx.h>
+
+#include "dev.h"
+#include "params.h"
+#include "testpmd_cq.h"
+
+/* Receives posted ahead at most: the CQ's size bounds them. */
+#define UCX_DEPTH 256u
+/* The first exchange's tag; sequence numbers stay below it. */
+#define UCX_HELLO (1ull << 62)
+
+struct ucx_dev {
+	const char *tls;
+	ucp_context_h ctx_a, ctx_b;
+	ucp_worker_h a, b;
+	ucp_ep_h ep_ab, ep_ba;
+	uint32_t depth;           /* receives posted ahead */
+	char buf_a[TPCQ_BYTE_LEN];
+	char (*buf_b)[TPCQ_BYTE_LEN]; /* depth receive buffers */
+};
+
+static int
+ucx_fail(const struct ucx_dev *u, const char *what, ucs_status_t s)
+{
+	fprintf(stderr, TPCQ_PROG ": ucx:%s: %s: %s\n", u->tls, what,
+		ucs_status_string(s));
+	return -EIO;
+}
+
+static ucs_status_t
+ucx_ctx(const char *tls, ucp_context_h *ctx)
+{
+	ucp_params_t p = { .field_mask = UCP_PARAM_FIELD_FEATURES,
+			   .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP };
+	ucp_config_t *cfg;
+	ucs_status_t s;
+
+	s = ucp_config_read(NULL, NULL, &cfg);
+	if (s != UCS_OK)
+		return s;
+	/* Both sides the same transports (UCX_TLS); tcp over loopback only. */
+	s = ucp_config_modify(cfg, "TLS", tls);
+	if (s == UCS_OK && strcmp(tls, "tcp") == 0)
+		s = ucp_config_modify(cfg, "NET_DEVICES", "lo");
+	if (s == UCS_OK)
+		s = ucp_init(&p, cfg, ctx);
+	ucp_config_release(cfg);
+	return s;
+}
+
+static ucs_status_t
+ucx_worker(ucp_context_h ctx, ucp_worker_h *w)
+{
+	ucp_worker_params_t p = { .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+				  .thread_mode = UCS_THREAD_MODE_SINGLE };
+
+	return ucp_worker_create(ctx, &p, w);
+}
+
+/* An endpoint of @p from to @p to, from @p to's address. */
+static ucs_status_t
+ucx_ep(ucp_worker_h from, ucp_worker_h to, ucp_ep_h *ep)
+{
+	ucp_ep_params_t p = { .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS };
+	ucp_address_t *addr;
+	size_t alen;
+	ucs_status_t s;
+
+	s = ucp_worker_get_address(to, &addr, &alen);
+	if (s != UCS_OK)
+		return s;
+	p.address = addr;
+	s = ucp_ep_create(from, &p, ep);
+	ucp_worker_release_address(to, addr);
+	return s;
+}
+
+/* Request @p r of @p w done, @p other progressed too (or NULL). */
+static ucs_status_t
+ucx_wait(ucp_worker_h w, ucp_worker_h other, ucs_status_ptr_t r)
+{
+	ucs_status_t s;
+
+	if (r == NULL)
+		return UCS_OK;
+	if (UCS_PTR_IS_ERR(r))
+		return UCS_PTR_STATUS(r);
+	do {
+		ucp_worker_progress(w);
+		if (other != NULL)
+			ucp_worker_progress(other);
+		s = ucp_request_check_status(r);
+	} while (s == UCS_INPROGRESS);
+	ucp_request_free(r);
+	return s;
+}
+
+/* One message each way, outside the CQ, both workers progressed. */
+static int
+ucx_hello(struct ucx_dev *u)
+{
+	ucp_request_param_t p = { .op_attr_mask = 0 };
+	ucs_status_ptr_t rr, sr;
+	ucs_status_t s;
+
+	rr = ucp_tag_recv_nbx(u->b, u->buf_b[0], TPCQ_BYTE_LEN, UCX_HELLO, UINT64_MAX, &p);
+	sr = ucp_tag_send_nbx(u->ep_ab, u->buf_a, 1, UCX_HELLO, &p);
+	s = ucx_wait(u->a, u->b, sr);
+	if (s == UCS_OK)
+		s = ucx_wait(u->b, u->a, rr);
+	if (s == UCS_OK) {
+		rr = ucp_tag_recv_nbx(u->a, u->buf_a, TPCQ_BYTE_LEN, UCX_HELLO,
+				      UINT64_MAX, &p);
+		sr = ucp_tag_send_nbx(u->ep_ba, u->buf_b[0], 1, UCX_HELLO, &p);
+		s = ucx_wait(u->b, u->a, sr);
+		if (s == UCS_OK)
+			s = ucx_wait(u->a, u->b, rr);
+	}
+	return s != UCS_OK ? ucx_fail(u, "first exchange", s) : 0;
+}
+
+static void
+ucx_free(struct ucx_dev *u, struct cqpoll_cq *cq)
+{
+	ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+				  .flags = UCP_EP_CLOSE_FLAG_FORCE };
+
+	/* The CQ first: it cancels B's receives on a live worker. */
+	cqpoll_cq_destroy(cq);
+	if (u->ep_ab != NULL)
+		ucx_wait(u->a, u->b, ucp_ep_close_nbx(u->ep_ab, &p));
+	if (u->ep_ba != NULL)
+		ucx_wait(u->b, u->a, ucp_ep_close_nbx(u->ep_ba, &p));
+	if (u->a != NULL)
+		ucp_worker_destroy(u->a);
+	if (u->b != NULL)
+		ucp_worker_destroy(u->b);
+	if (u->ctx_a != NULL)
+		ucp_cleanup(u->ctx_a);
+	if (u->ctx_b != NULL)
+		ucp_cleanup(u->ctx_b);
+	free(u->buf_b);
+	free(u);
+}
+
+static int
+ucx_recv(struct tpcq_devctx *dc, uint64_t seq)
+{
+	struct ucx_dev *u = dc->priv;
+	int r;
+
+	r = cqpoll_ucx_tag_recv(dc->cq, u->buf_b[seq % u->depth], TPCQ_BYTE_LEN,
+				seq, UINT64_MAX, seq);
+	if (r != 0)
+		fprintf(stderr, TPCQ_PROG ": ucx:%s: posting the receive of %llu: %s\n",
+			u->tls, (unsigned long long)seq, strerror(-r));
+	return r;
+}
+
+static int
+ucx_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
+{
+	struct ucx_dev *u;
+	struct cqpoll_ucx_conf conf;
+	struct cqpoll_cq *cq = NULL;
+	ucs_status_t s;
+	uint64_t i;
+	int r;
+
+	if (p->ibdev == NULL || (strcmp(p->ibdev, "tcp") != 0 &&
+	    strcmp(p->ibdev, "posix") != 0 && strcmp(p->ibdev, "sysv") != 0)) {
+		fprintf(stderr, TPCQ_PROG ": --dev=ucx:%s: the transport is one of tcp, "
+			"posix, sysv (self and cma have no wake-up events)\n",
+			p->ibdev != NULL ? p->ibdev : "");
+		return -EINVAL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (u == NULL) {
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return -ENOMEM;
+	}
+	u->tls = p->ibdev;
+	u->depth = p->size != 0 && p->size < UCX_DEPTH ? p->size : UCX_DEPTH;
+	u->buf_b = calloc(u->depth, sizeof(*u->buf_b));
+	if (u->buf_b == NULL) {
+		free(u);
+		fprintf(stderr, TPCQ_PROG ": out of memory\n");
+		return -ENOMEM;
+	}
+	s = ucx_ctx(u->tls, &u->ctx_a);
+	if (s == UCS_OK)
+		s = ucx_ctx(u->tls, &u->ctx_b);
+	if (s == UCS_OK)
+		s = ucx_worker(u->ctx_a, &u->a);
+	if (s == UCS_OK)
+		s = ucx_worker(u->ctx_b, &u->b);
+	if (s != UCS_OK) {
+		r = ucx_fail(u, "ucp_init / ucp_worker_create", s);
+		goto err;
+	}
+	s = ucx_ep(u->a, u->b, &u->ep_ab);
+	if (s == UCS_OK)
+		s = ucx_ep(u->b, u->a, &u->ep_ba);
+	if (s != UCS_OK) {
+		r = ucx_fail(u, "ucp_ep_create (is the transport available here? "
+			     "ucx_info -d)", s);
+		goto err;
+	}
+	r = ucx_hello(u);
+	if (r != 0)
+		goto err;
+	memset(&conf, 0, sizeof(conf));
+	conf.size = u->depth;
+	errno = 0;
+	cq = cqpoll_ucx_cq_create(u->b, &conf);
+	if (cq == NULL) {
+		r = errno != 0 ? -errno : -EIO;
+		fprintf(stderr, TPCQ_PROG ": ucx:%s: cqpoll_ucx_cq_create: %s\n",
+			u->tls, strerror(-r));
+		goto err;
+	}
+	dc->cq = cq;
+	dc->priv = u;
+	for (i = 0; i < u->depth; i++) {
+		r = ucx_recv(dc, i);
+		if (r != 0)
+			goto err;
+	}
+	dc->wr_id_mask = UINT64_MAX;
+	dc->monotonic_ts = false;
+	dc->max_outstanding = u->depth;
+	dc->expect.opcode = CQPOLL_OP_RECV;
+	dc->expect.qp_num = 0;
+	dc->expect.byte_len = TPCQ_BYTE_LEN;
+	dc->expect.check_byte_len = true;
+	return 0;
+err:
+	dc->cq = NULL;
+	dc->priv = NULL;
+	ucx_free(u, cq);
+	return r < 0 ? r : -EIO;
+}
+
+static int
+ucx_post(struct tpcq_devctx *dc, uint64_t seq)
+{
+	struct ucx_dev *u = dc->priv;
+	ucp_request_param_t p = { .op_attr_mask = 0 };
+	uint64_t consumed;
+	ucs_status_t s;
+
+	consumed = __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE);
+	if (seq - consumed >= dc->max_outstanding)
+		return -ENOSPC;
+	s = ucx_wait(u->a, NULL, ucp_tag_send_nbx(u->ep_ab, u->buf_a, TPCQ_BYTE_LEN,
+						  seq, &p));
+	return s != UCS_OK ? ucx_fail(u, "ucp_tag_send_nbx", s) : 0;
+}
+
+/* The poller read these: receives for the tags a window further on. */
+static void
+ucx_consumed(struct tpcq_devctx *dc, const struct cqpoll_completion *c,
+	     unsigned int n)
+{
+	struct ucx_dev *u = dc->priv;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].status == CQPOLL_STATUS_SUCCESS)
+			ucx_recv(dc, c[i].wr_id + u->depth);
+}
+
+static void
+ucx_close(struct tpcq_devctx *dc)
+{
+	ucx_free(dc->priv, dc->cq);
+}
+
+const struct tpcq_dev tpcq_dev_ucx = {
+	.name = "ucx",
+	.help = "UCX driver, two UCP workers over one transport: ucx:tcp (lo), "
+		"ucx:posix, ucx:sysv",
+	.takes_ibdev = true,
+	.arms = 1u << CQPOLL_ARM_REPORT_MISSED,
+	.default_arm = CQPOLL_ARM_REPORT_MISSED,
+	.arm_help = "ucp_worker_arm() says UCS_ERR_BUSY when events are pending",
+	.faults = 0,
+	.open = ucx_open,
+	.post = ucx_post,
+	.consumed = ucx_consumed,
+	.close = ucx_close,
+};

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TPCQ_LOOPBACK_H
+#define TPCQ_LOOPBACK_H
+
+/*
+ * The real devices' loopback RC QP pair (loopback.c, its verbs in
+ * loopback_qp.c): private to the two files.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE 4096
+#define REMOTE_OFFSET (BUF_SIZE / 2)
+/* Receives posted again per call: one ibv_post_recv() per batch. */
+#define RECV_BATCH 32
+/* RC parameters: retry forever on RNR, give up on transport errors late. */
+#define QP_TIMEOUT 14
+#define QP_RETRY_CNT 7
+#define QP_RNR_RETRY 7
+#define QP_MIN_RNR_TIMER 12
+
+struct loopback {
+	const char *ibdev;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	void *buf;
+	struct ibv_mr *mr;
+	struct ibv_cq *aux_cq;    /* B's receives; the QPs' unused halves */
+	struct ibv_qp *qp_a;      /* sender, on the cqpoll CQ */
+	struct ibv_qp *qp_b;      /* receiver */
+	uint8_t port;
+	uint32_t depth;           /* sends unread at most, receives posted ahead */
+	uint64_t recvs;           /* receives posted on B since the start */
+	uint64_t period;          /* mlx5: requests between QP resets; 0: never */
+	uint64_t reset_at;        /* seq of the last reset */
+	struct ibv_ah_attr ah;
+	enum ibv_mtu mtu;
+	struct ibv_recv_wr recv_wr[RECV_BATCH];
+};
+
+/* The errno of a verbs call that returns it, -1 with errno, or nothing useful. */
+int tpcq_lb_verbs_err(int r);
+/* Says which call failed on lb's device; returns -err. */
+int tpcq_lb_fail(const struct loopback *lb, const char *what, int err);
+int tpcq_lb_open_named(struct loopback *lb);
+int tpcq_lb_find_port(struct loopback *lb, struct ibv_port_attr *pa);
+int tpcq_lb_address(struct loopback *lb, const struct ibv_port_attr *pa,
+		    struct ibv_ah_attr *ah);
+struct ibv_qp *tpcq_lb_create_qp(struct loopback *lb, struct ibv_cq *send_cq,
+				  uint32_t max_send, uint32_t max_recv);
+/* RESET -> INIT -> RTR -> RTS, with the peer as destination. */
+int tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
+		       const struct ibv_ah_attr *ah, enum ibv_mtu mtu);
+int tpcq_lb_post_recvs(struct loopback *lb, unsigned int n);
+
+#endif /* TPCQ_LOOPBACK_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef TPCQ_POLLER_H
+#define TPCQ_POLLER_H
+
+/*
+ * The pollers (poller/): the consumer side of a run, and the delivery
+ * check of every completion.
+ */
+
+#include "run.h"
+
+struct tpcq_check {
+	uint64_t expected;        /* sequence number of the next completion */
+	uint64_t wr_id_mask;      /* bits of the sequence number wr_id carries */
+	uint64_t received;        /* completions read from this CQ */
+	unsigned int index;       /* the CQ's place in tpcq_run::dcs */
+};
+
+void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
+		      struct tpcq_check *ck, const struct cqpoll_completion *comps,
+		      unsigned int n);
+
+/* poller.c */
+void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
+bool tpcq_poller_grouped(const struct tpcq_params *p);
+
+/* poller.c: the poller's clocks at its end, into res. */
+void tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *start);
+
+/* poller_group.c */
+void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
+void tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum);
+enum cqpoll_group_mode tpcq_group_mode(enum tpcq_mode mode);
+
+#endif /* TPCQ_POLLER_H */
