@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ibv_glue.h"
+#include "verbs_emu_fail.h"
 #include "verbs_emu_private.h"
 
 int
@@ -111,4 +112,44 @@ uint64_t
 cqpoll_verbs_emu_async_acked(void)
 {
 	return __atomic_load_n(&async_acks, __ATOMIC_RELAXED);
+}
+
+int
+cqpoll_verbs_emu_fail_errno(enum ibv_event_type event)
+{
+	switch (event) {
+	case IBV_EVENT_CQ_ERR:
+		return -EOVERFLOW;
+	case IBV_EVENT_DEVICE_FATAL:
+		return -ENODEV;
+	case IBV_EVENT_PORT_ERR:
+		return -ENETDOWN;
+	default:
+		return 0;
+	}
+}
+
+int
+cqpoll_verbs_emu_fail_report(const struct cqpoll_verbs_emu_failure *f,
+			     enum ibv_event_type event, const uint64_t *flush,
+			     unsigned int n_flush)
+{
+	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
+	int err = cqpoll_verbs_emu_fail_errno(event);
+	unsigned int i;
+	int r;
+
+	if (err == 0 || (n_flush != 0 && flush == NULL))
+		return -EINVAL;
+	/* The QPs' outstanding work first, flushed in order (a QP in error). */
+	for (i = 0; i < n_flush; i++) {
+		c.wr_id = flush[i];
+		r = f->post(f->dev, &c);
+		if (r < 0)
+			return r;
+	}
+	r = f->stop(f->dev, err);
+	if (r < 0)
+		return r;
+	return cqpoll_verbs_emu_async_event(f->ctx, event, f->cq, 1);
 }
