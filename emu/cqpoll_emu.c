@@ -11,7 +11,7 @@
 #include "cqpoll_emu.h"
 #include "cqpoll_private.h"
 #include "emu_config.h"
-#include "sw_private.h"
+#include "sw_emu.h"
 #if CQPOLL_EMU_HAVE_MLX5
 #include "mlx5_emu_private.h"
 #endif
@@ -52,8 +52,8 @@ cqpoll_cq_stranded(struct cqpoll_cq *cq)
 	if (cq == NULL)
 		return -EINVAL;
 	drv = cqpoll_cq_driver(cq);
-	if (drv == &cqpoll_sw_emu_ops)
-		return sw_emu_stranded(cqpoll_cq_priv(cq));
+	if (sw_emu_of(cq) != NULL)
+		return sw_emu_stranded(cq);
 #if CQPOLL_EMU_HAVE_MLX5
 	/* Any handle over an emulated CQ's state: tests wrap them too. */
 	if (drv->arm == cqpoll_mlx5_arm) {

@@ -69,9 +69,9 @@ hw_destroy(void *priv)
 	/* Leave first: events read for this CQ from now on are acked by the reader. */
 	ch = cqpoll_ibv_channel_leave(&q->ev);
 	if (q->own_verbs)
-		ibv_destroy_cq(q->ibcq);
+		q->glue->destroy_cq(q->ibcq);
 	if (ch != NULL)
-		ibv_destroy_comp_channel(ch);
+		q->glue->destroy_comp_channel(ch);
 	free(q);
 }
 
@@ -101,7 +101,7 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 	obj.cq.in = q->ibcq;
 	obj.cq.out = &dv;
 	/* From here on the provider leaves the consumer index to us (§1.1). */
-	r = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	r = q->glue->mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
 	if (r != 0) {
 		errno = r > 0 ? r : -r;
 		return NULL;
@@ -130,7 +130,7 @@ hw_wrap(struct cqpoll_mlx5_cq *q, struct ibv_comp_channel *ch, bool own_channel,
 }
 
 static struct ibv_cq *
-hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t flags,
+hw_create_verbs_cq(const struct cqpoll_ibv_glue *glue, struct ibv_context *ctx, uint32_t n, int vector, uint32_t flags,
 		   struct ibv_comp_channel *chan)
 {
 	/* The provider rounds cqe + 1 up to a power of two (§1.2). */
@@ -145,7 +145,7 @@ hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t fla
 	struct ibv_cq_ex *cqx;
 
 	if (!(flags & (CQPOLL_MLX5_F_CQE128 | CQPOLL_MLX5_F_CQE_COMPRESS)))
-		return ibv_create_cq(ctx, cqe, NULL, chan, vector);
+		return glue->create_cq(ctx, cqe, NULL, chan, vector);
 	if (flags & CQPOLL_MLX5_F_CQE128) {
 #if CQPOLL_MLX5_HAVE_CQE_SIZE_ATTR
 		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
@@ -160,7 +160,7 @@ hw_create_verbs_cq(struct ibv_context *ctx, uint32_t n, int vector, uint32_t fla
 		dv_attr.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
 		dv_attr.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH;
 	}
-	cqx = mlx5dv_create_cq(ctx, &attr, &dv_attr);
+	cqx = glue->mlx5dv_create_cq(ctx, &attr, &dv_attr);
 	return cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL;
 }
 
@@ -168,6 +168,7 @@ struct cqpoll_cq *
 cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *conf)
 {
 	static const struct cqpoll_mlx5_conf defaults = { .size = 0 };
+	const struct cqpoll_ibv_glue *glue;
 	struct ibv_comp_channel *ch;
 	struct cqpoll_mlx5_cq *q;
 	struct cqpoll_cq *cq;
@@ -189,12 +190,11 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-#if CQPOLL_MLX5_HAVE_IS_SUPPORTED
-	if (!mlx5dv_is_supported(ctx->device)) {
+	glue = cqpoll_ibv_glue_of(ctx);
+	if (!glue->mlx5dv_is_supported(ctx->device)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-#endif
 	while (n < (conf->size != 0 ? conf->size : MLX5_CQ_SIZE_DEFAULT))
 		n <<= 1;
 	q = calloc(1, sizeof(*q));
@@ -203,10 +203,11 @@ cqpoll_mlx5_cq_create(struct ibv_context *ctx, const struct cqpoll_mlx5_conf *co
 		return NULL;
 	}
 	q->own_verbs = 1;
-	ch = conf->channel != NULL ? conf->channel : ibv_create_comp_channel(ctx);
+	q->glue = glue;
+	ch = conf->channel != NULL ? conf->channel : glue->create_comp_channel(ctx);
 	if (ch == NULL)
 		goto fail;
-	q->ibcq = hw_create_verbs_cq(ctx, n, conf->comp_vector, conf->flags, ch);
+	q->ibcq = hw_create_verbs_cq(glue, ctx, n, conf->comp_vector, conf->flags, ch);
 	if (q->ibcq == NULL)
 		goto fail;
 	cq = hw_wrap(q, ch, conf->channel == NULL, 0, 0, conf->flags, conf->event_ack_batch);
@@ -218,9 +219,9 @@ fail:
 		   "ibv_create_comp_channel" : q->ibcq == NULL ?
 		   "creating the verbs CQ" : "direct access setup", strerror(e));
 	if (q->ibcq != NULL)
-		ibv_destroy_cq(q->ibcq);
+		glue->destroy_cq(q->ibcq);
 	if (ch != NULL && conf->channel == NULL)
-		ibv_destroy_comp_channel(ch);
+		glue->destroy_comp_channel(ch);
 	free(q);
 	errno = e;
 	return NULL;
@@ -231,6 +232,7 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 		      const struct cqpoll_mlx5_attach_conf *conf)
 {
 	static const struct cqpoll_mlx5_attach_conf defaults = { .ci = 0 };
+	const struct cqpoll_ibv_glue *glue;
 	struct cqpoll_mlx5_cq *q;
 	struct cqpoll_cq *cq;
 	int e;
@@ -244,18 +246,18 @@ cqpoll_mlx5_cq_attach(struct ibv_cq *ibcq, struct ibv_comp_channel *channel,
 		errno = EINVAL;
 		return NULL;
 	}
-#if CQPOLL_MLX5_HAVE_IS_SUPPORTED
-	if (!mlx5dv_is_supported(ibcq->context->device)) {
+	glue = cqpoll_ibv_glue_of(ibcq->context);
+	if (!glue->mlx5dv_is_supported(ibcq->context->device)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-#endif
 	q = calloc(1, sizeof(*q));
 	if (q == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	q->ibcq = ibcq;
+	q->glue = glue;
 	cq = hw_wrap(q, channel, false, conf->ci, conf->sn, conf->flags &
 		     (CQPOLL_MLX5_F_SOLICITED_ONLY | CQPOLL_MLX5_F_CQE_COMPRESS |
 		      CQPOLL_MLX5_F_CQE_COMPRESS_ENHANCED),

@@ -14,6 +14,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_mlx5.h"
 #include "ibv_channel.h"
+#include "ibv_glue.h"
 #include "mlx5_prm.h"
 
 struct ibv_cq;
@@ -79,6 +80,7 @@ struct cqpoll_mlx5_cq {
 	uint32_t cqn;
 	/* Where the fields above and the events come from. */
 	struct ibv_cq *ibcq;      /* hardware; the emulator's event identity */
+	const struct cqpoll_ibv_glue *glue; /* what serves ibcq's context */
 	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
 	struct cqpoll_mlx5_slow slow;

@@ -13,12 +13,12 @@ cqpoll_sw_arm(void *priv)
 	struct cqpoll_sw_cq *q = priv;
 	uint32_t pi;
 	bool past;
-	int ret = sw_emu_error(q);
+	int ret = sw_dev_error(q);
 
-	/* A dead device takes no arm (emulated failures only). */
+	/* A dead device takes no arm (injected failures only). */
 	if (ret < 0)
 		return ret;
-	sw_emu_arm_begin(q);
+	sw_dev_arm_begin(q);
 	__atomic_fetch_or(&q->arm_cover, SW_ARMED, __ATOMIC_RELAXED);
 	/* Pairs with the fence in cqpoll_sw_post(): see the comment there. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -43,7 +43,7 @@ cqpoll_sw_arm(void *priv)
 			 * The contract leaves the arm state undefined; this
 			 * device drops the arm (the emulated one can keep it).
 			 */
-			if (!sw_emu_keeps_armed(q))
+			if (!sw_dev_keeps_armed(q))
 				__atomic_fetch_and(&q->arm_cover, ~SW_ARMED,
 						   __ATOMIC_ACQ_REL);
 		}
@@ -52,9 +52,9 @@ cqpoll_sw_arm(void *priv)
 		/* Entries already there are ignored: only new ones fire. */
 		break;
 	}
-	sw_emu_arm_end(q);
+	sw_dev_arm_end(q);
 	/* Failed inside the arm window (a hook): the arm took no effect. */
 	if (ret == 0)
-		ret = sw_emu_error(q);
+		ret = sw_dev_error(q);
 	return ret;
 }

@@ -18,7 +18,8 @@
 static void
 sw_cq_free(struct cqpoll_sw_cq *q)
 {
-	sw_emu_fini(q);
+	if (q->dev != NULL)
+		q->dev->fini(q->dev_arg);
 	if (q->efd >= 0)
 		close(q->efd);
 	cqpoll_mem_free(q->ring);
@@ -80,6 +81,7 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		return NULL;
 	}
 	q->efd = -1;
+	q->dev = NULL;
 	q->log2_size = 1;
 	while ((1u << q->log2_size) < size)
 		q->log2_size++;
@@ -96,8 +98,8 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	for (i = 0; i < size; i++)
 		q->ring[i].owner = 1;
 	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	r = q->efd < 0 ? -errno : sw_emu_init(q, conf);
-	if (r < 0) {
+	if (q->efd < 0) {
+		r = -errno;
 		CQPOLL_LOG(ERR, "sw", "cq create: event fds: %s", strerror(-r));
 		sw_cq_free(q);
 		errno = -r;
@@ -117,4 +119,30 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		errno = r;
 	}
 	return cq;
+}
+
+struct cqpoll_sw_cq *
+cqpoll_sw_cq_of(const struct cqpoll_cq *cq)
+{
+	return cq != NULL && cqpoll_cq_driver(cq) == &cqpoll_sw_ops ?
+		cqpoll_cq_priv(cq) : NULL;
+}
+
+int
+cqpoll_sw_set_dev_ops(struct cqpoll_cq *cq, const struct cqpoll_sw_dev_ops *ops, void *f)
+{
+	struct cqpoll_sw_cq *q = cqpoll_sw_cq_of(cq);
+
+	/* Complete or refused: a missing point would crash the fast path. */
+	if (q == NULL || ops == NULL || ops->fini == NULL || ops->arm_begin == NULL ||
+	    ops->arm_end == NULL || ops->keeps_armed == NULL ||
+	    ops->post_begin == NULL || ops->post_visible == NULL ||
+	    ops->post_end == NULL || ops->raise_count == NULL || ops->deliver == NULL ||
+	    ops->event_fd == NULL || ops->event_get == NULL || ops->error == NULL)
+		return -EINVAL;
+	if (q->dev != NULL)
+		return -EBUSY;
+	q->dev_arg = f;
+	q->dev = ops;
+	return 0;
 }

@@ -9,7 +9,7 @@
 int
 cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count)
 {
-	int r = sw_emu_deliver(q, count);
+	int r = sw_dev_deliver(q, count);
 
 	if (r <= 0)
 		return r;
@@ -22,7 +22,7 @@ cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count)
 int
 cqpoll_sw_raise(struct cqpoll_sw_cq *q, int consumer)
 {
-	return cqpoll_sw_deliver(q, sw_emu_raise_count(q, consumer));
+	return cqpoll_sw_deliver(q, sw_dev_raise_count(q, consumer));
 }
 
 int
@@ -30,7 +30,7 @@ cqpoll_sw_event_fd(void *priv)
 {
 	struct cqpoll_sw_cq *q = priv;
 
-	int fd = sw_emu_event_fd(q);
+	int fd = sw_dev_event_fd(q);
 
 	return fd >= 0 ? fd : q->efd;
 }
@@ -56,7 +56,7 @@ cqpoll_sw_event_get(void *priv)
 
 	r = drain_fd(q->efd, &events);
 	if (r == 0)
-		r = sw_emu_event_get(q, &events);
+		r = sw_dev_event_get(q, &events);
 	if (r < 0)
 		return r;
 	return events > 0x7fffffff ? 0x7fffffff : (int)events;

@@ -27,8 +27,8 @@ cqpoll_sw_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return (int)i;
 	}
 	/*
-	 * Drained: an emulated device that failed says so now, after every
-	 * entry written before the failure went out. Nothing in libcqpoll.
+	 * Drained: a device failed by fault injection says so now, after
+	 * every entry written before the failure went out; otherwise 0.
 	 */
-	return sw_emu_error(q);
+	return sw_dev_error(q);
 }

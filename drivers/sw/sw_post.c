@@ -16,8 +16,8 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	if (cq == NULL || comp == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops)
 		return -EINVAL;
 	q = cqpoll_cq_priv(cq);
-	/* A failed emulated device writes nothing more. */
-	r = sw_emu_error(q);
+	/* A device failed by fault injection writes nothing more. */
+	r = sw_dev_error(q);
 	if (r < 0)
 		return r;
 	pi = q->pi;
@@ -29,11 +29,11 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	}
 	s = &q->ring[pi & q->mask];
 	s->comp = *comp;
-	sw_emu_post_begin(q);
+	sw_dev_post_begin(q);
 	s->comp.timestamp = cqpoll_now_ns();
 	s->comp.flags |= CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_WR_ID;
 	__atomic_store_n(&s->owner, (pi >> q->log2_size) & 1, __ATOMIC_RELEASE);
-	sw_emu_post_visible(q);
+	sw_dev_post_visible(q);
 	q->pi = ++pi;
 	__atomic_store_n(&q->pi_vis, pi, __ATOMIC_RELEASE);
 	/*
@@ -45,5 +45,5 @@ cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 	claimed = cqpoll_sw_claim(q, pi);
 	if (claimed)
 		r = cqpoll_sw_raise(q, 0);
-	return sw_emu_post_end(q, claimed, r, pi);
+	return sw_dev_post_end(q, claimed, r, pi);
 }

@@ -18,31 +18,41 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_sw.h"
 
-/*
- * libcqpoll_emu builds these sources a second time with CQPOLL_SW_EMU: the
- * emulated software device, whose fault points (sw_emu.h, in emu/sw) widen
- * the race windows and whose oracle tells a stranded completion. Here, in
- * libcqpoll, every fault point is empty and compiles to nothing.
- */
-#if CQPOLL_SW_EMU
-#include "sw_emu.h"
-#else
 struct cqpoll_sw_cq;
-#define SW_EMU_STATE
-static inline int sw_emu_init(struct cqpoll_sw_cq *q, const struct cqpoll_sw_conf *c) { (void)q; (void)c; return 0; }
-static inline void sw_emu_fini(struct cqpoll_sw_cq *q) { (void)q; }
-static inline void sw_emu_arm_begin(struct cqpoll_sw_cq *q) { (void)q; }
-static inline void sw_emu_arm_end(struct cqpoll_sw_cq *q) { (void)q; }
-static inline int sw_emu_keeps_armed(struct cqpoll_sw_cq *q) { (void)q; return 0; }
-static inline void sw_emu_post_begin(struct cqpoll_sw_cq *q) { (void)q; }
-static inline void sw_emu_post_visible(struct cqpoll_sw_cq *q) { (void)q; }
-static inline int sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi) { (void)q; (void)claimed; (void)pi; return r; }
-static inline uint64_t sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer) { (void)q; (void)consumer; return 1; }
-static inline int sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n) { (void)q; (void)n; return 1; }
-static inline int sw_emu_event_fd(struct cqpoll_sw_cq *q) { (void)q; return -1; }
-static inline int sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n) { (void)q; (void)n; return 0; }
-static inline int sw_emu_error(struct cqpoll_sw_cq *q) { (void)q; return 0; }
-#endif
+
+/*
+ * The device's behaviour beyond the plain ring, for fault injection
+ * (rdma-core's verbs_set_ops() over dummy ops): a table the verification kit
+ * sets on a CQ it made (cqpoll_sw_set_dev_ops()), to widen race windows,
+ * delay, duplicate or invent events and fail the device. In production the
+ * pointer is NULL and every point below is one predictable branch on a field
+ * set at creation. @p f is the kit's state.
+ */
+struct cqpoll_sw_dev_ops {
+	void (*fini)(void *f);                 /* the CQ is being freed */
+	void (*arm_begin)(void *f);            /* before the arm takes effect */
+	void (*arm_end)(void *f);              /* after it did */
+	int (*keeps_armed)(void *f);           /* report-missed: a miss keeps the arm */
+	void (*post_begin)(void *f);           /* entry written, not yet visible */
+	void (*post_visible)(void *f);         /* visible, index not yet published */
+	/* The post's end (@p claimed: it raised); returns the post's result. */
+	int (*post_end)(void *f, int claimed, int r, uint32_t pi);
+	uint64_t (*raise_count)(void *f, int consumer); /* events per raise */
+	/* 1: write the event now; 0: the kit delivers it (later); < 0: -errno. */
+	int (*deliver)(void *f, uint64_t n);
+	int (*event_fd)(void *f);              /* the fd to sleep on, or -1: efd */
+	int (*event_get)(void *f, uint64_t *n); /* add delivered-late events */
+	int (*error)(void *f);                 /* 0, or the -errno of a failure */
+};
+
+/*
+ * Set @p ops on @p cq, a sw CQ not yet used, with @p f its state (freed
+ * by ops->fini with the CQ). INTERNAL: the kit's only way in. 0, -EINVAL
+ * (not a sw CQ, incomplete ops), -EBUSY (already set).
+ */
+int cqpoll_sw_set_dev_ops(struct cqpoll_cq *cq, const struct cqpoll_sw_dev_ops *ops, void *f);
+/* The sw CQ behind @p cq, or NULL if it is no sw CQ. INTERNAL. */
+struct cqpoll_sw_cq *cqpoll_sw_cq_of(const struct cqpoll_cq *cq);
 
 struct cqpoll_sw_slot {
 	struct cqpoll_completion comp;
@@ -74,11 +84,83 @@ struct cqpoll_sw_cq {
 	 * one step: an observer never sees an arm taken whose cover is missing.
 	 */
 	uint64_t arm_cover;
-	/* The emulated device's faults and oracle (libcqpoll_emu only). */
-	SW_EMU_STATE
+	/* Fault injection: set by the kit only (NULL: none), and its state. */
+	const struct cqpoll_sw_dev_ops *dev;
+	void *dev_arg;
 };
 
 #define SW_ARMED (1ull << 32)
+
+/* The fault points: nothing but the branch without a device table. */
+static inline void
+sw_dev_arm_begin(struct cqpoll_sw_cq *q)
+{
+	if (q->dev != NULL)
+		q->dev->arm_begin(q->dev_arg);
+}
+
+static inline void
+sw_dev_arm_end(struct cqpoll_sw_cq *q)
+{
+	if (q->dev != NULL)
+		q->dev->arm_end(q->dev_arg);
+}
+
+static inline int
+sw_dev_keeps_armed(struct cqpoll_sw_cq *q)
+{
+	return q->dev != NULL && q->dev->keeps_armed(q->dev_arg);
+}
+
+static inline void
+sw_dev_post_begin(struct cqpoll_sw_cq *q)
+{
+	if (q->dev != NULL)
+		q->dev->post_begin(q->dev_arg);
+}
+
+static inline void
+sw_dev_post_visible(struct cqpoll_sw_cq *q)
+{
+	if (q->dev != NULL)
+		q->dev->post_visible(q->dev_arg);
+}
+
+static inline int
+sw_dev_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi)
+{
+	return q->dev != NULL ? q->dev->post_end(q->dev_arg, claimed, r, pi) : r;
+}
+
+static inline uint64_t
+sw_dev_raise_count(struct cqpoll_sw_cq *q, int consumer)
+{
+	return q->dev != NULL ? q->dev->raise_count(q->dev_arg, consumer) : 1;
+}
+
+static inline int
+sw_dev_deliver(struct cqpoll_sw_cq *q, uint64_t n)
+{
+	return q->dev != NULL ? q->dev->deliver(q->dev_arg, n) : 1;
+}
+
+static inline int
+sw_dev_event_fd(struct cqpoll_sw_cq *q)
+{
+	return q->dev != NULL ? q->dev->event_fd(q->dev_arg) : -1;
+}
+
+static inline int
+sw_dev_event_get(struct cqpoll_sw_cq *q, uint64_t *n)
+{
+	return q->dev != NULL ? q->dev->event_get(q->dev_arg, n) : 0;
+}
+
+static inline int
+sw_dev_error(struct cqpoll_sw_cq *q)
+{
+	return q->dev != NULL ? q->dev->error(q->dev_arg) : 0;
+}
 
 /*
  * Take the arm if it is held, covering the entries below @p cover (never
@@ -107,6 +189,7 @@ int cqpoll_sw_event_fd(void *priv);
 int cqpoll_sw_event_get(void *priv);
 /* @p consumer: raised by the arm (consumer thread), not by a post. */
 int cqpoll_sw_raise(struct cqpoll_sw_cq *q, int consumer);
+/* Deliver @p count events (through the device table's delay, if any). INTERNAL. */
 int cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count);
 /* Where the next entry will appear (cqpoll_monitor.h). */
 int cqpoll_sw_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);

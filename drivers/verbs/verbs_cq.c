@@ -23,9 +23,9 @@ verbs_destroy(void *priv)
 	/* Leave first: events read for this CQ from now on are acked by the reader. */
 	ch = cqpoll_ibv_channel_leave(&q->ev);
 	if (q->owns_cq)
-		ibv_destroy_cq(q->cq);
+		q->glue->destroy_cq(q->cq);
 	if (ch != NULL)
-		ibv_destroy_comp_channel(ch);
+		q->glue->destroy_comp_channel(ch);
 	free(q);
 }
 
@@ -103,6 +103,7 @@ attach(struct ibv_cq *cq, struct ibv_cq_ex *cq_ex, struct ibv_comp_channel *ch,
 		errno = ENOMEM;
 		return NULL;
 	}
+	q->glue = cqpoll_ibv_glue_of(cq->context);
 	q->cq = cq;
 	q->cq_ex = cq_ex;
 	h = cqpoll_verbs_handle(q, ch, false, wc_flags, conf);
@@ -142,7 +143,7 @@ cqpoll_verbs_cq_attach_ex(struct ibv_cq_ex *cq, struct ibv_comp_channel *ch,
  * clock; NULL if refused.
  */
 static struct ibv_cq_ex *
-create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
+create_cq_ex(const struct cqpoll_ibv_glue *glue, struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	     const struct cqpoll_verbs_conf *conf, uint64_t *wc_flags)
 {
 	static const uint64_t ts_kinds[] = {
@@ -163,12 +164,12 @@ create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	unsigned int k;
 
 	if (!(conf->flags & CQPOLL_VERBS_F_NO_TIMESTAMP) &&
-	    ibv_query_device_ex(ctx, NULL, &dev) == 0 &&
+	    glue->query_device_ex(ctx, NULL, &dev) == 0 &&
 	    dev.completion_timestamp_mask != 0) {
 		/* Providers refuse what they cannot report (mlx5: no clock page). */
 		for (k = 0; k < sizeof(ts_kinds) / sizeof(ts_kinds[0]); k++) {
 			attr.wc_flags = IBV_WC_STANDARD_FLAGS | ts_kinds[k];
-			cq = ibv_create_cq_ex(ctx, &attr);
+			cq = glue->create_cq_ex(ctx, &attr);
 			if (cq != NULL) {
 				*wc_flags = attr.wc_flags;
 				return cq;
@@ -179,7 +180,7 @@ create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch,
 	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
 	attr.comp_mask = 0;
 	attr.flags = 0;
-	cq = ibv_create_cq_ex(ctx, &attr);
+	cq = glue->create_cq_ex(ctx, &attr);
 	if (cq != NULL)
 		*wc_flags = attr.wc_flags;
 	return cq;
@@ -208,15 +209,16 @@ cqpoll_verbs_cq_create(struct ibv_context *ctx, const struct cqpoll_verbs_conf *
 		errno = ENOMEM;
 		return NULL;
 	}
-	ch = conf->channel != NULL ? conf->channel : ibv_create_comp_channel(ctx);
+	q->glue = cqpoll_ibv_glue_of(ctx);
+	ch = conf->channel != NULL ? conf->channel : q->glue->create_comp_channel(ctx);
 	if (ch == NULL)
 		goto fail;
 	if (!(conf->flags & CQPOLL_VERBS_F_NO_CQ_EX))
-		q->cq_ex = create_cq_ex(ctx, cqe, ch, conf, &wc_flags);
+		q->cq_ex = create_cq_ex(q->glue, ctx, cqe, ch, conf, &wc_flags);
 	if (q->cq_ex != NULL)
 		q->cq = ibv_cq_ex_to_cq(q->cq_ex);
 	else
-		q->cq = ibv_create_cq(ctx, cqe, NULL, ch, conf->comp_vector);
+		q->cq = q->glue->create_cq(ctx, cqe, NULL, ch, conf->comp_vector);
 	if (q->cq == NULL)
 		goto fail;
 	q->owns_cq = true;
@@ -229,9 +231,9 @@ fail:
 		   "creating the completion channel" : q->cq == NULL ?
 		   "creating the CQ" : "wrapping the CQ", strerror(r));
 	if (q->cq != NULL)
-		ibv_destroy_cq(q->cq);
+		q->glue->destroy_cq(q->cq);
 	if (ch != NULL && conf->channel == NULL)
-		ibv_destroy_comp_channel(ch);
+		q->glue->destroy_comp_channel(ch);
 	free(q);
 	errno = r;
 	return NULL;

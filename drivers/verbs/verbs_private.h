@@ -5,11 +5,12 @@
 /*
  * Verbs driver internals.
  *
- * Every call is libibverbs' own: polling and arming through its inlines,
- * which reach the provider through the context's function pointers; channel
- * and CQ creation and destruction through its exported functions. Nothing
- * here asks whether a device is emulated: libcqpoll_emu serves its emulated
- * contexts behind those same calls (see doc/guides/architecture.md).
+ * Polling and arming go through libibverbs' inlines, which reach the
+ * provider through the context's function pointers; channel and CQ creation
+ * and destruction through the table that serves the context
+ * (drivers/common/ibv/ibv_glue.h: libibverbs, or an emulated device's).
+ * Nothing here asks whether a device is emulated (see
+ * doc/guides/architecture.md).
  *
  * Events go through the demux every driver over libibverbs shares
  * (drivers/common/ibv): a channel may hold CQs of this driver and of mlx5.
@@ -23,6 +24,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_verbs.h"
 #include "ibv_channel.h"
+#include "ibv_glue.h"
 
 struct cqpoll_verbs_cq {
 	/* Fast path: set at creation. */
@@ -30,6 +32,7 @@ struct cqpoll_verbs_cq {
 	struct ibv_cq_ex *cq_ex; /* NULL: polled with ibv_poll_cq() */
 
 	/* Control path. */
+	const struct cqpoll_ibv_glue *glue; /* what serves the CQ's context */
 	struct cqpoll_ibv_member ev; /* this CQ on its channel */
 	int solicited_only;
 	bool owns_cq;

@@ -11,52 +11,51 @@
 
 #include "cqpoll_verbs_emu.h"
 #include "mlx5_emu_private.h"
+#include "verbs_emu_fail.h"
 
-int
-cqpoll_mlx5_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
-		     const uint64_t *flush, unsigned int n_flush)
+static int
+fail_post(void *dev, const struct cqpoll_completion *c)
 {
-	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
-	struct cqpoll_mlx5_emu_dev *dev;
-	unsigned int i;
-	int err, r;
+	return cqpoll_mlx5_emu_post(dev, c);
+}
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops ||
-	    (n_flush != 0 && flush == NULL))
-		return -EINVAL;
-	switch (event) {
-	case IBV_EVENT_CQ_ERR:
-		err = -EOVERFLOW;
-		break;
-	case IBV_EVENT_DEVICE_FATAL:
-		err = -ENODEV;
-		break;
-	case IBV_EVENT_PORT_ERR:
-		err = -ENETDOWN;
-		break;
-	default:
-		return -EINVAL;
-	}
-	dev = cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
-	/* Async events need a context: only a CQ on an emulated channel has one. */
-	if (dev->ev_cq == NULL)
-		return -ENOTSUP;
-	/* The QPs' outstanding work first, flushed in order (a port error). */
-	for (i = 0; i < n_flush; i++) {
-		c.wr_id = flush[i];
-		r = cqpoll_mlx5_emu_post(cq, &c);
-		if (r < 0)
-			return r;
-	}
+/* No CQE, no completion event, no doorbell handled from here on. */
+static int
+fail_stop(void *cq, int err)
+{
+	struct cqpoll_mlx5_emu_dev *dev = cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
+
 	pthread_mutex_lock(&dev->lock);
 	if (dev->broken) {
 		pthread_mutex_unlock(&dev->lock);
 		return -EALREADY;
 	}
 	cqpoll_mlx5_emu_zip_flush(dev);
-	/* No CQE, no completion event, no doorbell handled from here on. */
 	dev->broken = 1;
 	dev->broken_err = err;
 	pthread_mutex_unlock(&dev->lock);
-	return cqpoll_verbs_emu_async_event(dev->ev_cq->context, event, dev->ev_cq, 1);
+	return 0;
+}
+
+int
+cqpoll_mlx5_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+		     const uint64_t *flush, unsigned int n_flush)
+{
+	struct cqpoll_verbs_emu_failure f = {
+		.post = fail_post,
+		.stop = fail_stop,
+		.dev = cq,
+	};
+	struct cqpoll_mlx5_emu_dev *dev;
+
+	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_mlx5_emu_ops ||
+	    (n_flush != 0 && flush == NULL))
+		return -EINVAL;
+	dev = cqpoll_mlx5_emu_dev_of(cqpoll_cq_priv(cq));
+	/* Async events need a context: only a CQ on an emulated channel has one. */
+	if (dev->ev_cq == NULL)
+		return cqpoll_verbs_emu_fail_errno(event) == 0 ? -EINVAL : -ENOTSUP;
+	f.ctx = dev->ev_cq->context;
+	f.cq = dev->ev_cq;
+	return cqpoll_verbs_emu_fail_report(&f, event, flush, n_flush);
 }

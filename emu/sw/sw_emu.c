@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fault points of the emulated software device: delays inside the arm and
+ * The emulated software device: libcqpoll's sw CQ with the kit's fault
+ * table (struct cqpoll_sw_dev_ops) set on it: delays inside the arm and
  * before an entry turns visible, late events through a timerfd, duplicate and
- * spurious events, arm hooks, and the ground-truth oracle.
+ * spurious events, arm hooks, injected failures, and the ground-truth oracle.
  */
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "sw_private.h"
+#include "sw_emu.h"
 
 #define SW_EMU_SEED_DEFAULT 0x9e3779b97f4a7c15ull
 
@@ -22,17 +24,16 @@ faults_valid(const struct cqpoll_sw_faults *f)
 	       f->duplicate_event_pct <= 100 && f->arm_delay_pct <= 100;
 }
 
-int
-sw_emu_init(struct cqpoll_sw_cq *q, const struct cqpoll_sw_emu_conf *c)
+static int
+emu_init(struct cqpoll_sw_emu_state *e, struct cqpoll_sw_cq *q,
+	 const struct cqpoll_sw_faults *f)
 {
-	struct cqpoll_sw_emu_state *e = &q->emu;
 	struct epoll_event ev = { .events = EPOLLIN };
 
+	e->q = q;
 	e->tfd = e->epfd = -1;
-	if (!faults_valid(&c->faults))
-		return -EINVAL;
-	e->faults = c->faults;
-	e->device_rng = c->faults.seed != 0 ? c->faults.seed : SW_EMU_SEED_DEFAULT;
+	e->faults = *f;
+	e->device_rng = f->seed != 0 ? f->seed : SW_EMU_SEED_DEFAULT;
 	e->consumer_rng = e->device_rng ^ 0x5bd1e9955bd1e995ull;
 	if (e->faults.event_delay_us == 0)
 		return 0;
@@ -48,13 +49,16 @@ sw_emu_init(struct cqpoll_sw_cq *q, const struct cqpoll_sw_emu_conf *c)
 	return 0;
 }
 
-void
-sw_emu_fini(struct cqpoll_sw_cq *q)
+static void
+emu_fini(void *f)
 {
-	if (q->emu.epfd >= 0)
-		close(q->emu.epfd);
-	if (q->emu.tfd >= 0)
-		close(q->emu.tfd);
+	struct cqpoll_sw_emu_state *e = f;
+
+	if (e->epfd >= 0)
+		close(e->epfd);
+	if (e->tfd >= 0)
+		close(e->tfd);
+	free(e);
 }
 
 static void
@@ -72,67 +76,70 @@ run_hook(struct cqpoll_sw_emu_state *e, enum cqpoll_sw_hook_point p)
 		e->hook[p](e->hook_arg[p]);
 }
 
-void
-sw_emu_arm_begin(struct cqpoll_sw_cq *q)
+static void
+emu_arm_begin(void *f)
 {
-	run_hook(&q->emu, CQPOLL_SW_HOOK_BEFORE_ARM);
-	arm_delay(&q->emu);
+	run_hook(f, CQPOLL_SW_HOOK_BEFORE_ARM);
+	arm_delay(f);
 }
 
-void
-sw_emu_arm_end(struct cqpoll_sw_cq *q)
+static void
+emu_arm_end(void *f)
 {
-	arm_delay(&q->emu);
-	run_hook(&q->emu, CQPOLL_SW_HOOK_AFTER_ARM);
+	arm_delay(f);
+	run_hook(f, CQPOLL_SW_HOOK_AFTER_ARM);
 }
 
-int
-sw_emu_keeps_armed(struct cqpoll_sw_cq *q)
+static int
+emu_keeps_armed(void *f)
 {
-	return q->emu.faults.report_missed_keeps_armed != 0;
+	const struct cqpoll_sw_emu_state *e = f;
+
+	return e->faults.report_missed_keeps_armed != 0;
 }
 
-void
-sw_emu_post_begin(struct cqpoll_sw_cq *q)
+static void
+emu_post_begin(void *f)
 {
-	struct cqpoll_sw_emu_state *e = &q->emu;
+	struct cqpoll_sw_emu_state *e = f;
 
 	if (cqpoll_emu_chance(&e->device_rng, e->faults.visibility_delay_pct))
 		cqpoll_emu_spin_ns(cqpoll_emu_rand(&e->device_rng) %
 				  (e->faults.visibility_delay_ns + 1ull));
 }
 
-void
-sw_emu_post_visible(struct cqpoll_sw_cq *q)
+static void
+emu_post_visible(void *f)
 {
-	run_hook(&q->emu, CQPOLL_SW_HOOK_BEFORE_PUBLISH);
+	run_hook(f, CQPOLL_SW_HOOK_BEFORE_PUBLISH);
 }
 
-int
-sw_emu_post_end(struct cqpoll_sw_cq *q, int claimed, int r, uint32_t pi)
+static int
+emu_post_end(void *f, int claimed, int r, uint32_t pi)
 {
-	struct cqpoll_sw_emu_state *e = &q->emu;
+	struct cqpoll_sw_emu_state *e = f;
 
 	if (!claimed && cqpoll_emu_chance(&e->device_rng, e->faults.spurious_event_pct))
-		r = cqpoll_sw_deliver(q, 1);
+		r = cqpoll_sw_deliver(e->q, 1);
 	/* After the raise: the oracle never sees an entry whose raise is pending. */
 	__atomic_store_n(&e->posted, pi, __ATOMIC_RELEASE);
 	return r;
 }
 
-uint64_t
-sw_emu_raise_count(struct cqpoll_sw_cq *q, int consumer)
+static uint64_t
+emu_raise_count(void *f, int consumer)
 {
+	struct cqpoll_sw_emu_state *e = f;
 	/* Raised on the device thread (post) or the consumer's (level arm). */
-	uint64_t *rng = consumer ? &q->emu.consumer_rng : &q->emu.device_rng;
+	uint64_t *rng = consumer ? &e->consumer_rng : &e->device_rng;
 
-	return cqpoll_emu_chance(rng, q->emu.faults.duplicate_event_pct) ? 2 : 1;
+	return cqpoll_emu_chance(rng, e->faults.duplicate_event_pct) ? 2 : 1;
 }
 
-int
-sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n)
+static int
+emu_deliver(void *f, uint64_t n)
 {
-	struct cqpoll_sw_emu_state *e = &q->emu;
+	struct cqpoll_sw_emu_state *e = f;
 	struct itimerspec its = { 0 };
 
 	(void)n;
@@ -153,16 +160,18 @@ sw_emu_deliver(struct cqpoll_sw_cq *q, uint64_t n)
 	return 0;
 }
 
-int
-sw_emu_event_fd(struct cqpoll_sw_cq *q)
+static int
+emu_event_fd(void *f)
 {
-	return q->emu.epfd;
+	const struct cqpoll_sw_emu_state *e = f;
+
+	return e->epfd;
 }
 
-int
-sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n)
+static int
+emu_event_get(void *f, uint64_t *n)
 {
-	struct cqpoll_sw_emu_state *e = &q->emu;
+	struct cqpoll_sw_emu_state *e = f;
 	uint64_t v;
 	uint32_t due = 1;
 
@@ -181,55 +190,128 @@ sw_emu_event_get(struct cqpoll_sw_cq *q, uint64_t *n)
 }
 
 static int
-event_pending(struct cqpoll_sw_cq *q)
+emu_error(void *f)
 {
-	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
+	struct cqpoll_sw_emu_state *e = f;
+
+	/* Acquire: the flushed entries posted before it are visible too. */
+	return __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
+}
+
+static const struct cqpoll_sw_dev_ops emu_ops = {
+	.fini = emu_fini,
+	.arm_begin = emu_arm_begin,
+	.arm_end = emu_arm_end,
+	.keeps_armed = emu_keeps_armed,
+	.post_begin = emu_post_begin,
+	.post_visible = emu_post_visible,
+	.post_end = emu_post_end,
+	.raise_count = emu_raise_count,
+	.deliver = emu_deliver,
+	.event_fd = emu_event_fd,
+	.event_get = emu_event_get,
+	.error = emu_error,
+};
+
+struct cqpoll_sw_emu_state *
+sw_emu_of(const struct cqpoll_cq *cq)
+{
+	struct cqpoll_sw_cq *q = cqpoll_sw_cq_of(cq);
+
+	return q != NULL && q->dev == &emu_ops ? q->dev_arg : NULL;
+}
+
+struct cqpoll_cq *
+cqpoll_sw_emu_cq_create(const struct cqpoll_sw_emu_conf *conf)
+{
+	static const struct cqpoll_sw_emu_conf defaults = { .arm = CQPOLL_ARM_EDGE };
+	struct cqpoll_sw_conf c = { 0 };
+	struct cqpoll_sw_emu_state *e;
+	struct cqpoll_cq *cq;
+	int r;
+
+	if (conf == NULL)
+		conf = &defaults;
+	if (!faults_valid(&conf->faults)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c.size = conf->size;
+	c.arm = conf->arm;
+	c.event_ack_batch = conf->event_ack_batch;
+	c.flags = conf->flags;
+	c.socket_id = conf->socket_id;
+	cq = cqpoll_sw_cq_create(&c);
+	if (cq == NULL)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	r = e == NULL ? -ENOMEM : emu_init(e, cqpoll_sw_cq_of(cq), &conf->faults);
+	if (r == 0)
+		r = cqpoll_sw_set_dev_ops(cq, &emu_ops, e);
+	if (r < 0) {
+		if (e != NULL)
+			emu_fini(e);
+		cqpoll_cq_destroy(cq);
+		errno = -r;
+		return NULL;
+	}
+	return cq;
+}
+
+int
+cqpoll_sw_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
+{
+	if (sw_emu_of(cq) == NULL)
+		return -EINVAL;
+	return cqpoll_sw_post(cq, comp);
+}
+
+static int
+event_pending(const struct cqpoll_sw_emu_state *e)
+{
+	struct pollfd pfd = { .fd = e->q->efd, .events = POLLIN };
 
 	/* Only this (the consumer) thread takes events: both stay true until it does. */
-	if (q->emu.tfd >= 0 && __atomic_load_n(&q->emu.timer_due, __ATOMIC_ACQUIRE))
+	if (e->tfd >= 0 && __atomic_load_n(&e->timer_due, __ATOMIC_ACQUIRE))
 		return 1;
 	return poll(&pfd, 1, 0) > 0;
 }
 
 int
-sw_emu_stranded(struct cqpoll_sw_cq *q)
+sw_emu_stranded(const struct cqpoll_cq *cq)
 {
+	struct cqpoll_sw_emu_state *e = sw_emu_of(cq);
 	uint32_t posted, covered, frontier;
+	struct cqpoll_sw_cq *q;
 
+	if (e == NULL)
+		return -EINVAL;
+	q = e->q;
 	/*
 	 * posted is stored after the claim's cover: read in the opposite order.
 	 * A cover whose raise is still on its way counts as an event: it was
 	 * committed when the arm was taken.
 	 */
-	posted = __atomic_load_n(&q->emu.posted, __ATOMIC_ACQUIRE);
+	posted = __atomic_load_n(&e->posted, __ATOMIC_ACQUIRE);
 	covered = (uint32_t)__atomic_load_n(&q->arm_cover, __ATOMIC_ACQUIRE);
 	frontier = (int32_t)(covered - q->ci) > 0 ? covered : q->ci;
 	if ((int32_t)(posted - frontier) <= 0)
 		return 0;
 	/* A pending event wakes the consumer, which then polls everything. */
-	return event_pending(q) ? 0 : 1;
+	return event_pending(e) ? 0 : 1;
 }
 
 int
 cqpoll_sw_emu_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
 		       void (*fn)(void *arg), void *arg)
 {
-	struct cqpoll_sw_cq *q;
+	struct cqpoll_sw_emu_state *e = sw_emu_of(cq);
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops ||
-	    (unsigned int)point >= CQPOLL_SW_HOOK_COUNT)
+	if (e == NULL || (unsigned int)point >= CQPOLL_SW_HOOK_COUNT)
 		return -EINVAL;
-	q = cqpoll_cq_priv(cq);
-	q->emu.hook[point] = fn;
-	q->emu.hook_arg[point] = arg;
+	e->hook[point] = fn;
+	e->hook_arg[point] = arg;
 	return 0;
-}
-
-int
-sw_emu_error(struct cqpoll_sw_cq *q)
-{
-	/* Acquire: the flushed entries posted before it are visible too. */
-	return __atomic_load_n(&q->emu.error, __ATOMIC_ACQUIRE);
 }
 
 static const char *
@@ -254,17 +336,15 @@ cqpoll_sw_emu_fail(struct cqpoll_cq *cq, int error, const uint64_t *flush,
 		   unsigned int n_flush, uint32_t flags)
 {
 	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
-	struct cqpoll_sw_cq *q;
+	struct cqpoll_sw_emu_state *e = sw_emu_of(cq);
 	const uint64_t one = 1;
 	unsigned int i;
 	int r;
 
-	if (cq == NULL || cqpoll_cq_driver(cq) != &cqpoll_sw_ops || error >= 0 ||
-	    (n_flush != 0 && flush == NULL) ||
+	if (e == NULL || error >= 0 || (n_flush != 0 && flush == NULL) ||
 	    (flags & ~CQPOLL_SW_EMU_FAIL_F_SILENT) != 0)
 		return -EINVAL;
-	q = cqpoll_cq_priv(cq);
-	if (sw_emu_error(q) != 0)
+	if (emu_error(e) != 0)
 		return -EALREADY;
 	/* Outstanding work first, as a QP in error flushes it, in order. */
 	for (i = 0; i < n_flush; i++) {
@@ -273,7 +353,7 @@ cqpoll_sw_emu_fail(struct cqpoll_cq *cq, int error, const uint64_t *flush,
 		if (r < 0)
 			return r;
 	}
-	__atomic_store_n(&q->emu.error, error, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->error, error, __ATOMIC_RELEASE);
 	if (flags & CQPOLL_SW_EMU_FAIL_F_SILENT)
 		return 0;
 	/*
@@ -282,7 +362,7 @@ cqpoll_sw_emu_fail(struct cqpoll_cq *cq, int error, const uint64_t *flush,
 	 * event handler would run).
 	 */
 	cqpoll_cq_fail(cq, error, fail_cause(error));
-	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+	if (write(e->q->efd, &one, sizeof(one)) != sizeof(one))
 		return -errno;
 	return 0;
 }

@@ -2,9 +2,8 @@
 /*
  * Async events of an emulated context: raised by tests and the emulated
  * devices (cqpoll_verbs_emu_async_event()), read through the table of
- * drivers/common/ibv (ibv_glue.h) that the context is registered with, so
- * the drivers' async path runs unchanged and no libibverbs symbol is
- * overridden. The context's async_fd is a semaphore eventfd: readable while
+ * drivers/common/ibv (ibv_glue.h, verbs_emu_glue.c) that the context is
+ * registered with here, so the drivers' async path runs unchanged. The context's async_fd is a semaphore eventfd: readable while
  * an event waits, as the kernel's async file is.
  */
 
@@ -13,10 +12,11 @@
 #include <unistd.h>
 
 #include "ibv_glue.h"
+#include "verbs_emu_fail.h"
 #include "verbs_emu_private.h"
 
-static int
-emu_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+int
+cqpoll_verbs_emu_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
 	struct cqpoll_verbs_emu_ctx *emu = emu_ctx(ctx);
 	uint64_t v;
@@ -41,17 +41,12 @@ emu_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 /* Acknowledgements of every emulated context: tests compare them with raises. */
 static uint64_t async_acks;
 
-static void
-emu_ack_async_event(struct ibv_async_event *ev)
+void
+cqpoll_verbs_emu_ack_async_event(struct ibv_async_event *ev)
 {
 	(void)ev;
 	__atomic_fetch_add(&async_acks, 1, __ATOMIC_RELAXED);
 }
-
-static const struct cqpoll_ibv_glue emu_glue = {
-	.get_async_event = emu_get_async_event,
-	.ack_async_event = emu_ack_async_event,
-};
 
 int
 cqpoll_verbs_emu_async_init(struct cqpoll_verbs_emu_ctx *emu)
@@ -62,7 +57,7 @@ cqpoll_verbs_emu_async_init(struct cqpoll_verbs_emu_ctx *emu)
 	ctx->async_fd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ctx->async_fd < 0)
 		return -1;
-	r = cqpoll_ibv_glue_register(ctx, &emu_glue);
+	r = cqpoll_ibv_glue_register(ctx, &cqpoll_verbs_emu_glue);
 	if (r < 0) {
 		close(ctx->async_fd);
 		errno = -r;
@@ -117,4 +112,44 @@ uint64_t
 cqpoll_verbs_emu_async_acked(void)
 {
 	return __atomic_load_n(&async_acks, __ATOMIC_RELAXED);
+}
+
+int
+cqpoll_verbs_emu_fail_errno(enum ibv_event_type event)
+{
+	switch (event) {
+	case IBV_EVENT_CQ_ERR:
+		return -EOVERFLOW;
+	case IBV_EVENT_DEVICE_FATAL:
+		return -ENODEV;
+	case IBV_EVENT_PORT_ERR:
+		return -ENETDOWN;
+	default:
+		return 0;
+	}
+}
+
+int
+cqpoll_verbs_emu_fail_report(const struct cqpoll_verbs_emu_failure *f,
+			     enum ibv_event_type event, const uint64_t *flush,
+			     unsigned int n_flush)
+{
+	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
+	int err = cqpoll_verbs_emu_fail_errno(event);
+	unsigned int i;
+	int r;
+
+	if (err == 0 || (n_flush != 0 && flush == NULL))
+		return -EINVAL;
+	/* The QPs' outstanding work first, flushed in order (a QP in error). */
+	for (i = 0; i < n_flush; i++) {
+		c.wr_id = flush[i];
+		r = f->post(f->dev, &c);
+		if (r < 0)
+			return r;
+	}
+	r = f->stop(f->dev, err);
+	if (r < 0)
+		return r;
+	return cqpoll_verbs_emu_async_event(f->ctx, event, f->cq, 1);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "cqpoll_verbs.h"
+#include "verbs_emu_fail.h"
 #include "verbs_emu_private.h"
 
 static uint8_t
@@ -137,45 +138,40 @@ cqpoll_verbs_emu_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-int
-cqpoll_verbs_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
-		      const uint64_t *flush, unsigned int n_flush)
+static int
+fail_post(void *dev, const struct cqpoll_completion *c)
 {
-	struct cqpoll_completion c = { .status = CQPOLL_STATUS_WR_FLUSH_ERR };
-	struct ibv_cq *vcq = cqpoll_verbs_cq_ibv(cq);
-	struct cqpoll_verbs_emu_cq *q;
-	unsigned int i;
-	int32_t err, none = 0;
-	int r;
+	return cqpoll_verbs_emu_ibv_post(ibv_cq_ex_to_cq(&((struct cqpoll_verbs_emu_cq *)dev)->ex), c);
+}
 
-	if (vcq == NULL || !cqpoll_verbs_emu_is_context(vcq->context) ||
-	    (n_flush != 0 && flush == NULL))
-		return -EINVAL;
-	switch (event) {
-	case IBV_EVENT_CQ_ERR:
-		err = -EOVERFLOW;
-		break;
-	case IBV_EVENT_DEVICE_FATAL:
-		err = -ENODEV;
-		break;
-	case IBV_EVENT_PORT_ERR:
-		err = -ENETDOWN;
-		break;
-	default:
-		return -EINVAL;
-	}
-	q = emu_cq(vcq);
-	/* The QPs' outstanding work first, flushed in order. */
-	for (i = 0; i < n_flush; i++) {
-		c.wr_id = flush[i];
-		r = cqpoll_verbs_emu_ibv_post(vcq, &c);
-		if (r < 0)
-			return r;
-	}
-	/* No entry and no completion event from here on; the arm is dropped. */
+/* No entry and no completion event from here on; the arm is dropped. */
+static int
+fail_stop(void *dev, int err)
+{
+	struct cqpoll_verbs_emu_cq *q = dev;
+	int32_t none = 0;
+
 	if (!__atomic_compare_exchange_n(&q->dead, &none, err, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return -EALREADY;
 	__atomic_store_n(&q->armed, EMU_ARM_NONE, __ATOMIC_RELEASE);
-	return cqpoll_verbs_emu_async_event(vcq->context, event, vcq, 1);
+	return 0;
+}
+
+int
+cqpoll_verbs_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
+		      const uint64_t *flush, unsigned int n_flush)
+{
+	struct ibv_cq *vcq = cqpoll_verbs_cq_ibv(cq);
+	struct cqpoll_verbs_emu_failure f = {
+		.post = fail_post,
+		.stop = fail_stop,
+	};
+
+	if (vcq == NULL || !cqpoll_verbs_emu_is_context(vcq->context))
+		return -EINVAL;
+	f.dev = emu_cq(vcq);
+	f.ctx = vcq->context;
+	f.cq = vcq;
+	return cqpoll_verbs_emu_fail_report(&f, event, flush, n_flush);
 }

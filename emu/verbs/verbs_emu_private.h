@@ -132,6 +132,12 @@ emu_ctx(struct ibv_context *ctx)
 		offsetof(struct cqpoll_verbs_emu_ctx, vctx.context));
 }
 
+/* The table the drivers reach emulated contexts through (verbs_emu_glue.c). */
+struct cqpoll_ibv_glue;
+extern const struct cqpoll_ibv_glue cqpoll_verbs_emu_glue;
+int cqpoll_verbs_emu_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev);
+void cqpoll_verbs_emu_ack_async_event(struct ibv_async_event *ev);
+
 /* The async side of a context being opened or freed (verbs_emu_async.c). */
 int cqpoll_verbs_emu_async_init(struct cqpoll_verbs_emu_ctx *emu);
 void cqpoll_verbs_emu_async_fini(struct cqpoll_verbs_emu_ctx *emu);

@@ -12,6 +12,7 @@
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
+#include "cqpoll_mutant.h"
 
 /* Longest safety-net timeout accepted by cqpoll_cq_wait(): one hour. */
 #define CQPOLL_WAIT_TIMEOUT_MS_MAX 3600000
@@ -92,7 +93,7 @@ cqpoll_cq_event_ack(struct cqpoll_cq *cq)
 void
 cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep)
 {
-#ifdef CQPOLL_TEST_NO_SAFETY_NET
+#if CQPOLL_MUTANT(NO_SAFETY_NET)
 	/* Negative control only (test build): a timeout judges nothing. */
 	return;
 #endif

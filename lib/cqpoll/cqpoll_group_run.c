@@ -20,6 +20,7 @@
 #include "cqpoll_monitor_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
+#include "cqpoll_mutant.h"
 
 /* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
 #define GROUP_EPOLL_EVENTS 64
@@ -73,7 +74,7 @@ poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	return r;
 }
 
-#ifdef CQPOLL_TEST_NO_ISOLATION
+#if CQPOLL_MUTANT(NO_ISOLATION)
 /* Negative control only (test build): a CQ's error stops the whole group. */
 #define MEMBER_FAILED(g, m, r) return (r)
 #else
@@ -112,7 +113,7 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	return total;
 }
 
-#ifdef CQPOLL_TEST_COLD_NAIVE
+#if CQPOLL_MUTANT(COLD_NAIVE)
 int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
 #endif
 
@@ -159,7 +160,7 @@ poll_hot(struct cqpoll_group *g)
 			i++;
 			continue;
 		}
-#ifdef CQPOLL_TEST_COLD_NAIVE
+#if CQPOLL_MUTANT(COLD_NAIVE)
 		/*
 		 * Negative control only (test build, linked with libcqpoll_emu,
 		 * which has the naive arm): arm, no second poll.
@@ -300,7 +301,7 @@ record_wake_latency(struct cqpoll_group *g, uint64_t lat)
  * (CQPOLL_COMPLETION_F_TIMESTAMP_RAW, e.g. mlx5 HCA ticks) subtracted from
  * host time would feed the policy noise.
  */
-#ifdef CQPOLL_TEST_RAW_TO_POLICY
+#if CQPOLL_MUTANT(RAW_TO_POLICY)
 /* Negative control only (test build): any timestamp is taken as host time. */
 #define WAKE_TIMESTAMP_FLAGS \
 	(CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_TIMESTAMP_RAW)
@@ -356,7 +357,7 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 static int
 safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 {
-#ifdef CQPOLL_TEST_NO_SAFETY_NET
+#if CQPOLL_MUTANT(NO_SAFETY_NET)
 	/* Negative control only (test build): the timeout recovers nothing. */
 	(void)g;
 	(void)t_sleep;

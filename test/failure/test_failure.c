@@ -26,8 +26,8 @@
  *
  * --expect-fail is the negative control's verdict: built against a
  * test-only library where a CQ's error stops the whole group (the old
- * behaviour, -DCQPOLL_TEST_NO_ISOLATION), or where the async fd is not in
- * the CQs' wait (-DCQPOLL_TEST_NO_ASYNC_WAIT), the checks must fail.
+ * behaviour, -DCQPOLL_MUTANT_NO_ISOLATION=1), or where the async fd is not in
+ * the CQs' wait (-DCQPOLL_MUTANT_NO_ASYNC_WAIT=1), the checks must fail.
  */
 
 #include <errno.h>

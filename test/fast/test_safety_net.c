@@ -8,7 +8,7 @@
  *
  * Built twice. Against libcqpoll: every check must hold. With
  * -DTEST_NAIVE_CONTROL, against a test-only static build of the library
- * compiled with -DCQPOLL_TEST_NO_SAFETY_NET (the old behaviour: a timeout
+ * compiled with -DCQPOLL_MUTANT_NO_SAFETY_NET=1 (the old behaviour: a timeout
  * polls only what the mode polls anyway, the active list in interrupt mode,
  * and leaves the arm believed in force): the same checks must catch it.
  */

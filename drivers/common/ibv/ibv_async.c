@@ -25,6 +25,7 @@
 
 #include "cqpoll_driver.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_mutant.h"
 #include "ibv_async.h"
 #include "ibv_glue.h"
 
@@ -105,7 +106,7 @@ cqpoll_ibv_async_join(struct cqpoll_ibv_member *m)
 		goto out;
 	}
 	a->refs++;
-#ifndef CQPOLL_TEST_NO_ASYNC_WAIT
+#if !CQPOLL_MUTANT(NO_ASYNC_WAIT)
 	/*
 	 * The member's own wait: whoever sleeps on it (a group, through its
 	 * epoll set) wakes on the context's async events too. The negative

@@ -15,10 +15,12 @@
 
 #include "ibv_async.h"
 #include "ibv_channel.h"
+#include "ibv_glue.h"
 
 struct cqpoll_ibv_channel {
 	/* Set at creation, read-only afterwards. */
 	struct ibv_comp_channel *ch;
+	const struct cqpoll_ibv_glue *glue; /* what serves ch->context */
 	bool owned;                        /* destroyed with the last member */
 	struct cqpoll_ibv_channel *next;   /* registry list, under registry_lock */
 	unsigned int refs;                 /* members; under registry_lock */
@@ -61,6 +63,7 @@ channel_new(struct ibv_comp_channel *ch)
 		return NULL;
 	}
 	c->ch = ch;
+	c->glue = cqpoll_ibv_glue_of(ch->context);
 	pthread_mutex_init(&c->lock, NULL);
 	c->next = registry;
 	registry = c;
@@ -149,6 +152,7 @@ cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,
 	int r;
 
 	m->cq = cq;
+	m->glue = cqpoll_ibv_glue_of(cq->context);
 	m->routed = 0;
 	m->efd = m->epfd = -1;
 	m->async = NULL;
@@ -217,7 +221,7 @@ cqpoll_ibv_channel_leave(struct cqpoll_ibv_member *m)
 	}
 	/* Read for us by another member, never taken: ack, or destroy hangs. */
 	if (m->routed != 0)
-		ibv_ack_cq_events(m->cq, m->routed);
+		m->glue->ack_cq_events(m->cq, m->routed);
 	m->routed = 0;
 	pthread_mutex_unlock(&c->lock);
 	/* No async event reports this handle from here on. */
@@ -268,7 +272,7 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 	}
 	for (;;) {
 		errno = 0;
-		if (ibv_get_cq_event(c->ch, &evcq, &ctx) != 0) {
+		if (c->glue->get_cq_event(c->ch, &evcq, &ctx) != 0) {
 			err = errno != 0 ? errno : EIO;
 			break;
 		}
@@ -282,7 +286,7 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 			}
 		} else {
 			/* Not a member: acked and dropped (see ibv_channel.h). */
-			ibv_ack_cq_events(evcq, 1);
+			c->glue->ack_cq_events(evcq, 1);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -294,7 +298,7 @@ cqpoll_ibv_channel_get(struct cqpoll_ibv_member *m)
 void
 cqpoll_ibv_channel_ack(struct cqpoll_ibv_member *m, unsigned int n)
 {
-	ibv_ack_cq_events(m->cq, n);
+	m->glue->ack_cq_events(m->cq, n);
 }
 
 unsigned int

@@ -24,11 +24,13 @@
 
 struct cqpoll_ibv_channel;
 struct cqpoll_ibv_async;
+struct cqpoll_ibv_glue;
 struct cqpoll_cq;
 
 /* One CQ's place on a channel, embedded in the driver's CQ. */
 struct cqpoll_ibv_member {
 	struct ibv_cq *cq;               /* the CQ that events name */
+	const struct cqpoll_ibv_glue *glue; /* what serves cq->context */
 	struct cqpoll_ibv_channel *chan;
 	int efd;              /* eventfd: events read for us by another member */
 	/* epoll over the channel fd, efd, the context's async fd (and extra fd) */
@@ -44,9 +46,8 @@ struct cqpoll_ibv_member {
  * Join @p ch as @p cq's member. @p owned: the channel is destroyed with its
  * last member (leave returns it). @p extra_fd, if >= 0, is added to the
  * member's epoll set (an emulated device's async-error fd). The channel fd is
- * made non-blocking. Events are read and acked with libibverbs'
- * ibv_get_cq_event() and ibv_ack_cq_events(), whatever the device (emulated
- * ones are served behind them, see doc/guides/architecture.md). 0, or -errno:
+ * made non-blocking. Events are read and acked through the table that serves
+ * the context (ibv_glue.h: libibverbs, or an emulated device's). 0, or -errno:
  * -EBUSY if @p cq already has a member (it is wrapped by another handle).
  */
 int cqpoll_ibv_channel_join(struct cqpoll_ibv_member *m, struct ibv_cq *cq,

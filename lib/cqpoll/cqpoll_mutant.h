@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_MUTANT_H
+#define CQPOLL_MUTANT_H
+
+/*
+ * Mutants: the naive variants of library code that the negative controls of
+ * test/ must catch (BRIEF: "a test must be able to fail"). Library sources
+ * mark one with `#if CQPOLL_MUTANT(NAME)`; every mutant is 0 here, so
+ * libcqpoll (shared and static, installed or not) compiles none of them. Only
+ * the test-only static libraries of test/meson.build turn one on, with
+ * -DCQPOLL_MUTANT_<NAME>=1, and link it into their control programs.
+ */
+
+/* A cold CQ is armed without the poll that closes the race. */
+#ifndef CQPOLL_MUTANT_COLD_NAIVE
+#define CQPOLL_MUTANT_COLD_NAIVE 0
+#endif
+/* Device-clock timestamps reach the policy as if they were host time. */
+#ifndef CQPOLL_MUTANT_RAW_TO_POLICY
+#define CQPOLL_MUTANT_RAW_TO_POLICY 0
+#endif
+/* A sleep's timeout recovers nothing and judges nothing. */
+#ifndef CQPOLL_MUTANT_NO_SAFETY_NET
+#define CQPOLL_MUTANT_NO_SAFETY_NET 0
+#endif
+/* One CQ's error stops its whole group. */
+#ifndef CQPOLL_MUTANT_NO_ISOLATION
+#define CQPOLL_MUTANT_NO_ISOLATION 0
+#endif
+/* A verbs context's async fd is left out of its CQs' wait. */
+#ifndef CQPOLL_MUTANT_NO_ASYNC_WAIT
+#define CQPOLL_MUTANT_NO_ASYNC_WAIT 0
+#endif
+
+/* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
+#define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
+
+#endif /* CQPOLL_MUTANT_H */
