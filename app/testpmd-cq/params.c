@@ -40,6 +40,8 @@ enum {
 	OPT_FAULT_KEEP_ARMED,
 	OPT_SEED,
 	OPT_NAIVE_DELAY_NS,
+	OPT_PEER,
+	OPT_KILL_PEER_AFTER_MS,
 	OPT_DEV_NUMA_NODE,
 	OPT_JSON,
 	OPT_CQS,
@@ -84,6 +86,8 @@ static const struct option long_opts[] = {
 	{ "fault-missed-keeps-armed", required_argument, NULL, OPT_FAULT_KEEP_ARMED },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "naive-delay-ns", required_argument, NULL, OPT_NAIVE_DELAY_NS },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "kill-peer-after-ms", required_argument, NULL, OPT_KILL_PEER_AFTER_MS },
 	{ "dev-numa-node", required_argument, NULL, OPT_DEV_NUMA_NODE },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
@@ -239,6 +243,14 @@ usage(FILE *f, const char *prog)
 "                             ethdev Rx queue: 300 empty polls with 1 us\n"
 "                             pauses, enable, 10 ms rte_epoll_wait(), disable,\n"
 "                             no poll after the enable (--dev=ethdev:PMD).\n"
+"  --peer=thread|process      ofi: the sending endpoint in this process\n"
+"                             (thread, default: reliable datagrams) or in a\n"
+"                             child process (process: a connected endpoint\n"
+"                             whose CQ fails on the peer's FI_SHUTDOWN).\n"
+"  --kill-peer-after-ms=N     test/validation, --peer=process only: kill the\n"
+"                             peer process N ms after the first post; the run\n"
+"                             must end with the CQ failed (FI_SHUTDOWN) and a\n"
+"                             non-zero exit status.\n"
 "  --naive-delay-ns=N         naive, l3fwd-power only: spin N ns (0..%u)\n"
 "                             between the last empty poll and the arm (default\n"
 "                             0). It widens the race window to make the naive\n"
@@ -684,6 +696,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u32("naive-delay-ns", optarg, 0,
 				      TPCQ_NAIVE_DELAY_NS_MAX, &p->naive_delay_ns);
 			break;
+		case OPT_PEER:
+			if (strcmp(optarg, "process") == 0 || strcmp(optarg, "thread") == 0)
+				p->peer_process = strcmp(optarg, "process") == 0;
+			else
+				r = bad("--peer: '%s': thread or process", optarg);
+			break;
+		case OPT_KILL_PEER_AFTER_MS:
+			r = parse_u32("kill-peer-after-ms", optarg, 1, 3600000,
+				      &p->kill_peer_after_ms);
+			break;
 		case OPT_DEV_NUMA_NODE: {
 			uint32_t node = 0;
 
@@ -835,6 +857,20 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	/* Poisson arrivals and the lab's traces use the seed, not as a fault. */
 	if (p->pattern == TPCQ_PATTERN_POISSON || p->sim)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
+#ifdef TPCQ_HAVE_OFI
+	if (p->peer_process && p->dev != &tpcq_dev_ofi)
+#else
+	if (p->peer_process)
+#endif
+		return bad("--peer=process: only for --dev=ofi:PROVIDER");
+	if (p->kill_peer_after_ms != 0 && !p->peer_process)
+		return bad("--kill-peer-after-ms: needs --peer=process (a peer to kill)");
+	if (p->peer_process && (p->cqs > 1 || p->sweep.on || p->interactive))
+		return bad("--peer=process: one CQ, one run (not --cqs, --sweep or -i)");
+#ifdef TPCQ_HAVE_OFI
+	if (p->peer_process)
+		p->dev = &tpcq_dev_ofi_peer;
+#endif
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       (p->transition != TPCQ_TRANSITION_NAIVE &&
 					p->transition != TPCQ_TRANSITION_L3FWD_POWER)))

@@ -185,6 +185,8 @@ struct tpcq_params {
 	unsigned int burst;
 	uint32_t size;            /* 0: the driver's default */
 	uint32_t naive_delay_ns;  /* spin between the naive last poll and arm */
+	bool peer_process;        /* ofi: --peer=process (dev_ofi_peer.c) */
+	uint32_t kill_peer_after_ms; /* ofi: --kill-peer-after-ms; 0: never */
 	struct cqpoll_sw_faults faults; /* the superset every device maps from */
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */
@@ -461,6 +463,9 @@ int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 /* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
 extern const struct tpcq_dev tpcq_dev_uring;
 extern const struct tpcq_dev tpcq_dev_ofi;
+/* dev_ofi_peer.c: ofi with the sending peer in a child process. */
+extern const struct tpcq_dev tpcq_dev_ofi_peer;
+int tpcq_ofi_peer_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
 /* dev_ucx.c: two UCP workers over one transport. */
 extern const struct tpcq_dev tpcq_dev_ucx;
 
