@@ -43,6 +43,8 @@ enum {
 	OPT_FAULT_KEEP_ARMED,
 	OPT_SEED,
 	OPT_NAIVE_DELAY_NS,
+	OPT_PEER,
+	OPT_KILL_PEER_AFTER_MS,
 	OPT_DEV_NUMA_NODE,
 	OPT_JSON,
 	OPT_CQS,
@@ -82,6 +84,8 @@ static const struct option long_opts[] = {
 	{ "fault-missed-keeps-armed", required_argument, NULL, OPT_FAULT_KEEP_ARMED },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "naive-delay-ns", required_argument, NULL, OPT_NAIVE_DELAY_NS },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "kill-peer-after-ms", required_argument, NULL, OPT_KILL_PEER_AFTER_MS },
 	{ "dev-numa-node", required_argument, NULL, OPT_DEV_NUMA_NODE },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "cqs", required_argument, NULL, OPT_CQS },
@@ -374,6 +378,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u32("naive-delay-ns", optarg, 0,
 				      TPCQ_NAIVE_DELAY_NS_MAX, &p->naive_delay_ns);
 			break;
+		case OPT_PEER:
+			if (strcmp(optarg, "process") == 0 || strcmp(optarg, "thread") == 0)
+				p->peer_process = strcmp(optarg, "process") == 0;
+			else
+				r = bad("--peer: '%s': thread or process", optarg);
+			break;
+		case OPT_KILL_PEER_AFTER_MS:
+			r = parse_u32("kill-peer-after-ms", optarg, 1, 3600000,
+				      &p->kill_peer_after_ms);
+			break;
 		case OPT_DEV_NUMA_NODE: {
 			uint32_t node = 0;
 
@@ -503,6 +517,20 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	/* Poisson arrivals use the seed, not as a fault. */
 	if (p->pattern == TPCQ_PATTERN_POISSON)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
+#ifdef TPCQ_HAVE_OFI
+	if (p->peer_process && p->dev != &tpcq_dev_ofi)
+#else
+	if (p->peer_process)
+#endif
+		return bad("--peer=process: only for --dev=ofi:PROVIDER");
+	if (p->kill_peer_after_ms != 0 && !p->peer_process)
+		return bad("--kill-peer-after-ms: needs --peer=process (a peer to kill)");
+	if (p->peer_process && (p->cqs > 1 || p->sweep.on || p->interactive))
+		return bad("--peer=process: one CQ, one run (not --cqs, --sweep or -i)");
+#ifdef TPCQ_HAVE_OFI
+	if (p->peer_process)
+		p->dev = &tpcq_dev_ofi_peer;
+#endif
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       (p->transition != TPCQ_TRANSITION_NAIVE &&
 					p->transition != TPCQ_TRANSITION_L3FWD_POWER)))

@@ -37,6 +37,8 @@ struct tpcq_params {
 	unsigned int burst;
 	uint32_t size;            /* 0: the driver's default */
 	uint32_t naive_delay_ns;  /* spin between the naive last poll and arm */
+	bool peer_process;        /* ofi: --peer=process (dev_ofi_peer.c) */
+	uint32_t kill_peer_after_ms; /* ofi: --kill-peer-after-ms; 0: never */
 	struct cqpoll_sw_faults faults; /* the superset every device maps from */
 	uint32_t faults_given;    /* TPCQ_FAULT_* options on the command line */
 	const char *json_path;    /* NULL: no JSON */

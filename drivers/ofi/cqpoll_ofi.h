@@ -23,6 +23,11 @@
  * (FI_ETRUNC) or CQPOLL_STATUS_GENERAL_ERR, vendor_err = the provider's
  * error number, and the provider's message from cqpoll_ofi_cq_strerror().
  *
+ * Connected endpoints: the event queues given in cqpoll_ofi_conf::eqs are
+ * read by the driver, and a peer's FI_SHUTDOWN fails the CQ
+ * (CQPOLL_CQ_STATE_PEER_CLOSED, -ESHUTDOWN) once its flushed work is
+ * delivered (doc/guides/contract.md, section 11).
+ *
  * @warning EXPERIMENTAL: this API may change without notice.
  */
 
@@ -46,10 +51,32 @@ extern "C" {
  */
 #define CQPOLL_OFI_CQ_SIZE_DEFAULT 1024
 
+/** Event queues one CQ watches at most (cqpoll_ofi_conf::eqs). */
+#define CQPOLL_OFI_EQ_MAX 16
+
 /** Parameters of cqpoll_ofi_cq_open(). */
 struct cqpoll_ofi_conf {
 	uint32_t size;            /**< CQ entries; 0: CQPOLL_OFI_CQ_SIZE_DEFAULT. */
 	uint32_t event_ack_batch; /**< 0: the build-time default. */
+	/**
+	 * Event queues of the connected endpoints (FI_EP_MSG) whose
+	 * completions go to this CQ, @p n_eqs of them (at most
+	 * CQPOLL_OFI_EQ_MAX); NULL and 0 for none. EXPERIMENTAL.
+	 *
+	 * From the CQ's first poll on, the driver reads these EQs (the
+	 * application must not): an FI_SHUTDOWN event, or an error entry
+	 * (a connection that ended with an error), fails the CQ with
+	 * CQPOLL_CQ_STATE_PEER_CLOSED (-ESHUTDOWN, cause "FI_SHUTDOWN"), after
+	 * the completions it still holds (the provider's flushed work,
+	 * CQPOLL_STATUS_WR_FLUSH_ERR) are delivered; other events are logged
+	 * and dropped. So give an EQ only once its endpoints' FI_CONNECTED
+	 * was read, and never a passive endpoint's. Each EQ needs an fd wait
+	 * object (FI_WAIT_FD or FI_WAIT_UNSPEC): its fd joins the CQ's event
+	 * fd, so a consumer asleep on the CQ wakes when the EQ has an event.
+	 * The EQs must outlive the CQ; the driver does not close them.
+	 */
+	struct fid_eq *const *eqs;
+	uint32_t n_eqs;           /**< Entries of @p eqs. */
 };
 
 /**
@@ -65,9 +92,11 @@ struct cqpoll_ofi_conf {
  * @param conf
  *   Parameters; NULL for the defaults.
  * @return
- *   The CQ, or NULL with errno set: EINVAL (NULL argument), EOPNOTSUPP (the
- *   provider has no fd wait object for CQs), ENOMEM, or the error of
- *   fi_cq_open() / fi_control() as a positive errno.
+ *   The CQ, or NULL with errno set: EINVAL (NULL argument; n_eqs above
+ *   CQPOLL_OFI_EQ_MAX, or eqs NULL or holding NULL with n_eqs set),
+ *   EOPNOTSUPP (the provider has no fd wait object for CQs, or an EQ has
+ *   none), ENOMEM, or the error of fi_cq_open() / fi_control() /
+ *   epoll_ctl() as a positive errno.
  *
  * Thread safety: safe from any thread.
  */

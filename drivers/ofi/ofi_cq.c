@@ -14,20 +14,31 @@
  * fi_trywait() is the arm: 0 when the wait object will be signalled for
  * anything new, -FI_EAGAIN when completions may already be there (report
  * missed: the core polls and tries again). It also resets the wait object,
- * so events need no consuming beyond it.
+ * so events need no consuming beyond it. With EQs, one call covers the CQ
+ * and the EQs (an EQ holding an event is -FI_EAGAIN too, and is read by
+ * the poll that follows).
  */
 static int
 ofi_arm(void *priv)
 {
 	struct cqpoll_ofi_cq *q = priv;
-	struct fid *fids[1] = { &q->cq->fid };
 	int r;
 
-	r = fi_trywait(q->fabric, fids, 1);
+	if (q->shut)
+		return -ESHUTDOWN;
+	if (q->n_eqs != 0) {
+		/* The last look before a sleep: an FI_SHUTDOWN already there. */
+		cqpoll_ofi_eq_check(q);
+		if (q->shut)
+			return 1;
+	}
+	r = fi_trywait(q->fabric, q->wait_fids, 1 + (int)q->n_eqs);
 	if (r == 0)
 		return 0;
-	if (r == -FI_EAGAIN)
+	if (r == -FI_EAGAIN) {
+		q->eq_due = q->n_eqs != 0;
 		return 1;
+	}
 	return r;
 }
 
@@ -54,7 +65,11 @@ ofi_event_get(void *priv)
 	r = poll(&pfd, 1, 0);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
-	return r > 0 ? 1 : 0;
+	if (r == 0)
+		return 0;
+	/* Woken: for a completion, or for an EQ's event (peer gone). */
+	q->eq_due = q->n_eqs != 0;
+	return 1;
 }
 
 static void
@@ -62,6 +77,7 @@ ofi_destroy(void *priv)
 {
 	struct cqpoll_ofi_cq *q = priv;
 
+	cqpoll_ofi_eq_teardown(q);
 	fi_close(&q->cq->fid);
 	free(q);
 }
@@ -106,7 +122,9 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		return NULL;
 	}
 	q->fabric = fabric;
-	r = fi_control(&q->cq->fid, FI_GETWAIT, &q->fd);
+	r = fi_control(&q->cq->fid, FI_GETWAIT, &q->cq_fd);
+	if (r == 0)
+		r = cqpoll_ofi_eq_setup(q, conf);
 	if (r != 0) {
 		fi_close(&q->cq->fid);
 		free(q);
@@ -121,10 +139,13 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 	cq = cqpoll_cq_alloc(&cqpoll_ofi_ops, cqpoll_ofi_poll, q, &params);
 	if (cq == NULL) {
 		r = errno;
+		cqpoll_ofi_eq_teardown(q);
 		fi_close(&q->cq->fid);
 		free(q);
 		errno = r;
+		return NULL;
 	}
+	q->handle = cq;
 	return cq;
 }
 

@@ -86,9 +86,19 @@ cqpoll_ofi_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	while (got < n) {
 		want = n - got < OFI_BURST ? n - got : OFI_BURST;
 		r = fi_cq_read(q->cq, e, want);
-		if (r == -FI_EAGAIN)
+		if (r == -FI_EAGAIN) {
+			if (q->n_eqs != 0 && !q->shut &&
+			    (q->eq_due || ++q->empty_polls >= OFI_EQ_CHECK_EVERY)) {
+				cqpoll_ofi_eq_check(q);
+				/* Flushed entries written since the read come first. */
+				if (q->shut)
+					continue;
+			}
 			break;
+		}
 		if (r == -FI_EAVAIL) {
+			/* Flushed work may come with its endpoint's FI_SHUTDOWN. */
+			q->eq_due = q->n_eqs != 0;
 			r = read_error(q, &comps[got]);
 			if (r < 0)
 				return (int)r;

@@ -385,13 +385,26 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 		before = m->cq->counters.timeout_recoveries;
 		cqpoll_cq_timeout_mark(m->cq, t_sleep);
 		r = poll_member(g, m);
+		if (r == 0) {
+			/*
+			 * Armed through a whole net and empty: ring the arm
+			 * again, where a driver finds a queue that died without
+			 * an event or a failing poll (io_uring: its fd closed).
+			 * A reported miss makes it poll and arm again.
+			 */
+#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
+			r = cqpoll_cq_arm_check(m->cq);
+#endif
+			if (r > 0)
+				cqpoll_group_activate(g, m);
+			if (r >= 0)
+				continue;
+		}
 		if (r < 0) {
 			/* Dead, with no event to say so: the net found it. */
 			MEMBER_FAILED(g, m, r);
 			continue;
 		}
-		if (r == 0)
-			continue;
 		cqpoll_group_activate(g, m);
 		total += r;
 		if (m->cq->counters.timeout_recoveries != before)

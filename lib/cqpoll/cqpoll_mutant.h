@@ -32,6 +32,11 @@
 #define CQPOLL_MUTANT_NO_ASYNC_WAIT 0
 #endif
 
+/* The safety net does not ring the arm of a member it finds armed and empty. */
+#ifndef CQPOLL_MUTANT_NO_NET_ARM_CHECK
+#define CQPOLL_MUTANT_NO_NET_ARM_CHECK 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -47,6 +47,22 @@ arm_device(struct cqpoll_cq *cq)
 	return 0;
 }
 
+int
+cqpoll_cq_arm_check(struct cqpoll_cq *cq)
+{
+	int r;
+
+	if (!cq->armed || cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
+		return 0;
+	/* An arm of an armed, empty CQ changes nothing on any driver. */
+	r = arm_device(cq);
+	if (r < 0)
+		return cqpoll_cq_latch_failure(cq, r);
+	if (r > 0)
+		cq->armed = false;
+	return r;
+}
+
 /*
  * Arms in a row that may report misses while polls find nothing. A device
  * that keeps saying "missed" with nothing visible (entries not yet visible,

@@ -77,6 +77,14 @@ struct cqpoll_cq {
  * state's errno. Consumer thread only.
  */
 int cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r);
+/*
+ * Ring the arm of a CQ that is armed and was just polled empty, as a check
+ * that its queue still lives (a queue can die without an event and without
+ * a failing poll, e.g. an io_uring whose fd was closed: its arm is where the
+ * driver looks). 0: still armed; > 0: the arm reported misses, the CQ is
+ * no longer armed; < 0: the CQ failed (its errno).
+ */
+int cqpoll_cq_arm_check(struct cqpoll_cq *cq);
 
 /* cqpoll_cq::state while a report writes its cause: still alive to readers. */
 #define CQPOLL_CQ_STATE_CLAIMED 0x100

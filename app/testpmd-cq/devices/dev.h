@@ -122,6 +122,9 @@ int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 /* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
 extern const struct tpcq_dev tpcq_dev_uring;
 extern const struct tpcq_dev tpcq_dev_ofi;
+/* dev_ofi_peer.c: ofi with the sending peer in a child process. */
+extern const struct tpcq_dev tpcq_dev_ofi_peer;
+int tpcq_ofi_peer_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
 /* dev_ucx.c: two UCP workers over one transport. */
 extern const struct tpcq_dev tpcq_dev_ucx;
 

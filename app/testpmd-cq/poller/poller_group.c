@@ -148,6 +148,18 @@ drain(struct group_poller *gp, const struct group_cq *gcs)
 	return 0;
 }
 
+/* A member failed (its device's event, e.g. FI_SHUTDOWN): the run fails. */
+static void
+on_member_failed(struct cqpoll_group *g, struct cqpoll_cq *cq,
+		 const struct cqpoll_cq_failure *f, void *arg)
+{
+	struct group_poller *gp = arg;
+
+	(void)g;
+	(void)cq;
+	fail(gp->res, "the group's CQ", f->error);
+}
+
 static int
 run_group(struct group_poller *gp, struct group_cq *gcs)
 {
@@ -164,6 +176,9 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 		if (r < 0)
 			return fail(gp->res, "cqpoll_group_add", r);
 	}
+	r = cqpoll_group_failure_cb_register(gp->g, on_member_failed, gp);
+	if (r < 0)
+		return fail(gp->res, "cqpoll_group_failure_cb_register", r);
 	/*
 	 * Sequentially consistent with the generator's gen_done store and group
 	 * load: either it sees the group and wakes it, or this loop sees it done.
@@ -177,6 +192,8 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 		/* A signal only means "iterate again"; the generator stops. */
 		if (r < 0 && r != -EINTR)
 			return fail(gp->res, "cqpoll_group_run_once", r);
+		if (gp->res->error != 0)
+			return gp->res->error;
 	}
 	return drain(gp, gcs);
 }
