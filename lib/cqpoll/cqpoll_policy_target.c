@@ -24,10 +24,11 @@
  * the count over the target is about Poisson, and at 1000/s, 7.5 expected,
  * a second has more than the 10 that a p99 over it allows one time in five.
  * So the aim is the x of x + 3 sqrt(x) = 1 % of a second's completions
- * (counted over the last whole second; in the first, extrapolated), 0.4 %
- * at 1000/s, 0.66 % at 5000/s, the 3/4 from 11000/s on. In the lab (reference costs) this met
- * a 60 us target at 1000/s on poisson and pareto on every seed (70 % and
- * 80 % before), onoff at 5000/s on 90 % (60 %).
+ * (counted over the last whole second; in the first, extrapolated): 0.4 %
+ * at 1000/s, 0.66 % at 5000/s, the 3/4 from 11000/s on. In the lab
+ * (reference costs) this met a 60 us target at 1000/s on poisson and
+ * pareto on every seed (70 % and 80 % before), onoff at 5000/s on 90 %
+ * (60 %).
  *
  * Why a model and not a loop on the misses alone (the rule before this one
  * doubled the budget after a window of 100 with too many misses and shrank
