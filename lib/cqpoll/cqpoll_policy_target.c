@@ -130,8 +130,6 @@
 #define DOUBT 3
 /* The p99 is judged over a second's completions ... */
 #define SECOND_NS 1000000000ull
-/* ... and the aim leaves room for this many standard deviations of them. */
-#define SIGMAS 3
 
 struct target_state {
 	uint64_t target_ns;
@@ -251,25 +249,10 @@ median_gap(const struct cqpoll_policy_gaps *h)
 
 /*
  * The aim, in AIM_DEN-ths: AIM_NUM, less where a second holds too few
- * completions for the count over the target to stay near its mean. With N
- * completions a second, x of them expected over, the count is about
- * Poisson: x + SIGMAS sqrt(x) must stay within N / 100. At 1000/s that is
- * x = 5.4 (0.54 %), not 7.5: with 7.5 expected, a second has more than 10
- * over one time in five (in the lab at 1000/s a 60 us target was met on
- * 70-80 % of the seeds). From 5000/s on it is AIM_NUM.
+ * completions for the count over the target to stay near its mean
+ * (cqpoll_policy_count_share()), the second's count taken from the last
+ * whole one or, in the first, extrapolated.
  */
-/* sqrt(v), v >= 1, by Newton's method: the library does not link libm. */
-static double
-root(double v)
-{
-	double r = v;
-	unsigned int i;
-
-	for (i = 0; i < 64 && r * r - v > 1e-9 * v; i++)
-		r = (r + v / r) / 2;
-	return r;
-}
-
 static double
 aim(const struct target_state *s, uint64_t now_ns)
 {
@@ -280,9 +263,7 @@ aim(const struct target_state *s, uint64_t now_ns)
 		    (double)(now_ns - s->sec_ns);
 	if (n <= 0)
 		return AIM_NUM;
-	/* sqrt(x) = sqrt(SIGMAS^2 / 4 + N / 100) - SIGMAS / 2 */
-	r = root(SIGMAS * SIGMAS / 4.0 + n / 100.0) - SIGMAS / 2.0;
-	r = r * r / n * AIM_DEN;
+	r = cqpoll_policy_count_share(n) * AIM_DEN;
 	return r < AIM_NUM ? r : AIM_NUM;
 }
 
