@@ -452,7 +452,8 @@ test_adaptive_onoff(void)
 	       PRIu64 " bursts (%" PRIu64 " without probes), %.0f us of "
 	       "polling and latency a burst\n", sleeps, cycle, unprobed,
 	       cost / (double)cycle / (double)US);
-	TEST_ASSERT(sleeps <= 17 * cycle / 10, "sleeps %" PRIu64, sleeps);
+	/* With the last four bursts all alike, 1305: the rule was off too often. */
+	TEST_ASSERT(sleeps <= 3 * cycle / 2, "sleeps %" PRIu64, sleeps);
 	TEST_ASSERT(sleeps <= unprobed + 8, "sleeps %" PRIu64 ", %" PRIu64
 		    " without probes", sleeps, unprobed);
 	sim_close(&s);
