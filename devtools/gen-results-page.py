@@ -297,6 +297,12 @@ def lab_section(d, sweep):
         "`--sim --floors` derives it (iteration = hand-off p50, arming = two "
         "iterations, a sleep's CPU = the sleeper's CPU time per wake-up, "
         "wake-up = the wake-up floor)." % cost)
+    # What the goals that miss ask, and why no online rule gives it: prose
+    # with its own commands and numbers, kept beside the runs.
+    notes = os.path.join(d, "lab-notes.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            out += f.read().rstrip("\n").splitlines() + [""]
     live = os.path.join(d, "lab-live.txt")
     if os.path.exists(live):
         with open(live) as f:

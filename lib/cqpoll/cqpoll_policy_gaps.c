@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The gap histogram of the latency-target and adaptive policies. */
+/* The gap histogram of the latency-target and adaptive policies; the share a p99 over few samples leaves. */
 
 #include "cqpoll_policy_gaps_private.h"
 
@@ -46,4 +46,25 @@ cqpoll_policy_gap_add(struct cqpoll_policy_gaps *h, uint64_t g, unsigned int k,
 		h->n[i] >>= 1;
 		h->total += h->n[i];
 	}
+}
+
+/* sqrt(v), v >= 1, by Newton's method: the library does not link libm. */
+static double
+root(double v)
+{
+	double r = v;
+	unsigned int i;
+
+	for (i = 0; i < 64 && r * r - v > 1e-9 * v; i++)
+		r = (r + v / r) / 2;
+	return r;
+}
+
+double
+cqpoll_policy_count_share(double n)
+{
+	/* sqrt(x) = sqrt(9 / 4 + n / 100) - 3 / 2 */
+	double r = root(9.0 / 4.0 + n / 100.0) - 3.0 / 2.0;
+
+	return r * r / n;
 }

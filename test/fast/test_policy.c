@@ -411,6 +411,56 @@ test_adaptive_heavy_tail(void)
 }
 
 /*
+ * On/off traffic: 1 ms bursts of arrivals with exponential gaps (200 µs
+ * mean) every 10 ms, wake-ups of 30 µs, a µs of latency worth 10 of CPU
+ * (the policy lab's onoff trace at 5000/s, penalty 10). A sleep costs 300
+ * µs of latency, more than the mean gap, so within a burst polling through
+ * every gap is the cheapest (the gaps are memoryless: polling on is always
+ * worth the same); but one threshold for every silence must also poll that
+ * long into each 9 ms silence between bursts, so the rule before this one
+ * chose a few hundred µs and slept in a quarter of the gaps of a burst.
+ * Learning when bursts end (they last alike), adaptive sleeps at a burst's
+ * end and polls through the burst. Also: with a sleep at every burst's end
+ * no probe is due, and none is taken within a burst (the rule before probed
+ * every probe_ms regardless, 10 wake-ups a second here).
+ */
+static int
+test_adaptive_onoff(void)
+{
+	static uint64_t at[6000];
+	uint64_t rng = 0x853c49e6748fea9bull, t, cycle, sleeps, unprobed;
+	double cost;
+	struct sim s;
+	unsigned int n = 0;
+
+	for (cycle = 0; n < 6000; cycle++) {
+		/* An arrival each µs with chance 1/200: exponential gaps. */
+		at[n++] = 1000 * US + cycle * 10000 * US;
+		for (t = 1; t < 1000 && n < 6000; t++)
+			if (test_rnd(&rng) % 200 == 0)
+				at[n++] = 1000 * US + cycle * 10000 * US + t * US;
+	}
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:penalty=10,probe_ms=0"), 0);
+	unprobed = stream(&s, at, n, 30 * US, 1000);
+	sim_close(&s);
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:penalty=10"), 0);
+	sleeps = stream(&s, at, n, 30 * US, 1000);
+	/* From arrival 1000 on: the cycles it spans, each one sleep at least. */
+	cycle = (at[n - 1] - at[1000]) / (10000 * US);
+	cost = (double)s.idle_ns + 10.0 * 30.0 * (double)US * (double)sleeps;
+	printf("  on/off, 30 us wake-ups, penalty 10: %" PRIu64 " sleeps in %"
+	       PRIu64 " bursts (%" PRIu64 " without probes), %.0f us of "
+	       "polling and latency a burst\n", sleeps, cycle, unprobed,
+	       cost / (double)cycle / (double)US);
+	/* With the last four bursts all alike, 1305: the rule was off too often. */
+	TEST_ASSERT(sleeps <= 3 * cycle / 2, "sleeps %" PRIu64, sleeps);
+	TEST_ASSERT(sleeps <= unprobed + 8, "sleeps %" PRIu64 ", %" PRIu64
+		    " without probes", sleeps, unprobed);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
  * 100 µs gaps, wake-ups of 200 µs against a 50 µs target: the budget grows
  * until the group no longer sleeps; then wake-ups of 10 µs: it shrinks until
  * the group sleeps at once again. The growth starts at the first miss with
@@ -548,6 +598,52 @@ test_target_silences(void)
 	       (unsigned int)((BURSTS - FROM) * PER));
 	TEST_ASSERT(polled <= (BURSTS - FROM) / 20, "polled %" PRIu64, polled);
 	TEST_ASSERT(over <= (BURSTS - FROM) * PER / 100, "over %" PRIu64, over);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
+ * A 100 µs target at 1000 completions a second, exponential gaps (1 ms
+ * mean), every eighth wake-up 300 µs (over the target), the others 20 µs:
+ * 3 seconds. A p99 over a second's 1000 completions allows 10 over; with
+ * the aim at 0.75 % (7.5 expected) a second has more than 10 one time in
+ * five, so at this rate the aim is lower (x + 3 sqrt(x) = 10: 0.4 %). The
+ * rule before this one aimed at 0.75 % at every rate.
+ */
+static int
+test_target_low_rate(void)
+{
+	uint64_t rng = 0x9fb21c651e98df25ull, t = 1000 * US, next, over = 0;
+	uint64_t n = 0, sleeps = 0, lat;
+	struct sim s;
+
+	TEST_ASSERT_EQ(sim_open(&s, "target-p99:100"), 0);
+	next = t;
+	while (t < 4000000 * US) {
+		/* An arrival each µs with chance 1/1000. */
+		do {
+			next += US;
+		} while (test_rnd(&rng) % 1000 != 0);
+		while (t < next) {
+			if (s.ops->decide(s.st, 0, t) == CQPOLL_POLICY_SLEEP) {
+				lat = ++sleeps % 8 == 0 ? 300 * US : 20 * US;
+				t = next + lat;
+				s.ops->wake_cost(s.st, lat);
+				if (t >= 2000000 * US)
+					over += lat > 100 * US;
+				break;
+			}
+			t += s.poll_ns;
+		}
+		/* One at a time: one that came during a wake-up is found at once. */
+		s.ops->decide(s.st, 1, t);
+		n += t >= 2000000 * US;
+	}
+	printf("  100 us target at 1000/s, 1 wake-up in 8 over it: %" PRIu64
+	       " of %" PRIu64 " completions over in the last 2 s (%.2f%%)\n",
+	       over, n, 100.0 * (double)over / (double)n);
+	TEST_ASSERT(over * 1000 <= 6 * n, "%" PRIu64 " of %" PRIu64 " over",
+		    over, n);
 	sim_close(&s);
 	return TEST_PASS;
 }
@@ -727,10 +823,12 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_adaptive_bursts),
 	TEST_CASE(test_adaptive_sleep_cpu),
 	TEST_CASE(test_adaptive_heavy_tail),
+	TEST_CASE(test_adaptive_onoff),
 	TEST_CASE(test_target_grow_shrink),
 	TEST_CASE(test_target_holds),
 	TEST_CASE(test_target_silences),
 	TEST_CASE(test_target_met_no_spin),
+	TEST_CASE(test_target_low_rate),
 	TEST_CASE(test_target_unmeasured),
 	TEST_CASE(test_group_hybrid),
 	TEST_CASE(test_group_latency_target),
