@@ -376,6 +376,26 @@ def write_page(sec):
     os.replace(PAGE + ".tmp", PAGE)
 
 
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def system_python():
+    """Re-run under Debian's python3 (python3-matplotlib) when this one has no
+    matplotlib, e.g. a pyenv interpreter first in PATH: the page's plots are
+    what --page is for."""
+    py = "/usr/bin/python3"
+    if os.path.realpath(sys.executable) == os.path.realpath(py) or not os.access(py, os.X_OK):
+        return
+    if subprocess.run([py, "-c", "import matplotlib"], stderr=subprocess.DEVNULL).returncode:
+        return
+    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -387,6 +407,8 @@ def main():
     ap.add_argument("--page", action="store_true")
     ap.add_argument("--page-only", action="store_true")
     args = ap.parse_args()
+    if (args.page or args.page_only) and not have_matplotlib():
+        system_python()
     args.build = os.path.abspath(args.build)
     args.transports = [t for t in args.transports.split(",") if t]
     for t in args.transports:

@@ -157,6 +157,8 @@ fail:
 	return NULL;
 }
 
+static void count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m);
+
 void
 cqpoll_group_destroy(struct cqpoll_group *g)
 {
@@ -170,6 +172,7 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 	}
 	for (i = 0; i < g->n; i++) {
 		/* The CQ outlives the group: it may be destroyed or added again. */
+		count_waits(g, g->members[i]);
 		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
 	}
@@ -281,11 +284,27 @@ fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	free(gfd);
 }
 
+/* The group sleeps @p m spent armed and off the active list: its CQ's waits. */
+static void
+count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	uint64_t now;
+
+	if (!m->counting_waits)
+		return;
+	/* A cqpoll_group_stats_reset() since leaves nothing to count. */
+	now = __atomic_load_n(&g->stats.sleeps, __ATOMIC_RELAXED);
+	if (now > m->sleeps_mark)
+		cqpoll_stat_add(&m->cq->counters.waits, now - m->sleeps_mark);
+	m->counting_waits = false;
+}
+
 void
 cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
 {
 	if (m->active)
 		return;
+	count_waits(g, m);
 	m->active = true;
 	/*
 	 * Woken or new: it gets a full cold_us before it may go cold again.
@@ -308,6 +327,11 @@ cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	g->active[m->active_pos] = last;
 	last->active_pos = m->active_pos;
 	m->active = false;
+	/* Only poll-and-arm's 0 takes a healthy member off: it is armed. */
+	if (!m->failed) {
+		m->counting_waits = true;
+		m->sleeps_mark = __atomic_load_n(&g->stats.sleeps, __ATOMIC_RELAXED);
+	}
 }
 
 static int
@@ -396,6 +420,7 @@ member_remove(struct cqpoll_group *g, unsigned int i)
 	struct cqpoll_group_member *m = g->members[i];
 
 	cqpoll_group_deactivate(g, m);
+	count_waits(g, m);
 	g->noracle -= m->oracle;
 	fd_detach(g, m);
 	m->cq->group = NULL;
@@ -443,6 +468,8 @@ cqpoll_group_member_failed(struct cqpoll_group *g, struct cqpoll_group_member *m
 	cqpoll_group_deactivate(g, m);
 	if (m->failed)
 		return;
+	/* A failed CQ is not waited on any more. */
+	count_waits(g, m);
 	/* The core latched it already; a stray error is latched here. */
 	if (cqpoll_cq_state_now(m->cq) == CQPOLL_CQ_STATE_OK)
 		cqpoll_cq_latch_failure(m->cq, r);

@@ -34,6 +34,14 @@ struct cqpoll_group_member {
 	unsigned int active_pos; /* index in the group's active list */
 	/* Busy and adaptive modes: when it last had work, or was woken. */
 	uint64_t t_work;
+	/*
+	 * Armed off the active list since the group's sleeps counter read
+	 * sleeps_mark: each group sleep since is a wait on its event fd, added
+	 * to its CQ's waits when it wakes, fails or leaves (O(1) per
+	 * transition, not O(members) per sleep).
+	 */
+	bool counting_waits;
+	uint64_t sleeps_mark;
 	/* Its CQ failed: off the active list, skipped, removed at the next reap. */
 	bool failed;
 	struct cqpoll_group_member *next_failed;

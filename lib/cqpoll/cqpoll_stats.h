@@ -29,7 +29,13 @@ struct cqpoll_cq_stats {
 	/** Events after which the first poll found nothing. */
 	uint64_t spurious_events;
 	uint64_t event_acks;      /**< Acknowledgement calls made to the driver. */
-	uint64_t waits;           /**< Sleeps on the event fd (transitions to sleep). */
+	/**
+	 * Sleeps on the event fd (transitions to sleep). For a CQ in a poll
+	 * group: the group's sleeps while this CQ was armed off its active
+	 * list, added when the CQ is woken, fails or leaves the group (a
+	 * sleeping CQ's current sleeps are not in it yet).
+	 */
+	uint64_t waits;
 	uint64_t wait_timeouts;   /**< Sleeps ended by the safety-net timeout. */
 	/**
 	 * Sleeps begun while a completion was visible and no event was pending or

@@ -318,8 +318,17 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 	TEST_ASSERT_EQ(st->completions, total);
 	TEST_ASSERT_EQ(st->lost_wakeups, 0);
 	cqpoll_group_destroy(g);
-	for (i = 0; i < 4; i++)
+	/*
+	 * A group sleeps only once every member is armed: each of its sleeps
+	 * was a wait on every member's event fd (cqpoll_cq_stats.waits).
+	 */
+	for (i = 0; i < 4; i++) {
+		struct cqpoll_cq_stats cs;
+
+		TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq[i], &cs), 0);
+		TEST_ASSERT_EQ(cs.waits, st->sleeps);
 		cqpoll_cq_destroy(cq[i]);
+	}
 	return TEST_PASS;
 }
 
