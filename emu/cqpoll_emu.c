@@ -47,16 +47,13 @@ verbs_stranded(struct cqpoll_cq *cq)
 int
 cqpoll_cq_stranded(struct cqpoll_cq *cq)
 {
-	const struct cqpoll_driver_ops *drv;
-
 	if (cq == NULL)
 		return -EINVAL;
-	drv = cqpoll_cq_driver(cq);
 	if (sw_emu_of(cq) != NULL)
 		return sw_emu_stranded(cq);
 #if CQPOLL_EMU_HAVE_MLX5
 	/* Any handle over an emulated CQ's state: tests wrap them too. */
-	if (drv->arm == cqpoll_mlx5_arm) {
+	if (cqpoll_cq_driver(cq)->arm == cqpoll_mlx5_arm) {
 		int r = cqpoll_mlx5_emu_stranded(cqpoll_cq_priv(cq));
 
 		if (r != -ENOTSUP)
