@@ -10,9 +10,12 @@
  * query_device_ex) and the ibv_cq_ex poll functions (start_poll, next_poll,
  * end_poll, read_*) are filled in, so the verbs driver's production code calls
  * the real libibverbs inlines on it. What needs a kernel device (channel and
- * CQ creation and destruction, ibv_get_cq_event(), ibv_ack_cq_events()) is
- * served by libcqpoll_emu's own definitions of those libibverbs functions, for
- * emulated contexts only; the driver never asks whether a context is emulated.
+ * CQ creation and destruction, ibv_get_cq_event(), ibv_ack_cq_events(), async
+ * events) reaches the functions below through the libibverbs table of
+ * libcqpoll's drivers, with which every emulated context is registered when
+ * it opens; the driver never asks whether a context is emulated, and no
+ * libibverbs symbol is redefined. Programs that read an emulated channel
+ * themselves call cqpoll_verbs_emu_ibv_get_cq_event() and friends directly.
  *
  * The arm is edge-only: an event fires only for a completion made visible
  * after the arm, the weakest contract verbs allows. Faults widen the race
