@@ -71,7 +71,7 @@
  * ends early, and with four bursts, all alike, the rule was off for a
  * quarter of the bursts at 5000/s. In the lab (onoff, penalty 10,
  * 5000-100000/s) this took adaptive from 1.040-1.057x the best fixed
- * budget in hindsight to 0.91-0.98x.
+ * budget in hindsight to 0.90-0.98x.
  *
  * Until the first silence the threshold is the cost of a sleep, as in ski
  * rental. The mean gap (EWMA, weight 1/8) still serves W / gap: an
