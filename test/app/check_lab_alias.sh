@@ -14,8 +14,8 @@ tpcq=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$lab" --trace=pareto > "$tmp/lab.txt"
-"$tpcq" --sim --trace=pareto > "$tmp/sim.txt"
+"$lab" --trace=pareto --duration=0.5 > "$tmp/lab.txt"
+"$tpcq" --sim --trace=pareto --duration=0.5 > "$tmp/sim.txt"
 cmp "$tmp/lab.txt" "$tmp/sim.txt" || { echo "FAIL: cqpoll-lab --trace=pareto and testpmd-cq --sim --trace=pareto differ"; exit 1; }
 [ -s "$tmp/lab.txt" ] || { echo "FAIL: no output"; exit 1; }
 echo "ok: cqpoll-lab --trace=pareto == testpmd-cq --sim --trace=pareto ($(wc -c < "$tmp/lab.txt") bytes)"
