@@ -125,6 +125,13 @@ rj_init(struct cqpoll_cq *const *c, unsigned int n, const uint64_t *nx)
 	cqpoll_trace_set_hook(&hook);
 }
 
+void
+rj_fini(void)
+{
+	cqpoll_trace_set_hook(NULL);
+	ncqs = 0;
+}
+
 uint64_t
 rj_late(unsigned int i)
 {

@@ -54,6 +54,8 @@
  * expected sequence number on cqs[i], updated after each delivery.
  */
 void rj_init(struct cqpoll_cq *const *cqs, unsigned int n, const uint64_t *next);
+/* Stop judging: remove the trace hook (before the CQs are destroyed). */
+void rj_fini(void);
 /* Around each post of sequence number @p seq on CQ @p i. */
 void rj_post_begin(unsigned int i, uint64_t seq);
 void rj_post_end(unsigned int i, uint64_t seq);
