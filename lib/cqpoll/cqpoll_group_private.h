@@ -53,6 +53,7 @@ struct cqpoll_group_member {
  */
 struct cqpoll_group_fd {
 	int fd;
+	unsigned int pos; /* index in the group's fd list */
 	unsigned int n;
 	unsigned int cap;
 	struct cqpoll_group_member **members;
@@ -95,6 +96,9 @@ struct cqpoll_group {
 	struct cqpoll_group_fd **fds;
 	unsigned int nfds;
 	unsigned int fds_cap;
+	/* The entry of each fd by fd number (NULL: none): O(1) adds. */
+	struct cqpoll_group_fd **fd_index;
+	unsigned int fd_index_cap;
 	const struct cqpoll_policy_ops *policy;
 	void *policy_state;
 	struct cqpoll_completion *comps;
