@@ -389,6 +389,10 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 			       cq == NULL ? "cq" : "callback");
 		return -EINVAL;
 	}
+	if (!cqpoll_group_owned(g)) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: released, not adopted", (void *)g);
+		return -EPERM;
+	}
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
 	if (g->in_callback || g->sleeping) {
 		CQPOLL_LOG_LIB(ERR, "group %p add: called from a callback or a prepared sleep",
@@ -472,6 +476,8 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	i = member_find(g, cq);
 	if (i < 0)
 		return -ENOENT;

@@ -618,6 +618,7 @@ static bool
 request_pending(struct cqpoll_group *g)
 {
 	return __atomic_load_n(&g->stop, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&g->move_req, __ATOMIC_ACQUIRE) ||
 	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
 }
 
@@ -684,6 +685,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback || g->sleeping)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
 	/*
@@ -753,7 +756,14 @@ cqpoll_group_run(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+		/* Between iterations: the safe point of a move. */
+		if (__atomic_load_n(&g->move_req, __ATOMIC_ACQUIRE)) {
+			r = cqpoll_group_release(g);
+			return r < 0 ? r : CQPOLL_GROUP_RUN_RELEASED;
+		}
 		r = cqpoll_group_run_once(g);
 		if (r < 0)
 			return r;
@@ -780,6 +790,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	if (g->sleeping)
 		return -EALREADY;
 	r = transition(g, &unarmed);
@@ -804,6 +816,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	if (!g->sleeping)
 		return -EINVAL;
 	g->sleeping = false;

@@ -37,6 +37,11 @@
 #define CQPOLL_MUTANT_NO_NET_ARM_CHECK 0
 #endif
 
+/* A group moved between threads loses which of its members are armed. */
+#ifndef CQPOLL_MUTANT_NAIVE_MOVE
+#define CQPOLL_MUTANT_NAIVE_MOVE 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 
