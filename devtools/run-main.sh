@@ -59,14 +59,15 @@ python3 devtools/closing-note.py "$json" "$stat0" "$stat1" || true
 # Against what users run today (issues 24, 36): cqpoll's modes and the
 # peers' own waits on the real transports, paired: 8 rounds, each running
 # every point of a load back to back in a shuffled order, at ping-pong and
-# the busy peer's rate (about 4 minutes; the 1000/s load, whose p99 needs
-# 10 s a point, is left to the page run). Each check is judged on its
+# the busy peer's rate, 0.2 s points (about 4 minutes idle, 5 on a loaded
+# machine; the 1000/s load, whose p99 needs 10 s a point, is left to the
+# page run). Each check is judged on its
 # per-round ratios (devtools/verdict.py): one verdict line per transport
 # naming each check's outcome. CQPOLL_SKIP_PEERS=1 skips it;
 # devtools/run-peers.py --page rewrites the results page's section from a
 # full run.
 if [ "${CQPOLL_SKIP_PEERS:-0}" != 1 ] && [ -x build/app/testpmd-cq/tpcq-peer ]; then
-    peers=(python3 devtools/run-peers.py --rounds=8 --duration=0.25
+    peers=(python3 devtools/run-peers.py --rounds=8 --duration=0.2
            --loads=pingpong,high --min-samples=0 --out=build/peers)
     echo
     echo "+ ${peers[*]}"
