@@ -134,10 +134,16 @@ def describe(doc):
         cpu[b["scenario"]][0] += b["cpu_ns"]
         cpu[b["scenario"]][1] += len(b["lat_ns"])
     m = modes([v for n in names for v in lat[n]])
+    cpus = doc.get("cpus", [-1, -1])
     out = ["run-wakeup: %d rounds of blocks of %d, order seed %d, %d idle CQs "
-           "beside group-N's busy one, gaps %d..%d us" % (
+           "beside group-N's busy one, gaps %d..%d us, %s; emulator's sleep "
+           "check %s" % (
                doc["rounds"], doc["block"], doc["seed"], doc["cqs"] - 1,
-               doc["gap_us"][0], doc["gap_us"][1])]
+               doc["gap_us"][0], doc["gap_us"][1],
+               "consumers on CPU %d, poster on CPU %d" % tuple(cpus)
+               if cpus[0] >= 0 else "threads unpinned",
+               "on (--oracle: its checks, up to 64 members a sleep, are in the "
+               "CPU)" if doc.get("sleep_check") else "off (what real devices pay)")]
     if m:
         out.append("run-wakeup: two wake-up modes on this machine: fast ~%.1f us "
                    "and slow ~%.1f us (split at %.1f us); the ratios below pair "

@@ -174,8 +174,11 @@ def check_bench(exe):
     bad = 0
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "w.json")
+        # --oracle: the emulator's sleep check on, so that a lost wake-up
+        # fails the run (bench_wakeup exits 1).
         r = subprocess.run([exe, "--samples=300", "--block=30", "--cqs=64",
-                            "--seed=5", "--json=" + out], capture_output=True,
+                            "--seed=5", "--oracle", "--json=" + out],
+                           capture_output=True,
                            text=True, timeout=120)
         if r.returncode != 0:
             print("bench_wakeup failed (%d): %s" % (r.returncode, r.stderr))
@@ -187,7 +190,7 @@ def check_bench(exe):
     orders = {tuple(x["scenario"] for x in sorted(bs, key=lambda x: x["pos"]))
               for bs in rounds.values()}
     names = {s["name"] for s in doc["scenarios"]}
-    ok = len(rounds) == 10 and \
+    ok = len(rounds) == 10 and doc["sleep_check"] is True and \
         all(sorted(x["scenario"] for x in bs) == sorted(names) for bs in rounds.values()) and \
         len(orders) > 1 and all(b["cpu_ns"] > 0 and len(b["lat_ns"]) == 30
                                 for b in doc["blocks"])
