@@ -75,6 +75,7 @@ END = "<!-- against-peers: end -->"
 QUIET_LOAD = 0.3       # load average per CPU above which --page refuses
 SHARED_CPU = 0.10      # CPUs other processes used in a round: marked shared
 P50_GOAL = 1.1
+P99_SAMPLES = 10000    # a p99 with 100 samples above it
 DOMINATE = 0.9
 
 
@@ -317,6 +318,14 @@ def by_round(recs):
     return out
 
 
+def thin_p99(pts, tr, load, a, b):
+    """Rounds where a point of the pair had fewer samples than a p99 on 100
+    above it needs."""
+    ra, rb = pts.get((tr, load, a), {}), pts.get((tr, load, b), {})
+    return sum(1 for r in set(ra) & set(rb)
+               if min(ra[r].get("samples", 0), rb[r].get("samples", 0)) < P99_SAMPLES)
+
+
 def paired(pts, tr, load, a, b, key):
     """Per-round ratios a[key] / b[key] at (tr, load), rounds where both ran
     and both senders kept up; and how many rounds were dropped for a sender
@@ -367,7 +376,11 @@ def checks(recs):
                     behind = max(behind, b)
                     j = verdict.judge(ratios, 1 / DOMINATE)
                     parts.append(j.outcome)
-                    texts.append("%s %s" % (what, j.text()))
+                    thin = thin_p99(pts, tr, load, "cqpoll-adaptive", peer) \
+                        if key == "p99" else 0
+                    texts.append("%s %s%s" % (what, j.text(), (
+                        " (p99 on fewer than %d samples in %d round(s))" % (
+                            P99_SAMPLES, thin)) if thin else ""))
                 out.append({"transport": tr, "load": load,
                             "outcome": verdict.any_of(parts),
                             "name": "adaptive vs %s (p99, CPU) at %s" % (
@@ -483,6 +496,13 @@ def section(summ, meta, lines, out):
                sum(1 for c in rc if c.get("shared")), len(rc), 100 * SHARED_CPU)
            if rc else "round conditions not recorded",
            meta.get("command", "devtools/run-peers.py")),
+          "", "Where cqpoll's sleep costs more than the stack's own wait, the "
+          "system calls of one sleep-and-wake show why: "
+          "[testpmd-cq.md, What a sleep costs in system calls]"
+          "(testpmd-cq.md#what-a-sleep-costs-in-system-calls) "
+          "(`devtools/count-wake-syscalls.py`: on io_uring one more call per "
+          "sleep than `io_uring_wait_cqe()`, on UCX tcp three more than "
+          "`ucp_worker_wait()`).",
           "", "Verdicts (`devtools/run-peers.py`, also printed by `run-main.sh`), "
           "then every check's median ratio and interval:",
           "", "```"] + lines + ["```", ""]
