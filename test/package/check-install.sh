@@ -15,7 +15,18 @@
 #      the naive way (the archives without --whole-archive, the negative
 #      control) it gets none, so the check can fail;
 #   4. "man cqpoll_poll_and_arm" shows the function's documentation, and the
-#      guides are in share/doc/cqpoll.
+#      guides are in share/doc/cqpoll;
+#   5. the drivers do not drag their stacks: a program that uses only the
+#      software CQ, built with pkg-config --libs cqpoll (and --static), runs
+#      with LD_LIBRARY_PATH at a copy of the installed libraries in which
+#      every stack library (what the driver libraries need beyond what
+#      libcqpoll needs: libibverbs, libmlx5, liburing, libfabric, UCX) is
+#      replaced by a library of its soname that fails any load of it; ldd
+#      shows none of them. Negative control: the same program linked also
+#      against a driver library (as libcqpoll was before the drivers moved
+#      out) fails there. Each installed driver library links from outside
+#      through its own .pc, shared and --static, and the io_uring one runs
+#      a NOP through cqpoll with its stack present.
 #
 # usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
@@ -124,14 +135,15 @@ for h in "$inc"/cqpoll/*.h; do
 done
 pass "$nh installed headers compiled alone (C11 -pedantic, C++17)"
 
-# 3. Static link through pkg-config --static. Our .pc files point at the
-# scratch prefix; libdpdk's stay the system's.
+# Our .pc files point at the scratch prefix; the stacks' stay the system's.
+mkdir "$tmp/pc"
+for pc in "$lib"/pkgconfig/cqpoll*.pc; do
+	sed "s|^prefix=.*|prefix=$root|" "$pc" >"$tmp/pc/$(basename "$pc")"
+done
+export PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+
+# 3. Static link through pkg-config --static.
 if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; then
-	mkdir "$tmp/pc"
-	for pc in "$lib"/pkgconfig/cqpoll*.pc; do
-		sed "s|^prefix=.*|prefix=$root|" "$pc" >"$tmp/pc/$(basename "$pc")"
-	done
-	export PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 	eal=(--no-huge -m 64 --no-pci --no-telemetry -l 0 --log-level=lib.eal:error
 		--file-prefix="cqpoll-outside-$$")
 	if ! cc -DALLOW_EXPERIMENTAL_API -o "$tmp/outside" "$src/test/package/outside_trace.c" \
@@ -179,6 +191,125 @@ fi
 for f in README.md CHANGELOG.md guides/contract.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
+done
+
+# 5. The drivers do not drag their stacks. The stack libraries are what the
+# installed driver libraries load beyond what libcqpoll loads.
+sonames() {
+	LD_LIBRARY_PATH="$lib" ldd "$1" | awk '$2 == "=>" { print $1 }' | sort -u
+}
+sonames "$(ls "$lib"/libcqpoll.so.* | head -1)" >"$tmp/core.libs"
+: >"$tmp/stack.libs"
+drvlibs=()
+for so in "$lib"/libcqpoll_ibv.so "$lib"/libcqpoll_uring.so "$lib"/libcqpoll_ofi.so \
+	"$lib"/libcqpoll_ucx.so; do
+	[ -e "$so" ] || continue
+	drvlibs+=("$(basename "$so" .so)")
+	sonames "$so" | grep -v '^libcqpoll' | comm -23 - "$tmp/core.libs" >>"$tmp/stack.libs"
+done
+sort -u -o "$tmp/stack.libs" "$tmp/stack.libs"
+if [ ${#drvlibs[@]} -eq 0 ]; then
+	echo "skip: no driver library in this build (no stack to hide)"
+else
+	echo "stack libraries hidden: $(tr '\n' ' ' <"$tmp/stack.libs")"
+fi
+hidden=$tmp/hidden
+mkdir "$hidden"
+cp -a "$lib"/*.so* "$hidden"/
+while read -r so; do
+	cc -shared -fPIC -DPOISON_NAME="\"$so\"" -Wl,-soname,"$so" -o "$hidden/$so" \
+		"$src/test/package/poison.c"
+done <"$tmp/stack.libs"
+# run NAME PROGRAM: ldd names no stack library, and the program runs.
+run_hidden() {
+	local what=$1 prog=$2 found out
+	found=$(LD_LIBRARY_PATH="$hidden" ldd "$prog" | awk '{ print $1 }' | grep -Fxf "$tmp/stack.libs" || true)
+	if [ -n "$found" ]; then
+		fail "$what: ldd shows stack libraries: $(echo $found)"
+	elif out=$(LD_LIBRARY_PATH="$hidden" "$prog" 2>&1); then
+		pass "$what runs with the stacks hidden: $out"
+	else
+		fail "$what with the stacks hidden: $out"
+	fi
+}
+if cc -o "$tmp/outside-sw" "$src/test/package/outside_sw.c" \
+	$(pkg-config --cflags --libs cqpoll) >"$tmp/link-sw.log" 2>&1; then
+	run_hidden "pkg-config --libs cqpoll (shared)" "$tmp/outside-sw"
+else
+	fail "pkg-config --libs cqpoll: $(tail -5 "$tmp/link-sw.log")"
+fi
+if cc -o "$tmp/outside-sw-static" "$src/test/package/outside_sw.c" \
+	$(pkg-config --cflags cqpoll) $(pkg-config --static --libs cqpoll) \
+	>"$tmp/link-sw-static.log" 2>&1; then
+	if ldd "$tmp/outside-sw-static" | grep -q libcqpoll; then
+		fail "pkg-config --static --libs cqpoll linked a shared libcqpoll"
+	else
+		run_hidden "pkg-config --static --libs cqpoll" "$tmp/outside-sw-static"
+	fi
+else
+	fail "pkg-config --static --libs cqpoll: $(tail -5 "$tmp/link-sw-static.log")"
+fi
+# Negative control: a libcqpoll that needs a stack, as before the drivers
+# moved out (the sw program linked also against a driver library, kept
+# with --no-as-needed), must fail with the stacks hidden.
+if [ ${#drvlibs[@]} -gt 0 ]; then
+	ctl=${drvlibs[0]#lib}
+	cc -o "$tmp/outside-sw-ctl" "$src/test/package/outside_sw.c" -Wl,--no-as-needed \
+		$(pkg-config --cflags --libs "$ctl" cqpoll) >"$tmp/link-ctl.log" 2>&1 ||
+		fail "negative control did not link: $(tail -5 "$tmp/link-ctl.log")"
+	if out=$(LD_LIBRARY_PATH="$hidden" "$tmp/outside-sw-ctl" 2>&1); then
+		fail "negative control (linked against lib$ctl) ran with the stacks hidden: the check cannot fail"
+	else
+		pass "negative control (linked against lib$ctl) fails with the stacks hidden: $(echo "$out" | grep -m1 poison || echo "$out" | head -1)"
+	fi
+fi
+# Each driver library from outside, through its own .pc, with its stack.
+for d in "${drvlibs[@]}"; do
+	pc=${d#lib}
+	case $pc in
+	# It calls liburing itself, so it names liburing too.
+	cqpoll_uring) prog=$src/test/package/outside_uring.c pc="cqpoll_uring liburing" ;;
+	*)
+		prog=$tmp/outside_$pc.c
+		case $pc in
+		cqpoll_ibv) printf '#include <cqpoll_verbs.h>\n#define CALL cqpoll_cq_from_ibv(NULL, NULL, NULL)\n' ;;
+		cqpoll_ofi) printf '#include <cqpoll_ofi.h>\n#define CALL cqpoll_ofi_cq_open(NULL, NULL, NULL)\n' ;;
+		cqpoll_ucx) printf '#include <cqpoll_ucx.h>\n#define CALL cqpoll_ucx_cq_create(NULL, NULL)\n' ;;
+		esac >"$prog"
+		cat >>"$prog" <<'EOC'
+#include <errno.h>
+#include <stdio.h>
+/* The driver's entry point, resolved and refusing bad input as documented. */
+int main(void)
+{
+	if (CALL != NULL || errno != EINVAL)
+		return 1;
+	printf("refuses NULL with EINVAL\n");
+	return 0;
+}
+EOC
+		;;
+	esac
+	for mode in shared static; do
+		if [ "$mode" = static ]; then
+			flags=$(pkg-config --static --libs $pc)
+		else
+			flags=$(pkg-config --libs $pc)
+		fi
+		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) $flags \
+			>"$tmp/link-$d.log" 2>&1; then
+			fail "pkg-config $([ "$mode" = static ] && echo '--static ')--libs $pc: $(tail -5 "$tmp/link-$d.log")"
+			continue
+		fi
+		out=$(LD_LIBRARY_PATH="$lib" "$tmp/outside-$d-$mode" 2>&1) && rc=0 || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			pass "$pc ($mode) with its stack: $out"
+		elif [ "$rc" -eq 77 ]; then
+			echo "skip: $pc ($mode): $out"
+		else
+			fail "$pc ($mode) with its stack (exit $rc): $out"
+		fi
+	done
 done
 
 if [ "$fails" -ne 0 ]; then
