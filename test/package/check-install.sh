@@ -14,8 +14,11 @@
 #      through pkg-config --static gets all of cqpoll's trace points; linked
 #      the naive way (the archives without --whole-archive, the negative
 #      control) it gets none, so the check can fail;
-#   4. "man cqpoll_poll_and_arm" shows the function's documentation, and the
-#      guides are in share/doc/cqpoll;
+#   4. the man pages fit man3: each named by its own cqpoll_ name, none
+#      whose name the system's man3 already has, "man -w 3 free sleep error"
+#      still glibc's with cqpoll's pages first on MANPATH (control: a free.3
+#      planted among them is caught); "man cqpoll_poll_and_arm" is titled so
+#      and shows #include <cqpoll.h>; the guides are in share/doc/cqpoll;
 #   5. the drivers do not drag their stacks: a program that uses only the
 #      software CQ, built with pkg-config --libs cqpoll (and --static), runs
 #      with LD_LIBRARY_PATH at a copy of the installed libraries in which
@@ -175,15 +178,75 @@ else
 	echo "skip: no libcqpoll_dpdk in this build (static trace-point check)"
 fi
 
-# 4. Man pages and guides.
+# 4. Man pages and guides. man3 is shared by every package of a prefix:
+# each installed page must be named by its own cqpoll_/CQPOLL_ name (or be
+# cqpoll(3), the index) and take no name the system's man3 already has.
+# man_check MAN3DIR: prints one line per bad page, returns their count.
+man_check() {
+	local dir=$1 n=0 page name sys
+	sys=$(manpath 2>/dev/null | tr ':' '\n' | while read -r d; do
+		ls "$d"/man3*/ 2>/dev/null
+	done | sed 's/\.3[^.]*\(\.gz\)\?$//' | sort -u)
+	for page in "$dir"/*; do
+		name=$(basename "$page" .3)
+		case $name in
+		cqpoll | cqpoll_* | CQPOLL_*) ;;
+		*) echo "page $name(3) is not named by a cqpoll_ name"; n=$((n + 1)) ;;
+		esac
+		if grep -qxF "$name" <<<"$sys"; then
+			echo "page $name(3) collides with the system's man3"
+			n=$((n + 1))
+		fi
+	done
+	# With cqpoll's pages first on MANPATH, glibc's pages still answer.
+	for name in free sleep error; do
+		page=$(MANPATH="$(dirname "$dir"):$(manpath 2>/dev/null)" man -w 3 "$name" 2>/dev/null | head -1)
+		case $page in
+		"") echo "man -w 3 $name finds no page (devtools/install-deps.sh installs manpages-dev)"; n=$((n + 1)) ;;
+		"$(dirname "$dir")"/*) echo "man -w 3 $name opens cqpoll's $page"; n=$((n + 1)) ;;
+		esac
+	done
+	return $n
+}
 if [ "$docs" = 1 ]; then
+	man3=$root/share/man/man3
 	if ! command -v man >/dev/null; then
 		fail "man is not installed (devtools/install-deps.sh installs man-db)"
-	elif MANPAGER=cat man -M "$root/share/man" cqpoll_poll_and_arm 2>/dev/null |
-		grep -q "Poll, and arm the CQ when it is empty"; then
-		pass "man cqpoll_poll_and_arm"
+	elif [ ! -d "$man3" ]; then
+		fail "no man3 pages installed"
 	else
-		fail "man cqpoll_poll_and_arm: no page, or not the function's documentation"
+		if out=$(man_check "$man3"); then
+			pass "$(ls "$man3" | wc -l) man3 pages, each named cqpoll_*, none in the system's man3; man -w 3 free sleep error: $(MANPATH="$root/share/man:$(manpath 2>/dev/null)" man -w 3 free sleep error | tr '\n' ' ')"
+		else
+			fail "man3: $out"
+		fi
+		# Negative control: a member page as doxygen's MAN_LINKS wrote them.
+		mkdir -p "$tmp/man-ctl/man3"
+		cp "$man3"/* "$tmp/man-ctl/man3/"
+		printf '.so man3/cqpoll_sw.h.3\n' >"$tmp/man-ctl/man3/free.3"
+		if out=$(man_check "$tmp/man-ctl/man3"); then
+			fail "negative control (a free.3 among the pages) passed the man3 check: it cannot fail"
+		else
+			pass "negative control (a free.3 among the pages) caught: $(echo "$out" | tr '\n' ';')"
+		fi
+		page=$(MANPAGER=cat MANWIDTH=200 man -M "$root/share/man" cqpoll_poll_and_arm 2>/dev/null || true)
+		if ! grep -q "Poll, and arm the CQ when it is empty" <<<"$page"; then
+			fail "man cqpoll_poll_and_arm: no page, or not the function's documentation"
+		elif ! grep -q "#include <cqpoll.h>" <<<"$page"; then
+			fail "man cqpoll_poll_and_arm does not show #include <cqpoll.h>"
+		elif grep -qE 'lib/cqpoll|drivers/|#include "' <<<"$page"; then
+			fail "man cqpoll_poll_and_arm shows a source path: $(echo "$page" | grep -E 'lib/cqpoll|drivers/|#include "' | head -2)"
+		elif ! echo "$page" | head -1 | grep -q "^cqpoll_poll_and_arm(3)"; then
+			fail "man cqpoll_poll_and_arm is titled $(echo "$page" | head -1)"
+		else
+			pass "man cqpoll_poll_and_arm: titled cqpoll_poll_and_arm(3), #include <cqpoll.h>"
+		fi
+		if MANPAGER=cat man -M "$root/share/man" 3 CQPOLL_STATUS_SUCCESS 2>/dev/null |
+			grep -q "enum cqpoll_status"; then
+			pass "man CQPOLL_STATUS_SUCCESS opens enum cqpoll_status"
+		else
+			fail "man CQPOLL_STATUS_SUCCESS does not open enum cqpoll_status"
+		fi
 	fi
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
