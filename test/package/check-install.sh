@@ -29,7 +29,10 @@
 #      against a driver library (as libcqpoll was before the drivers moved
 #      out) fails there. Each installed driver library links from outside
 #      through its own .pc, shared and --static, and the io_uring one runs
-#      a NOP through cqpoll with its stack present.
+#      a NOP through cqpoll with its stack present;
+#   6. share/doc/cqpoll holds only guides and their figures (no lab or sweep
+#      data), and the examples' sources installed in share/cqpoll/examples
+#      build with their Makefile against the install and run.
 #
 # usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
@@ -157,6 +160,11 @@ if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; the
 		fail "pkg-config --static linked a shared libcqpoll: $(ldd "$tmp/outside" | grep libcqpoll)"
 	elif out=$("$tmp/outside" "${eal[@]}" 2>&1); then
 		pass "pkg-config --static link: $(echo "$out" | grep 'trace points')"
+		# cqpoll_dpdk.pc brings libdpdk's archives once: the guide's
+		# command names no libdpdk (naming it again would take them twice).
+		n=$(pkg-config --static --libs cqpoll_dpdk | tr ' ' '\n' | grep -c 'librte_eal\.a' || true)
+		[ "$n" = 1 ] && pass "pkg-config --static --libs cqpoll_dpdk takes librte_eal.a once" ||
+			fail "pkg-config --static --libs cqpoll_dpdk takes librte_eal.a $n times"
 	else
 		fail "pkg-config --static link: $out"
 	fi
@@ -251,10 +259,48 @@ if [ "$docs" = 1 ]; then
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
 fi
-for f in README.md CHANGELOG.md guides/contract.md; do
+for f in README.md CHANGELOG.md guides/contract.md guides/packaging.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
 done
+# Only what a reader reads: guides and their figures, no lab or sweep data.
+doc_data() {
+	find "$1" -type f ! -name '*.md' ! -name '*.png' | sort
+}
+data=$(doc_data "$root/share/doc/cqpoll")
+if [ -z "$data" ]; then
+	pass "share/doc/cqpoll: $(find "$root/share/doc/cqpoll" -type f | wc -l) files, only .md and .png"
+else
+	fail "share/doc/cqpoll carries data no reader reads: $(echo "$data" | wc -l) files, e.g. $(echo "$data" | head -3 | tr '\n' ' ')"
+fi
+# Negative control: the results' directory as it was installed whole.
+cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
+cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
+data=$(doc_data "$tmp/doc-ctl")
+[ -n "$data" ] && pass "negative control (the results' directory installed whole) caught: $(echo "$data" | wc -l) data files" ||
+	fail "negative control (the results' directory installed whole) passed: the check cannot fail"
+
+# 6. The examples' sources, built as a user builds them: their Makefile
+# against the installed libraries (pkg-config cqpoll_dpdk), and run (its
+# static link is the one of section 3).
+if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ]; then
+	ex=$root/share/cqpoll/examples/cq_echo
+	if [ ! -f "$ex/main.c" ] || [ ! -f "$ex/Makefile" ]; then
+		fail "examples/cq_echo not installed in share/cqpoll/examples"
+	else
+		cp -r "$ex" "$tmp/cq_echo"
+		if ! make -C "$tmp/cq_echo" shared >"$tmp/cq_echo.log" 2>&1; then
+			fail "make in the installed examples/cq_echo: $(tail -5 "$tmp/cq_echo.log")"
+		elif out=$(LD_LIBRARY_PATH="$lib" "$tmp/cq_echo/build/cqpoll-cq-echo-shared" \
+			--no-huge -m 256 --no-pci --no-shconf -l 0-1 --no-telemetry \
+			--log-level=lib.vhost.*:error --log-level=pmd.net.*:error \
+			--file-prefix="cqpoll-cq-echo-$$" -- --rounds=20 --gap-us=200 2>&1); then
+			pass "installed examples/cq_echo builds (make) and runs: $(echo "$out" | grep -m1 echoed)"
+		else
+			fail "installed examples/cq_echo: $(echo "$out" | tail -3)"
+		fi
+	fi
+fi
 
 # 5. The drivers do not drag their stacks. The stack libraries are what the
 # installed driver libraries load beyond what libcqpoll loads.
