@@ -395,12 +395,15 @@ class Gen:
         text += MACRO + '.SH NAME\ncqpoll \\- poll completion queues and sleep on their events ' \
             'without lost wake\\-ups\n'
         text += MACRO + '.SH DESCRIPTION\nOne page per function, type and macro of the ' \
-            'installed headers, by header. Link with \\fBpkg\\-config \\-\\-libs cqpoll\\fR ' \
+            'installed headers, by the header a program includes. Link with \\fBpkg\\-config \\-\\-libs cqpoll\\fR ' \
             '(and \\fBcqpoll_ibv\\fR, \\fBcqpoll_uring\\fR, \\fBcqpoll_ofi\\fR, ' \
             '\\fBcqpoll_ucx\\fR, \\fBcqpoll_dpdk\\fR for the drivers and the DPDK component).\n'
-        for header in sorted(by_header):
-            text += MACRO + '.SS ' + esc(header) + '\n' + MACRO + '.nf\n'
-            text += '\n'.join('\\fB' + esc(n) + '\\fR(3)' for n in sorted(by_header[header])) + \
+        by_include = {}
+        for name, (kind, header, brief, body) in self.pages.items():
+            by_include.setdefault(self.include[header], []).append(name)
+        for inc in sorted(by_include):
+            text += MACRO + '.SS "#include <' + esc(inc) + '>"\n' + MACRO + '.nf\n'
+            text += '\n'.join('\\fB' + esc(n) + '\\fR(3)' for n in sorted(by_include[inc])) + \
                 '\n' + MACRO + '.fi\n'
         with open(os.path.join(self.out, 'cqpoll.3'), 'w', encoding='utf-8') as f:
             f.write(finish(text))
