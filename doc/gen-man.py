@@ -290,7 +290,8 @@ class Gen:
             return
         r = Roff()
         brief = text_of(m.find('briefdescription'))
-        desc = r.body(m.find('detaileddescription'))
+        # The brief opens the description too: NAME is one line in whatis.
+        desc = MACRO + '.PP\n' + esc(brief) + '\n' + r.body(m.find('detaileddescription'))
         extra = ''
         if kind == 'function':
             typ = text_of(m.find('type'))
@@ -344,7 +345,7 @@ class Gen:
             return
         r = Roff()
         brief = text_of(c.find('briefdescription'))
-        desc = r.body(c.find('detaileddescription'))
+        desc = MACRO + '.PP\n' + esc(brief) + '\n' + r.body(c.find('detaileddescription'))
         fields = []
         extra = ''
         for m in c.iter('memberdef'):
