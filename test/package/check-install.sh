@@ -308,6 +308,12 @@ sonames() {
 	LD_LIBRARY_PATH="$lib" ldd "$1" | awk '$2 == "=>" { print $1 }' | sort -u
 }
 sonames "$(ls "$lib"/libcqpoll.so.* | head -1)" >"$tmp/core.libs"
+# The stacks by name too: libcqpoll itself must need none of them (else the
+# difference below would not hide them).
+stack_re='^lib(ibverbs|mlx5|uring|fabric|ucp|ucs|uct|ucm)\.so'
+found=$(grep -E "$stack_re" "$tmp/core.libs" || true)
+[ -z "$found" ] && pass "libcqpoll needs no stack library ($(tr '\n' ' ' <"$tmp/core.libs"))" ||
+	fail "libcqpoll needs stack libraries: $(echo $found)"
 : >"$tmp/stack.libs"
 drvlibs=()
 for so in "$lib"/libcqpoll_ibv.so "$lib"/libcqpoll_uring.so "$lib"/libcqpoll_ofi.so \
