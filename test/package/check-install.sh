@@ -375,7 +375,7 @@ if [ ${#drvlibs[@]} -gt 0 ]; then
 	if out=$(LD_LIBRARY_PATH="$hidden" "$tmp/outside-sw-ctl" 2>&1); then
 		fail "negative control (linked against lib$ctl) ran with the stacks hidden: the check cannot fail"
 	else
-		pass "negative control (linked against lib$ctl) fails with the stacks hidden: $(echo "$out" | grep -m1 -E 'poison|not found' || echo "$out" | head -1)"
+		pass "negative control (linked against lib$ctl) fails with the stacks hidden: $(echo "$out" | tail -1)"
 	fi
 fi
 # Each driver library from outside, through its own .pc, with its stack.
