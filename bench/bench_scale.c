@@ -2,8 +2,11 @@
 /*
  * What a poll group's size costs when one CQ has traffic and the others are
  * idle (a server with one CQ per connection): for each size N in --cqs, a
- * group of N software CQs (drivers/sw, the production driver, one eventfd
- * each) of which only the last gets completions:
+ * group of N CQs of which only the last gets completions: software CQs
+ * (drivers/sw, the production driver, one eventfd each), or with
+ * --dev=uring io_uring instances (drivers/uring: the ring's fd and an
+ * eventfd each; the busy one gets NOPs, stamped with their submission time
+ * in user_data, since io_uring CQEs carry no timestamp):
  *
  *  busy      busy mode: idle CQs go cold after cold_us and are left armed;
  *            latency from the device's timestamp to the callback (p50).
@@ -16,7 +19,9 @@
  *            busy CQ (cold CQs stay armed across sleeps: O(newly cold)).
  *  memory    bytes per idle member: the CQ's own (cqpoll_sw_cq_create())
  *            and the group's (cqpoll_group_add()), from the C allocator's
- *            statistics (mallinfo2(): bytes in use, arena and mmap); and
+ *            statistics (mallinfo2(): bytes in use, arena and mmap); the
+ *            resident memory the CQs added (VmRSS: with io_uring, the rings
+ *            the kernel maps into the process, which malloc never sees); and
  *            the kernel's (the eventfd, its file and the epoll entry), from
  *            the slab objects in use machine-wide (/proc/slabinfo, root):
  *            other processes move it too, so it is a rough figure, and
@@ -29,7 +34,7 @@
  * the O(1) steady sleep are meaningful.
  *
  * Usage: bench_scale [--cqs=N,N,...] [--samples=N] [--gap-us=US]
- *                    [--cq-size=N] [--cold-us=US]
+ *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring]
  *        defaults: --cqs=1,4096,65536 --samples=2000 --gap-us=100
  *                  --cq-size=64 --cold-us=1000
  */
@@ -50,6 +55,11 @@
 #include "cqpoll_group.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
+#ifdef CQPOLL_BENCH_URING
+#include <liburing.h>
+
+#include "cqpoll_uring.h"
+#endif
 
 #define MAX_SIZES 8
 #define MAX_CQS (1u << 20)
@@ -63,6 +73,7 @@ struct opts {
 	uint64_t gap_us;
 	uint64_t cq_size;
 	uint64_t cold_us;
+	int uring; /* --dev=uring */
 };
 
 /* What one size measured. */
@@ -73,7 +84,7 @@ struct row {
 	/* Work that must not grow with N, whatever the machine's load. */
 	double polls_per_wake, polls_per_iter;
 	uint64_t sleep_first_ns, sleep_p50_ns, sleep_p99_ns;
-	double cq_bytes, group_bytes, kernel_bytes;
+	double cq_bytes, group_bytes, kernel_bytes, rss_bytes;
 	double add_ns;
 	/* Not run: the fd limit is below N (hard limit, no CAP_SYS_RESOURCE). */
 	uint64_t skipped_fd_limit;
@@ -139,6 +150,67 @@ slab_bytes(void)
 	return sum;
 }
 
+/* The process's resident memory, in bytes (/proc/self/statm); 0 if unreadable. */
+static uint64_t
+rss_bytes(void)
+{
+	unsigned long long size, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static struct cqpoll_cq *
+cq_create(const struct opts *o)
+{
+	struct cqpoll_sw_conf sc = { .size = (uint32_t)o->cq_size,
+				     .arm = CQPOLL_ARM_EDGE };
+
+#ifdef CQPOLL_BENCH_URING
+	if (o->uring) {
+		struct cqpoll_uring_conf uc = { .size = (uint32_t)o->cq_size };
+
+		return cqpoll_uring_cq_create(&uc);
+	}
+#endif
+	return cqpoll_sw_cq_create(&sc);
+}
+
+/* One completion for @p cq, from the device's side; 0 or < 0. */
+static int
+post(struct cqpoll_cq *cq, uint64_t seq)
+{
+	struct cqpoll_completion c = { .wr_id = seq, .byte_len = 8 };
+
+#ifdef CQPOLL_BENCH_URING
+	struct io_uring *ring = cqpoll_uring_cq_ring(cq);
+
+	if (ring != NULL) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+		if (sqe == NULL)
+			return -EBUSY;
+		io_uring_prep_nop(sqe);
+		/* No timestamp in a CQE: the submission time is the wr_id. */
+		sqe->user_data = test_now_ns();
+		return io_uring_submit(ring) == 1 ? 0 : -EIO;
+	}
+#endif
+	return cqpoll_sw_post(cq, &c);
+}
+
+/* When the completion became visible, or was submitted (io_uring). */
+static uint64_t
+t_posted(const struct cqpoll_completion *c)
+{
+	return (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP) ? c->timestamp : c->wr_id;
+}
+
 /* The consumer side of a latency run: the group's callback records. */
 struct lat {
 	uint64_t *v;
@@ -160,7 +232,7 @@ lat_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 	(void)cq;
 	for (i = 0; i < n; i++) {
 		if (l->n < l->cap)
-			l->v[l->n] = now - c[i].timestamp;
+			l->v[l->n] = now - t_posted(&c[i]);
 		__atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELEASE);
 	}
 }
@@ -198,7 +270,6 @@ latency_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct lat *l,
 	    enum cqpoll_group_mode mode, uint64_t samples, uint64_t gap_ns,
 	    uint64_t settle_ns)
 {
-	struct cqpoll_completion c = { .byte_len = 8 };
 	uint64_t seed = 0x9e3779b97f4a7c15ull, i;
 	pthread_t t;
 	int r;
@@ -214,8 +285,7 @@ latency_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct lat *l,
 	test_spin_ns(settle_ns);
 	for (i = 0; i < samples; i++) {
 		test_spin_ns(gap_ns / 2 + test_rnd(&seed) % (gap_ns + 1));
-		c.wr_id = i;
-		if (cqpoll_sw_post(hot, &c) != 0) {
+		if (post(hot, i) != 0) {
 			fprintf(stderr, "bench_scale: post failed\n");
 			abort();
 		}
@@ -239,7 +309,6 @@ static int
 sleep_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct row *row,
 	  uint64_t *v)
 {
-	struct cqpoll_completion c = { .byte_len = 8 };
 	unsigned int i;
 	uint64_t t;
 	int r;
@@ -251,7 +320,7 @@ sleep_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct row *row,
 		goto fail;
 	for (i = 0; i < SLEEP_LOOPS; i++) {
 		/* Armed: the post raises the event the finish consumes. */
-		if (cqpoll_sw_post(hot, &c) != 0)
+		if (post(hot, i) != 0)
 			goto fail;
 		r = cqpoll_group_sleep_finish(g);
 		if (r != 1)
@@ -276,11 +345,11 @@ fail:
 
 /* 0: room for @p n CQs' fds; else the hard limit that is too low. */
 static uint64_t
-fd_limit(uint64_t n)
+fd_limit(uint64_t n, unsigned int per_cq)
 {
 	struct rlimit rl;
-	/* One eventfd per CQ, the group's two fds and some for the rest. */
-	rlim_t need = (rlim_t)n + 64;
+	/* The CQs' fds, the group's two fds and some for the rest. */
+	rlim_t need = (rlim_t)n * per_cq + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 1;
@@ -306,15 +375,13 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
 					.wait_timeout_ms = 1000,
 					.cold_us = (uint32_t)o->cold_us };
-	struct cqpoll_sw_conf sc = { .size = (uint32_t)o->cq_size,
-				     .arm = CQPOLL_ARM_EDGE };
 	struct lat l = { .cap = o->samples };
 	struct cqpoll_cq **cqs = calloc(n, sizeof(*cqs));
 	uint64_t *sv = calloc(SLEEP_LOOPS, sizeof(*sv));
 	struct cqpoll_group_stats st;
 	struct cqpoll_group *g = NULL;
 	size_t h0, h1, h2;
-	uint64_t i, k0, k2, t0, wakes, cpu;
+	uint64_t i, k0, k2, t0, wakes, cpu, m0, m1;
 	int ret = -1;
 
 	memset(row, 0, sizeof(*row));
@@ -322,15 +389,16 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	l.v = calloc(o->samples, sizeof(*l.v));
 	if (cqs == NULL || sv == NULL || l.v == NULL)
 		goto out;
-	row->skipped_fd_limit = fd_limit(n);
+	row->skipped_fd_limit = fd_limit(n, o->uring ? 2 : 1);
 	if (row->skipped_fd_limit != 0) {
 		ret = 0;
 		goto out;
 	}
 	k0 = slab_bytes();
+	m0 = rss_bytes();
 	h0 = heap_bytes();
 	for (i = 0; i < n; i++) {
-		cqs[i] = cqpoll_sw_cq_create(&sc);
+		cqs[i] = cq_create(o);
 		if (cqs[i] == NULL) {
 			fprintf(stderr, "bench_scale: CQ %" PRIu64 " of %" PRIu64 ": %s\n",
 				i, n, strerror(errno));
@@ -338,6 +406,7 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 		}
 	}
 	h1 = heap_bytes();
+	m1 = rss_bytes();
 	g = cqpoll_group_create(&gc);
 	if (g == NULL) {
 		fprintf(stderr, "bench_scale: group: %s\n", strerror(errno));
@@ -359,6 +428,7 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	row->cq_bytes = (double)(h1 - h0) / (double)n;
 	row->group_bytes = (double)(h2 - h1) / (double)n;
 	row->kernel_bytes = k2 > k0 ? (double)(k2 - k0) / (double)n : 0.0;
+	row->rss_bytes = m1 > m0 ? (double)(m1 - m0) / (double)n : 0.0;
 
 	/* The last CQ is the busy one: last in a walk over every member. */
 	if (sleep_run(g, cqs[n - 1], row, sv) != 0)
@@ -457,9 +527,10 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	const struct row *b = &r[0];
 	unsigned int i;
 
-	printf("bench_scale: sw CQs (size %" PRIu64 ", edge arm), 1 active; %" PRIu64
+	printf("bench_scale: %s CQs (size %" PRIu64 "), 1 active; %" PRIu64
 	       " samples per figure, gaps %" PRIu64 "..%" PRIu64 " us, cold_us %"
-	       PRIu64 "\n", o->cq_size, o->samples, o->gap_us / 2,
+	       PRIu64 "\n", o->uring ? "io_uring" : "sw (edge arm)", o->cq_size,
+	       o->samples, o->gap_us / 2,
 	       o->gap_us / 2 + o->gap_us, o->cold_us);
 	printf("%7s %9s %9s %9s %9s %11s %6s %6s %6s\n", "cqs", "busy_p50",
 	       "busy_p99", "wake_p50", "wake_p99", "cpu_ns/wake", "busy_x",
@@ -467,8 +538,8 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (r[i].skipped_fd_limit != 0) {
 			printf("%7" PRIu64 " skipped: needs %" PRIu64 " fds, hard limit %"
-			       PRIu64 " (ulimit -Hn)\n", r[i].n, r[i].n + 64,
-			       r[i].skipped_fd_limit);
+			       PRIu64 " (ulimit -Hn)\n", r[i].n,
+			       r[i].n * (o->uring ? 2 : 1) + 64, r[i].skipped_fd_limit);
 			continue;
 		}
 		printf("%7" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
@@ -481,18 +552,20 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	}
 	printf("(latencies in ns; _x: ratio to %" PRIu64 " CQ%s, goal <= 2)\n",
 	       b->n, b->n == 1 ? "" : "s");
-	printf("%7s %13s %12s %12s %10s %10s %10s %11s %11s %9s\n", "cqs",
+	printf("%7s %13s %12s %12s %10s %10s %10s %11s %11s %9s %9s\n", "cqs",
 	       "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns", "polls/wake",
-	       "polls/iter", "add_ns/cq", "cq_B/member", "grp_B/member", "kernel_B");
+	       "polls/iter", "add_ns/cq", "cq_B/member", "grp_B/member", "kernel_B",
+	       "cq_rss_B");
 	for (i = 0; i < n; i++) {
 		if (r[i].skipped_fd_limit != 0)
 			continue;
 		printf("%7" PRIu64 " %13.1f %12" PRIu64 " %12" PRIu64 " %10.2f %10.2f"
-		       " %10.0f %11.0f %11.0f %9.0f\n", r[i].n,
+		       " %10.0f %11.0f %11.0f %9.0f %9.0f\n", r[i].n,
 		       (double)r[i].sleep_first_ns / 1e3, r[i].sleep_p50_ns,
 		       r[i].sleep_p99_ns, r[i].polls_per_wake, r[i].polls_per_iter,
 		       r[i].add_ns,
-		       r[i].cq_bytes, r[i].group_bytes, r[i].kernel_bytes);
+		       r[i].cq_bytes, r[i].group_bytes, r[i].kernel_bytes,
+		       r[i].rss_bytes);
 	}
 	printf("(first_sleep: the first sleep after the adds arms every CQ; "
 	       "sleep_p50/p99: a sleep after a wake-up of the busy CQ;\n"
@@ -500,7 +573,8 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	       "polls/iter: per loop iteration (busy mode): both O(1) if cold CQs stay armed;\n"
 	       " cq_B, grp_B: C allocator bytes per member (mallinfo2), the CQ's "
 	       "and the group's; kernel_B: /proc/slabinfo active\n objects delta"
-	       " per member, machine-wide, rough: large N only)\n");
+	       " per member, machine-wide, rough: large N only; cq_rss_B: resident"
+	       " memory the CQs added, VmRSS)\n");
 }
 
 int
@@ -512,6 +586,7 @@ main(int argc, char **argv)
 		{ "gap-us", required_argument, NULL, 'g' },
 		{ "cq-size", required_argument, NULL, 'q' },
 		{ "cold-us", required_argument, NULL, 'k' },
+		{ "dev", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -539,9 +614,26 @@ main(int argc, char **argv)
 		case 'k':
 			r = parse_u64("cold-us", optarg, 1, 1000000, &o.cold_us, NULL);
 			break;
+		case 'd':
+			if (strcmp(optarg, "sw") == 0) {
+				o.uring = 0;
+			} else if (strcmp(optarg, "uring") == 0) {
+#ifdef CQPOLL_BENCH_URING
+				o.uring = 1;
+#else
+				fprintf(stderr, "bench_scale: --dev=uring: built without"
+					" the io_uring driver\n");
+				return 2;
+#endif
+			} else {
+				fprintf(stderr, "bench_scale: --dev: sw or uring, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			printf("usage: %s [--cqs=N,N,...] [--samples=N] [--gap-us=US] "
-			       "[--cq-size=N] [--cold-us=US]\n", argv[0]);
+			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring]\n", argv[0]);
 			return 0;
 		default:
 			return 2;
