@@ -33,8 +33,14 @@
  * Timing figures need an idle machine; on a loaded one only the memory and
  * the O(1) steady sleep are meaningful.
  *
+ * With --check it exits 1 if a steady sleep polls more than the one CQ that
+ * woke, or a wake-up polls more CQs than at the first size: counters, not
+ * timings, so that a loaded machine judges them too (the smoke test's
+ * assertion; its negative control is bench_scale built against a library
+ * whose sleeps poll and arm every member, CQPOLL_MUTANT_ARM_ALL).
+ *
  * Usage: bench_scale [--cqs=N,N,...] [--samples=N] [--gap-us=US]
- *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring]
+ *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]
  *        defaults: --cqs=1,4096,65536 --samples=2000 --gap-us=100
  *                  --cq-size=64 --cold-us=1000
  */
@@ -74,6 +80,7 @@ struct opts {
 	uint64_t cq_size;
 	uint64_t cold_us;
 	int uring; /* --dev=uring */
+	int check; /* --check */
 };
 
 /* What one size measured. */
@@ -82,7 +89,7 @@ struct row {
 	uint64_t busy_p50, busy_p99, wake_p50, wake_p99;
 	double cpu_per_wake_ns;
 	/* Work that must not grow with N, whatever the machine's load. */
-	double polls_per_wake, polls_per_iter;
+	double polls_per_wake, polls_per_iter, polls_per_sleep;
 	uint64_t sleep_first_ns, sleep_p50_ns, sleep_p99_ns;
 	double cq_bytes, group_bytes, kernel_bytes, rss_bytes;
 	double add_ns;
@@ -309,8 +316,9 @@ static int
 sleep_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct row *row,
 	  uint64_t *v)
 {
+	struct cqpoll_group_stats st;
+	uint64_t t, polls = 0;
 	unsigned int i;
-	uint64_t t;
 	int r;
 
 	t = test_now_ns();
@@ -325,12 +333,17 @@ sleep_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct row *row,
 		r = cqpoll_group_sleep_finish(g);
 		if (r != 1)
 			goto fail;
+		cqpoll_group_stats_get(g, &st);
+		polls -= st.polls;
 		t = test_now_ns();
 		r = cqpoll_group_sleep_prepare(g);
 		v[i] = test_now_ns() - t;
 		if (r != 0)
 			goto fail;
+		cqpoll_group_stats_get(g, &st);
+		polls += st.polls;
 	}
+	row->polls_per_sleep = (double)polls / SLEEP_LOOPS;
 	r = cqpoll_group_sleep_finish(g);
 	if (r != 0)
 		goto fail;
@@ -470,6 +483,39 @@ out:
 	return ret;
 }
 
+/*
+ * --check: the work of a steady sleep and of a wake-up must not grow with
+ * the group (counters, not timings: any load). Returns 0, or 1 and says why.
+ */
+static int
+check_rows(const struct row *r, unsigned int n)
+{
+	unsigned int i;
+	int bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (r[i].skipped_fd_limit != 0)
+			continue;
+		/* The woken CQ's poll-and-arm: one poll, two on edge at most. */
+		if (r[i].polls_per_sleep > 2.0) {
+			fprintf(stderr, "bench_scale: check: %" PRIu64 " CQs: %.2f polls"
+				" per steady sleep (the one woken CQ needs at most 2)\n",
+				r[i].n, r[i].polls_per_sleep);
+			bad = 1;
+		}
+		if (r[i].polls_per_wake > 1.5 * r[0].polls_per_wake) {
+			fprintf(stderr, "bench_scale: check: %" PRIu64 " CQs: %.2f polls"
+				" per wake-up against %.2f with %" PRIu64 "\n", r[i].n,
+				r[i].polls_per_wake, r[0].polls_per_wake, r[0].n);
+			bad = 1;
+		}
+	}
+	if (!bad)
+		printf("bench_scale: check: a steady sleep and a wake-up do the same"
+		       " work at every size\n");
+	return bad;
+}
+
 static int
 parse_u64(const char *opt, const char *v, uint64_t min, uint64_t max,
 	  uint64_t *out, char **endp)
@@ -552,25 +598,28 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	}
 	printf("(latencies in ns; _x: ratio to %" PRIu64 " CQ%s, goal <= 2)\n",
 	       b->n, b->n == 1 ? "" : "s");
-	printf("%7s %13s %12s %12s %10s %10s %10s %11s %11s %9s %9s\n", "cqs",
-	       "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns", "polls/wake",
+	printf("%7s %13s %12s %12s %11s %10s %10s %10s %11s %11s %9s %9s\n", "cqs",
+	       "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns", "polls/sleep",
+	       "polls/wake",
 	       "polls/iter", "add_ns/cq", "cq_B/member", "grp_B/member", "kernel_B",
 	       "cq_rss_B");
 	for (i = 0; i < n; i++) {
 		if (r[i].skipped_fd_limit != 0)
 			continue;
-		printf("%7" PRIu64 " %13.1f %12" PRIu64 " %12" PRIu64 " %10.2f %10.2f"
-		       " %10.0f %11.0f %11.0f %9.0f %9.0f\n", r[i].n,
+		printf("%7" PRIu64 " %13.1f %12" PRIu64 " %12" PRIu64 " %11.2f %10.2f"
+		       " %10.2f %10.0f %11.0f %11.0f %9.0f %9.0f\n", r[i].n,
 		       (double)r[i].sleep_first_ns / 1e3, r[i].sleep_p50_ns,
-		       r[i].sleep_p99_ns, r[i].polls_per_wake, r[i].polls_per_iter,
+		       r[i].sleep_p99_ns, r[i].polls_per_sleep, r[i].polls_per_wake,
+		       r[i].polls_per_iter,
 		       r[i].add_ns,
 		       r[i].cq_bytes, r[i].group_bytes, r[i].kernel_bytes,
 		       r[i].rss_bytes);
 	}
 	printf("(first_sleep: the first sleep after the adds arms every CQ; "
 	       "sleep_p50/p99: a sleep after a wake-up of the busy CQ;\n"
-	       " polls/wake: CQ polls per event wake-up (interrupt mode), "
-	       "polls/iter: per loop iteration (busy mode): both O(1) if cold CQs stay armed;\n"
+	       " polls/sleep: CQ polls per steady sleep, polls/wake: per event wake-up"
+	       " (interrupt mode), polls/iter: per loop\n iteration (busy mode): all"
+	       " O(1) if cold CQs stay armed;\n"
 	       " cq_B, grp_B: C allocator bytes per member (mallinfo2), the CQ's "
 	       "and the group's; kernel_B: /proc/slabinfo active\n objects delta"
 	       " per member, machine-wide, rough: large N only; cq_rss_B: resident"
@@ -587,6 +636,7 @@ main(int argc, char **argv)
 		{ "cq-size", required_argument, NULL, 'q' },
 		{ "cold-us", required_argument, NULL, 'k' },
 		{ "dev", required_argument, NULL, 'd' },
+		{ "check", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -631,9 +681,13 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'C':
+			o.check = 1;
+			break;
 		case 'h':
 			printf("usage: %s [--cqs=N,N,...] [--samples=N] [--gap-us=US] "
-			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring]\n", argv[0]);
+			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]\n",
+			       argv[0]);
 			return 0;
 		default:
 			return 2;
@@ -663,5 +717,5 @@ main(int argc, char **argv)
 				o.sizes[i]);
 	}
 	print_rows(&o, rows, o.nsizes);
-	return 0;
+	return o.check ? check_rows(rows, o.nsizes) : 0;
 }

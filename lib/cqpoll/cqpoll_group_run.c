@@ -218,9 +218,17 @@ static int
 transition(struct cqpoll_group *g, bool *unarmed)
 {
 	struct cqpoll_group_member *m;
-	unsigned int i = 0, active = g->nactive;
+	unsigned int i = 0, active;
 	int r, total = 0;
 
+#if CQPOLL_MUTANT(ARM_ALL)
+	/* Negative control only (test build): every member, at every sleep. */
+	for (i = 0; i < g->n; i++)
+		if (!g->members[i]->failed)
+			cqpoll_group_activate(g, g->members[i]);
+	i = 0;
+#endif
+	active = g->nactive;
 	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
