@@ -17,6 +17,10 @@
  *            one thread: the first one after the N adds (every CQ is armed
  *            once: O(N)), then the steady one after a wake-up of the one
  *            busy CQ (cold CQs stay armed across sleeps: O(newly cold)).
+ *  idle      the group with no traffic at all, in interrupt mode, for
+ *            --idle-ms: the consumer's CPU share, and its CPU per
+ *            safety-net timeout (each polls a quarter of a large group,
+ *            so an idle group's cost grows with N: the price of the net).
  *  memory    bytes per idle member: the CQ's own (cqpoll_sw_cq_create())
  *            and the group's (cqpoll_group_add()), from the C allocator's
  *            statistics (mallinfo2(): bytes in use, arena and mmap); the
@@ -41,8 +45,10 @@
  *
  * Usage: bench_scale [--cqs=N,N,...] [--samples=N] [--gap-us=US]
  *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]
+ *                    [--timeout-ms=MS] [--idle-ms=MS]
  *        defaults: --cqs=1,4096,65536 --samples=2000 --gap-us=100
- *                  --cq-size=64 --cold-us=1000
+ *                  --cq-size=64 --cold-us=1000 --timeout-ms=10 (the build's
+ *                  default safety-net timeout) --idle-ms=1000
  */
 
 #include <errno.h>
@@ -81,6 +87,8 @@ struct opts {
 	uint64_t cold_us;
 	int uring; /* --dev=uring */
 	int check; /* --check */
+	uint64_t timeout_ms; /* the group's safety-net timeout */
+	uint64_t idle_ms;
 };
 
 /* What one size measured. */
@@ -90,6 +98,8 @@ struct row {
 	double cpu_per_wake_ns;
 	/* Work that must not grow with N, whatever the machine's load. */
 	double polls_per_wake, polls_per_iter, polls_per_sleep;
+	/* Idle: CPU share, and CPU per safety-net timeout. */
+	double idle_cpu_pct, idle_ns_per_timeout;
 	uint64_t sleep_first_ns, sleep_p50_ns, sleep_p99_ns;
 	double cq_bytes, group_bytes, kernel_bytes, rss_bytes;
 	double add_ns;
@@ -308,6 +318,30 @@ latency_run(struct cqpoll_group *g, struct cqpoll_cq *hot, struct lat *l,
 	return 0;
 }
 
+/* No traffic: what the sleeping group costs, its safety net mostly. */
+static int
+idle_run(struct cqpoll_group *g, uint64_t idle_ms, struct row *row)
+{
+	struct cqpoll_group_stats st;
+	struct lat l = { .g = g };
+	pthread_t t;
+
+	cqpoll_group_stats_reset(g);
+	if (cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_INTERRUPT) != 0 ||
+	    pthread_create(&t, NULL, consumer, &l) != 0)
+		return -1;
+	usleep((useconds_t)(idle_ms * 1000));
+	cqpoll_group_stop(g);
+	pthread_join(t, NULL);
+	if (l.run_ret != 0)
+		return -1;
+	cqpoll_group_stats_get(g, &st);
+	row->idle_cpu_pct = 100.0 * (double)l.cpu_ns / ((double)idle_ms * 1e6);
+	row->idle_ns_per_timeout = st.wakeups_timeout != 0 ?
+		(double)l.cpu_ns / (double)st.wakeups_timeout : 0.0;
+	return 0;
+}
+
 /*
  * The time to go to sleep, on this thread: the first sleep after the adds
  * arms every CQ; each later one follows a wake-up of the busy CQ alone.
@@ -386,7 +420,7 @@ static int
 run_size(const struct opts *o, uint64_t n, struct row *row)
 {
 	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
-					.wait_timeout_ms = 1000,
+					.wait_timeout_ms = (uint32_t)o->timeout_ms,
 					.cold_us = (uint32_t)o->cold_us };
 	struct lat l = { .cap = o->samples };
 	struct cqpoll_cq **cqs = calloc(n, sizeof(*cqs));
@@ -445,6 +479,8 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 
 	/* The last CQ is the busy one: last in a walk over every member. */
 	if (sleep_run(g, cqs[n - 1], row, sv) != 0)
+		goto out;
+	if (idle_run(g, o->idle_ms, row) != 0)
 		goto out;
 	cqpoll_group_stats_reset(g);
 	if (latency_run(g, cqs[n - 1], &l, CQPOLL_GROUP_MODE_INTERRUPT, o->samples,
@@ -578,9 +614,9 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	       PRIu64 "\n", o->uring ? "io_uring" : "sw (edge arm)", o->cq_size,
 	       o->samples, o->gap_us / 2,
 	       o->gap_us / 2 + o->gap_us, o->cold_us);
-	printf("%7s %9s %9s %9s %9s %11s %6s %6s %6s\n", "cqs", "busy_p50",
-	       "busy_p99", "wake_p50", "wake_p99", "cpu_ns/wake", "busy_x",
-	       "wake_x", "cpu_x");
+	printf("%7s %9s %9s %9s %9s %11s %6s %6s %6s %9s %12s\n", "cqs",
+	       "busy_p50", "busy_p99", "wake_p50", "wake_p99", "cpu_ns/wake",
+	       "busy_x", "wake_x", "cpu_x", "idle_cpu%", "ns/timeout");
 	for (i = 0; i < n; i++) {
 		if (r[i].skipped_fd_limit != 0) {
 			printf("%7" PRIu64 " skipped: needs %" PRIu64 " fds, hard limit %"
@@ -589,15 +625,17 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 			continue;
 		}
 		printf("%7" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-		       " %11.0f %6.2f %6.2f %6.2f\n", r[i].n, r[i].busy_p50,
+		       " %11.0f %6.2f %6.2f %6.2f %9.3f %12.0f\n", r[i].n, r[i].busy_p50,
 		       r[i].busy_p99, r[i].wake_p50, r[i].wake_p99,
 		       r[i].cpu_per_wake_ns,
 		       ratio((double)r[i].busy_p50, (double)b->busy_p50),
 		       ratio((double)r[i].wake_p50, (double)b->wake_p50),
-		       ratio(r[i].cpu_per_wake_ns, b->cpu_per_wake_ns));
+		       ratio(r[i].cpu_per_wake_ns, b->cpu_per_wake_ns),
+		       r[i].idle_cpu_pct, r[i].idle_ns_per_timeout);
 	}
-	printf("(latencies in ns; _x: ratio to %" PRIu64 " CQ%s, goal <= 2)\n",
-	       b->n, b->n == 1 ? "" : "s");
+	printf("(latencies in ns; _x: ratio to %" PRIu64 " CQ%s, goal <= 2; idle: "
+	       "no traffic for %" PRIu64 " ms, safety-net timeout %" PRIu64 " ms)\n",
+	       b->n, b->n == 1 ? "" : "s", o->idle_ms, o->timeout_ms);
 	printf("%7s %13s %12s %12s %11s %10s %10s %10s %11s %11s %9s %9s\n", "cqs",
 	       "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns", "polls/sleep",
 	       "polls/wake",
@@ -637,12 +675,14 @@ main(int argc, char **argv)
 		{ "cold-us", required_argument, NULL, 'k' },
 		{ "dev", required_argument, NULL, 'd' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "idle-ms", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .sizes = { 1, 4096, 65536 }, .nsizes = 3,
 			  .samples = 2000, .gap_us = 100, .cq_size = 64,
-			  .cold_us = 1000 };
+			  .cold_us = 1000, .timeout_ms = 10, .idle_ms = 1000 };
 	struct row rows[MAX_SIZES];
 	unsigned int i;
 	int c, r = 0;
@@ -684,9 +724,16 @@ main(int argc, char **argv)
 		case 'C':
 			o.check = 1;
 			break;
+		case 't':
+			r = parse_u64("timeout-ms", optarg, 1, 3600000, &o.timeout_ms, NULL);
+			break;
+		case 'i':
+			r = parse_u64("idle-ms", optarg, 1, 600000, &o.idle_ms, NULL);
+			break;
 		case 'h':
 			printf("usage: %s [--cqs=N,N,...] [--samples=N] [--gap-us=US] "
-			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]\n",
+			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]\n"
+			       "       [--timeout-ms=MS] [--idle-ms=MS]\n",
 			       argv[0]);
 			return 0;
 		default:
