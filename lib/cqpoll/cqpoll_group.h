@@ -661,8 +661,8 @@ int cqpoll_group_run(struct cqpoll_group *g);
  * CQPOLL_GROUP_RUN_RELEASED; a thread that runs the group by
  * cqpoll_group_run_once() (several groups on one lcore) sees the request
  * with cqpoll_group_move_pending() and calls cqpoll_group_release(). A
- * sleeping group is woken for it, and a group with a move pending does not
- * go to sleep by itself.
+ * sleeping group is woken for it (once: a thread that never looks at the
+ * request runs the group on as before).
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

@@ -626,7 +626,6 @@ static bool
 request_pending(struct cqpoll_group *g)
 {
 	return __atomic_load_n(&g->stop, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&g->move_req, __ATOMIC_ACQUIRE) ||
 	       __atomic_load_n(&g->mode_req, __ATOMIC_ACQUIRE) != (int)g->mode;
 }
 
