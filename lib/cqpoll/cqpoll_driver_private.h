@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_DRIVER_PRIVATE_H
+#define CQPOLL_DRIVER_PRIVATE_H
+
+/*
+ * What drivers built into libcqpoll may do to a handle beyond the public
+ * driver SDK (cqpoll_driver.h). Not exported: no version node, no header
+ * installed.
+ */
+
+#include "cqpoll_driver.h"
+
+/*
+ * Replace the burst poll of @p cq, chosen at cqpoll_cq_alloc(), by @p poll,
+ * if it is still @p expect: a driver whose CQ's completions need more
+ * decoding from now on (the mlx5 driver, once it posts a QP's work itself)
+ * changes it without costing CQs that do not. 0; -EINVAL (NULL argument);
+ * -EBUSY (the poll is not @p expect: the CQ failed, its poll now returns
+ * the failure). Not concurrently with a poll of @p cq.
+ */
+int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t expect,
+			cqpoll_poll_burst_t poll);
+
+#endif /* CQPOLL_DRIVER_PRIVATE_H */
