@@ -74,9 +74,10 @@ wr_ds(const struct cqpoll_mlx5_send_wr *wr)
 
 /* Write @p wr's WQE at the head; @p ds from wr_ds(). */
 static uint8_t *
-wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint32_t ds)
+wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint32_t ds,
+	  uint32_t head)
 {
-	uint8_t *ctrl = qp->sq_buf + (size_t)(qp->sq_head & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB;
+	uint8_t *ctrl = qp->sq_buf + (size_t)(head & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB;
 	uint8_t *seg = cqpoll_mlx5_wqe_next(qp, ctrl);
 	uint8_t op = wr_opcode[wr->opcode];
 	uint8_t fm_ce_se = 0;
@@ -116,7 +117,79 @@ wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint3
 		fm_ce_se |= MLX5_WQE_CTRL_SOLICITED;
 	if (wr->flags & CQPOLL_MLX5_SEND_F_FENCE)
 		fm_ce_se |= MLX5_WQE_CTRL_FENCE;
-	cqpoll_mlx5_wqe_ctrl(ctrl, qp->sq_head, op, qp->qpn_ds, ds, fm_ce_se, imm);
+	cqpoll_mlx5_wqe_ctrl(ctrl, head, op, qp->qpn_ds, ds, fm_ce_se, imm);
+	return ctrl;
+}
+
+/* fm_ce_se by the SIGNALED, INLINE, FENCE and SOLICITED flags (as wqe_write). */
+#define FM_CE_SE(f) ((uint8_t)(((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0)))
+static const uint8_t fm_ce_se_of[16] = {
+	FM_CE_SE(0), FM_CE_SE(1), FM_CE_SE(2), FM_CE_SE(3), FM_CE_SE(4), FM_CE_SE(5),
+	FM_CE_SE(6), FM_CE_SE(7), FM_CE_SE(8), FM_CE_SE(9), FM_CE_SE(10), FM_CE_SE(11),
+	FM_CE_SE(12), FM_CE_SE(13), FM_CE_SE(14), FM_CE_SE(15),
+};
+/* Opcodes of the common path: the immediate is kept for the *_IMM ones. */
+static const uint32_t imm_mask_of[CQPOLL_MLX5_WR_RDMA_READ + 1] = {
+	[CQPOLL_MLX5_WR_SEND_IMM] = 0xffffffffu,
+	[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = 0xffffffffu,
+};
+
+/* What the common path reads of the QP, kept in registers across the stores to the ring. */
+struct ring {
+	uint8_t *buf;
+	/* Last start of a WQE of max_sge entries that does not cross the end. */
+	const uint8_t *last_start;
+	uint32_t mask;
+	uint32_t max_sge;
+	uint32_t max_nbb;   /* blocks of such a WQE */
+	uint32_t qpn_ds;
+};
+
+/*
+ * The common WQE: a send, write or read with data segments, not crossing
+ * the ring's end. One pass, no per-segment wrap test, flags by table; the
+ * request's fields are read before the first store (which could alias
+ * them). Returns its control segment, or NULL to leave it to the general
+ * path.
+ */
+static inline uint8_t *
+wqe_fast(const struct ring *rg, const struct cqpoll_mlx5_send_wr *wr, uint32_t head,
+	 uint32_t room, uint32_t *dsp)
+{
+	const uint32_t op = wr->opcode, nsge = wr->num_sge, flags = wr->flags;
+	const struct cqpoll_mlx5_sge *sg = wr->sg_list;
+	const uint64_t raddr = wr->remote_addr;
+	const uint32_t rkey = wr->rkey, imm = wr->imm_data;
+	uint8_t *ctrl = rg->buf + (size_t)(head & rg->mask) * MLX5_SEND_WQE_BB;
+	uint8_t *seg = ctrl + CQPOLL_MLX5_WQE_DS;
+	uint32_t i, ds;
+
+	/* One to max_sge entries, room for the largest such WQE, before the end. */
+	if (__builtin_expect(op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
+			     nsge - 1u >= rg->max_sge || room < rg->max_nbb ||
+			     ctrl > rg->last_start || sg == NULL, 0))
+		return NULL;
+	if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
+		cqpoll_mlx5_wqe_raddr(seg, raddr, rkey);
+		seg += CQPOLL_MLX5_WQE_DS;
+	}
+	if (nsge == 1 && sg[0].length != 0) {
+		cqpoll_mlx5_wqe_data(seg, sg[0].length, sg[0].lkey, sg[0].addr);
+		seg += CQPOLL_MLX5_WQE_DS;
+	} else {
+		for (i = 0; i < nsge; i++) {
+			if (sg[i].length == 0)
+				continue;
+			cqpoll_mlx5_wqe_data(seg, sg[i].length, sg[i].lkey, sg[i].addr);
+			seg += CQPOLL_MLX5_WQE_DS;
+		}
+	}
+	ds = (uint32_t)(seg - ctrl) / CQPOLL_MLX5_WQE_DS;
+	cqpoll_mlx5_wqe_ctrl(ctrl, head, wr_opcode[op], rg->qpn_ds, ds,
+			     fm_ce_se_of[flags & 0xf], imm & imm_mask_of[op]);
+	*dsp = ds;
 	return ctrl;
 }
 
@@ -140,17 +213,50 @@ ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
 	qp->bf_offset ^= qp->bf_size;
 }
 
+/*
+ * Every other WQE (inline, atomics, across the ring's end, a ring nearly
+ * full, invalid): out of line, so that the common loop keeps its registers.
+ * NULL with *why set (invalid) or not (no room).
+ */
+static __attribute__((noinline)) uint8_t *
+post_slow(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsigned int i,
+	  uint32_t head, uint32_t *used, uint32_t *nbb, const char **why)
+{
+	uint32_t ds;
+
+	*why = wr_invalid(qp, wr);
+	if (*why != NULL) {
+		CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: request %u: %s",
+			   qp->caps.qp_num, i, *why);
+		return NULL;
+	}
+	ds = wr_ds(wr);
+	*nbb = (ds + 3) / 4;
+	/* Never over work the device may still read (retired by a completion). */
+	if (*used + *nbb > qp->sq_cnt) {
+		*used = head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+		if (*used + *nbb > qp->sq_cnt)
+			return NULL;
+	}
+	return wqe_write(qp, wr, ds, head);
+}
+
 int
 cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs,
 			 unsigned int n)
 {
 	const uint8_t *last = NULL;
-	uint32_t ds, nbb, idx, used;
+	uint32_t ds, nbb = 0, idx, used, head;
 	const char *why = NULL;
+	uint64_t *wrid;
+	uint8_t *ctrl, *nbbs;
+	struct ring rg;
 	unsigned int i;
 
 	if (qp == NULL || wrs == NULL || n == 0)
 		return -EINVAL;
+	wrid = qp->sq_wrid;
+	nbbs = qp->sq_nbb;
 	/* rdma-core refuses sends before RTS (qp_state_max_gs, §5); error states flush. */
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
 	    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
@@ -158,32 +264,33 @@ cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_sen
 			   qp->caps.qp_num);
 		return -EINVAL;
 	}
-	used = qp->sq_head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	head = qp->sq_head;
+	used = head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	rg = (struct ring){ .buf = qp->sq_buf, .mask = qp->sq_cnt - 1,
+			    .max_sge = qp->max_send_sge, .qpn_ds = qp->qpn_ds,
+			    .max_nbb = (2 + qp->max_send_sge + 3) / 4 };
+	rg.last_start = qp->sq_end - (size_t)(2 + qp->max_send_sge) * CQPOLL_MLX5_WQE_DS;
 	for (i = 0; i < n; i++) {
-		why = wr_invalid(qp, &wrs[i]);
-		if (why != NULL) {
-			CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: request %u: %s",
-				   qp->caps.qp_num, i, why);
-			break;
-		}
-		ds = wr_ds(&wrs[i]);
-		nbb = (ds + 3) / 4;
-		/* Never over work the device may still read (retired by a completion). */
-		if (used + nbb > qp->sq_cnt) {
-			used = qp->sq_head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
-			if (used + nbb > qp->sq_cnt)
+		/* The common WQE where it surely fits; anything else below. */
+		ctrl = wqe_fast(&rg, &wrs[i], head, rg.mask + 1 - used, &ds);
+		if (ctrl != NULL) {
+			nbb = (ds + 3) / 4;
+		} else {
+			ctrl = post_slow(qp, &wrs[i], i, head, &used, &nbb, &why);
+			if (ctrl == NULL)
 				break;
 		}
-		idx = qp->sq_head & (qp->sq_cnt - 1);
-		qp->sq_wrid[idx] = wrs[i].wr_id;
-		qp->sq_nbb[idx] = (uint8_t)nbb;
-		last = wqe_write(qp, &wrs[i], ds);
-		/* The records before the head that names them (the poller reads them). */
-		__atomic_store_n(&qp->sq_head, qp->sq_head + nbb, __ATOMIC_RELEASE);
+		idx = head & rg.mask;
+		wrid[idx] = wrs[i].wr_id;
+		nbbs[idx] = (uint8_t)nbb;
+		last = ctrl;
+		head += nbb;
 		used += nbb;
 	}
 	if (i == 0)
 		return why != NULL ? -EINVAL : -ENOSPC;
+	/* The records before the head that names them (the poller reads them). */
+	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
 	ring_send(qp, last);
 	return (int)i;
 }
