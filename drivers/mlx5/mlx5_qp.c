@@ -25,13 +25,17 @@
 /*
  * The mlx5 state of a handle of this driver or of the emulated device (both
  * arm through cqpoll_mlx5_arm(), whose priv is a struct cqpoll_mlx5_cq).
+ * By name too: a program that links a second copy of the driver (the
+ * negative controls' test builds) sees the emulated device's table point
+ * at the other copy.
  */
 static struct cqpoll_mlx5_cq *
 mlx5_cq_of(struct cqpoll_cq *cq)
 {
 	const struct cqpoll_driver_ops *ops = cqpoll_cq_driver(cq);
 
-	if (ops == NULL || ops->arm != cqpoll_mlx5_arm)
+	if (ops == NULL || (ops->arm != cqpoll_mlx5_arm && strcmp(ops->name, "mlx5") != 0 &&
+			    strcmp(ops->name, "mlx5-emu") != 0))
 		return NULL;
 	return cqpoll_cq_priv(cq);
 }
@@ -69,9 +73,8 @@ set_add(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 		s = calloc(1, sizeof(*s));
 		if (s == NULL)
 			return -ENOMEM;
-		s->inner = cqpoll_mlx5_poll_of(q);
 		q->qps = s;
-		r = cqpoll_cq_poll_swap(cq, s->inner, cqpoll_mlx5_qp_poll);
+		r = cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll, &s->inner);
 		if (r < 0) {
 			q->qps = NULL;
 			free(s);
@@ -103,7 +106,7 @@ set_del(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	if (s->n != 0)
 		return;
 	/* A failed CQ keeps its failure's poll, which reads no set. */
-	(void)cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll, s->inner);
+	(void)cqpoll_cq_poll_swap(cq, s->inner, NULL);
 	q->qps = NULL;
 	free(s);
 }

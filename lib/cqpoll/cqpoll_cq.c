@@ -140,13 +140,18 @@ cqpoll_cq_priv(const struct cqpoll_cq *cq)
 }
 
 int
-cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t expect, cqpoll_poll_burst_t poll)
+cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll, cqpoll_poll_burst_t *old)
 {
-	if (cq == NULL || expect == NULL || poll == NULL)
+	if (cq == NULL || poll == NULL)
 		return -EINVAL;
-	/* The consumer owns fp.poll (cqpoll_cq_latch_failure() swaps it too). */
-	if (cq->fp.poll != expect)
+	/*
+	 * The consumer owns fp.poll; a failure latched (cqpoll_cq_latch_failure())
+	 * or reported keeps the failed poll.
+	 */
+	if (cq->fail_latched || cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
 		return -EBUSY;
+	if (old != NULL)
+		*old = cq->fp.poll;
 	cq->fp.poll = poll;
 	return 0;
 }

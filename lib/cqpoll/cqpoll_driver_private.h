@@ -12,13 +12,13 @@
 
 /*
  * Replace the burst poll of @p cq, chosen at cqpoll_cq_alloc(), by @p poll,
- * if it is still @p expect: a driver whose CQ's completions need more
- * decoding from now on (the mlx5 driver, once it posts a QP's work itself)
- * changes it without costing CQs that do not. 0; -EINVAL (NULL argument);
- * -EBUSY (the poll is not @p expect: the CQ failed, its poll now returns
- * the failure). Not concurrently with a poll of @p cq.
+ * the one it had going to *@p old (if @p old is not NULL): a driver whose
+ * CQ's completions need more decoding from now on (the mlx5 driver, once it
+ * posts a QP's work itself) changes it without costing CQs that do not.
+ * 0; -EINVAL (NULL argument); -EBUSY (the CQ failed: its poll returns the
+ * failure and stays). Not concurrently with a poll of @p cq.
  */
-int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t expect,
-			cqpoll_poll_burst_t poll);
+int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll,
+			cqpoll_poll_burst_t *old);
 
 #endif /* CQPOLL_DRIVER_PRIVATE_H */
