@@ -205,7 +205,8 @@ ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
 	uint64_t w;
 
 	cqpoll_mlx5_wmb_wqe_before_record();
-	qp->dbrec[MLX5_SND_DBR] = htobe32(qp->sq_head & 0xffffu);
+	__atomic_store_n(&qp->dbrec[MLX5_SND_DBR], htobe32(qp->sq_head & 0xffffu),
+			 __ATOMIC_RELEASE);
 	cqpoll_mlx5_wmb_record_before_uar();
 	memcpy(&w, last_ctrl, sizeof(w));
 	__atomic_store_n((uint64_t *)(void *)(qp->bf_reg + qp->bf_offset), w, __ATOMIC_RELAXED);
@@ -346,6 +347,7 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 		return -ENOSPC;
 	/* No register write for receives: the record is the doorbell (§5). */
 	cqpoll_mlx5_wmb_wqe_before_record();
-	qp->dbrec[MLX5_RCV_DBR] = htobe32(qp->rq_head & 0xffffu);
+	__atomic_store_n(&qp->dbrec[MLX5_RCV_DBR], htobe32(qp->rq_head & 0xffffu),
+			 __ATOMIC_RELEASE);
 	return (int)i;
 }
