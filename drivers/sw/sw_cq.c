@@ -32,6 +32,19 @@ sw_destroy(void *priv)
 	sw_cq_free(priv);
 }
 
+/* A failure reported from any thread wakes whoever sleeps on the CQ. */
+static int
+sw_wake(void *priv)
+{
+	struct cqpoll_sw_cq *q = priv;
+	const uint64_t one = 1;
+
+	/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
 const struct cqpoll_driver_ops cqpoll_sw_ops = {
 	.name = "sw",
 	.arm = cqpoll_sw_arm,
@@ -117,7 +130,9 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		r = errno;
 		sw_cq_free(q);
 		errno = r;
+		return NULL;
 	}
+	cqpoll_cq_set_wake(cq, sw_wake);
 	return cq;
 }
 

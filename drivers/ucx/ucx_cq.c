@@ -56,6 +56,18 @@ ucx_destroy(void *priv)
 	ucx_free(q);
 }
 
+/*
+ * A failure reported from any thread wakes whoever sleeps on the worker's
+ * fd: ucp_worker_signal() may be called from any thread.
+ */
+static int
+ucx_wake(void *priv)
+{
+	struct cqpoll_ucx_cq *q = priv;
+
+	return ucp_worker_signal(q->worker) == UCS_OK ? 0 : -EIO;
+}
+
 const struct cqpoll_driver_ops cqpoll_ucx_ops = {
 	.name = "ucx",
 	.arm = cqpoll_ucx_arm,
@@ -123,7 +135,9 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 		r = errno;
 		ucx_free(q);
 		errno = r;
+		return NULL;
 	}
+	cqpoll_cq_set_wake(cq, ucx_wake);
 	return cq;
 }
 

@@ -346,6 +346,47 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 }
 
 /*
+ * Poll @p m, a member believed armed, for work no event announced, and,
+ * found empty, ring its arm again (cqpoll_cq_arm_check()): that is where a
+ * driver finds a queue that died without an event or a failing poll
+ * (io_uring: its fd closed), and where a CQ reported failed from another
+ * thread is latched. An arm of an armed, empty CQ changes nothing on any
+ * driver; a reported miss makes it poll and arm again. Work found, or a
+ * miss, puts it back on the active list. Returns the completions found; a
+ * dead member is handed to cqpoll_group_member_failed() and counts 0.
+ */
+#if !CQPOLL_MUTANT(NO_SAFETY_NET)
+static int
+check_armed(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	int r = poll_member(g, m);
+
+	if (r == 0) {
+#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
+		r = cqpoll_cq_arm_check(m->cq);
+#endif
+		if (r > 0)
+			cqpoll_group_activate(g, m);
+		if (r >= 0)
+			return 0;
+	}
+	if (r < 0) {
+		/* Dead, with no event to say so: found here. */
+		MEMBER_FAILED(g, m, r);
+		return 0;
+	}
+	cqpoll_group_activate(g, m);
+	return r;
+}
+#endif
+
+static uint64_t
+period_ns(const struct cqpoll_group *g)
+{
+	return (uint64_t)g->wait_timeout_ms * 1000000u;
+}
+
+/*
  * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
  * members, each still believed armed, since an event may have been lost (a
  * shared channel read by someone else, a device or driver bug). Work found
@@ -384,28 +425,9 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 			continue;
 		before = m->cq->counters.timeout_recoveries;
 		cqpoll_cq_timeout_mark(m->cq, t_sleep);
-		r = poll_member(g, m);
-		if (r == 0) {
-			/*
-			 * Armed through a whole net and empty: ring the arm
-			 * again, where a driver finds a queue that died without
-			 * an event or a failing poll (io_uring: its fd closed).
-			 * A reported miss makes it poll and arm again.
-			 */
-#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
-			r = cqpoll_cq_arm_check(m->cq);
-#endif
-			if (r > 0)
-				cqpoll_group_activate(g, m);
-			if (r >= 0)
-				continue;
-		}
-		if (r < 0) {
-			/* Dead, with no event to say so: the net found it. */
-			MEMBER_FAILED(g, m, r);
-			continue;
-		}
-		cqpoll_group_activate(g, m);
+		r = check_armed(g, m);
+		if (r < 0)
+			return r;
 		total += r;
 		if (m->cq->counters.timeout_recoveries != before)
 			recovered = true;
@@ -421,8 +443,57 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 static int
 safety_net(struct cqpoll_group *g, uint64_t t_sleep)
 {
+	/* A net over the whole group is that period's health check too. */
+	if (g->n <= GROUP_NET_SLICE_MIN)
+		g->t_health = cqpoll_now_ns() + period_ns(g);
 	return safety_net_since(g, t_sleep, UINT64_MAX);
 }
+
+#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+/*
+ * The health check (contract.md, section 11), due once per safety-net
+ * period on the group's own clock whatever the traffic: a group whose other
+ * members keep it awake never has a sleep that times out, so the net alone
+ * would never look at an armed member, and a silent death there would wait
+ * for the traffic to stop. Active members need nothing: the loop polls them
+ * at every iteration. Each armed one is checked as the net checks it
+ * (check_armed()). Work found there counts as a timeout recovery by the
+ * net's rule, judged against the group's last look at its events (t_wait):
+ * work visible before a look that did not bring its event had its event
+ * lost; work newer than that may have its event on the way. Cost: one poll
+ * and one arm per armed member per period, one compare per iteration.
+ */
+static int
+health_check(struct cqpoll_group *g, uint64_t now)
+{
+	struct cqpoll_group_member *m;
+	unsigned int i, checked = 0;
+	bool recovered = false;
+	uint64_t before;
+	int r, total = 0;
+
+	g->t_health = now + period_ns(g);
+	for (i = 0; i < g->n; i++) {
+		m = g->members[i];
+		if (m->failed || m->active)
+			continue;
+		checked++;
+		before = m->cq->counters.timeout_recoveries;
+		cqpoll_cq_timeout_mark(m->cq, g->t_wait);
+		r = check_armed(g, m);
+		if (r < 0)
+			return r;
+		total += r;
+		if (m->cq->counters.timeout_recoveries != before)
+			recovered = true;
+	}
+	if (recovered)
+		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
+		       (void *)g, checked, g->n, total);
+	return total;
+}
+#endif
 
 static void
 drain_wake_fd(struct cqpoll_group *g)
@@ -509,6 +580,7 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 	    (g->nactive != 0 && now - g->t_check < GROUP_COLD_CHECK_NS))
 		return 0;
 	g->t_check = now;
+	g->t_wait = now;
 	cqpoll_stat_add(&g->stats.event_checks, 1);
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
 	if (r < 0)
@@ -553,6 +625,7 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	uint64_t asleep, recovered;
 	int r, total;
 
+	g->t_wait = t_sleep;
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
 	asleep = cqpoll_now_ns() - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
@@ -712,8 +785,18 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+	/* Due once per period: one compare per iteration, nothing per poll. */
+	if (t1 >= g->t_health) {
+		int c = health_check(g, t1);
+
+		if (c < 0)
+			return c;
+		r += c;
+	}
+#endif
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	a = decide(g, r, t1);
 	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
 		/* Awake in a low-power state: busy time, not asleep. */
@@ -724,15 +807,15 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	}
 	r = transition(g, &unarmed);
 	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
-		if (g->failed != NULL)
-			cqpoll_group_reap(g);
+		if (g->failed != NULL && cqpoll_group_reap(g))
+			return cqpoll_group_free_deferred(g);
 	} else {
 		slept = 0;
 	}
@@ -755,6 +838,9 @@ cqpoll_group_run(struct cqpoll_group *g)
 		return -EBUSY;
 	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
 		r = cqpoll_group_run_once(g);
+		/* Destroyed by its failure callback: gone, and stopped. */
+		if (r == -ECANCELED)
+			return 0;
 		if (r < 0)
 			return r;
 	}
@@ -783,8 +869,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	if (g->sleeping)
 		return -EALREADY;
 	r = transition(g, &unarmed);
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	if (r != 0)
 		return r;
 	if (unarmed)
@@ -808,8 +894,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 		return -EINVAL;
 	g->sleeping = false;
 	r = wait_and_wake(g, g->t_sleep, 0);
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	/* The external wait was counted asleep: busy time starts again now. */
 	g->t_mark = cqpoll_now_ns();
 	return r;

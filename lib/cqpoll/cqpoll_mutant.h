@@ -37,6 +37,16 @@
 #define CQPOLL_MUTANT_NO_NET_ARM_CHECK 0
 #endif
 
+/* A group never checks its members' health on its timer, only at quiet timeouts. */
+#ifndef CQPOLL_MUTANT_NO_HEALTH_CHECK
+#define CQPOLL_MUTANT_NO_HEALTH_CHECK 0
+#endif
+
+/* cqpoll_cq_fail() leaves the event fd alone: a sleeper on the CQ sleeps on. */
+#ifndef CQPOLL_MUTANT_NO_FAIL_WAKE
+#define CQPOLL_MUTANT_NO_FAIL_WAKE 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -15,6 +15,7 @@
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
+#include "cqpoll_mutant.h"
 
 static const struct {
 	const char *name;
@@ -91,6 +92,29 @@ cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause)
 	/* The consumer's next empty poll latches it (cqpoll_cq_poll_judge()). */
 	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_FAILED,
 			  __ATOMIC_RELEASE);
+#if !CQPOLL_MUTANT(NO_FAIL_WAKE)
+	/*
+	 * Nobody may sleep on a dead CQ (contract.md, 11): a sleeper wakes,
+	 * polls what is left and gets the errno. After the state, so that the
+	 * woken thread sees it.
+	 */
+	if (cq->wake != NULL) {
+		int r = cq->wake(cq->fp.priv);
+
+		if (r < 0)
+			CQPOLL_LOG(ERR, cq->ops.name, "cq %p: waking its sleeper after the failure: %s",
+				   (void *)cq, strerror(-r));
+	}
+#endif
+	return 0;
+}
+
+int
+cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	cq->wake = wake;
 	return 0;
 }
 
