@@ -161,9 +161,14 @@ cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r)
 	cq->fp.poll = failed_polls[s];
 	/* A dead CQ's arm is no promise: nothing may sleep on it. */
 	cq->armed = false;
-	CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s), %s from now on",
-		   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause,
-		   strerror(-states[s].error));
+	/* A cause that is only the errno's text is said once. */
+	if (strcmp(cq->fail_cause, strerror(-states[s].error)) == 0)
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s) from now on",
+			   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause);
+	else
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s), %s from now on",
+			   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause,
+			   strerror(-states[s].error));
 	CQPOLL_TRACE(cq_state, (const struct cqpoll_group *)(const void *)cq->group,
 		     cq, s, states[s].error);
 	return states[s].error;

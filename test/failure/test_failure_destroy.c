@@ -8,7 +8,8 @@
  * cqpoll_group_sleep_prepare()/_finish() -ECANCELED). Two members failing
  * at once: the callback runs for the first only, the group being gone. A
  * destroy from a completion callback is refused (logged) and the group
- * runs on. Meant for the ASan build (test-all.sh runs every suite there):
+ * runs on. And the failure's log lines say the errno's text once when the
+ * report gave no cause of its own. Meant for the ASan build (test-all.sh runs every suite there):
  * before, cqpoll_group_reap() wrote the freed group after the callback.
  */
 
@@ -20,6 +21,7 @@
 #include "cqpoll.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_group.h"
+#include "cqpoll_log.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
 
@@ -212,7 +214,53 @@ test_destroy_in_completion_refused(void)
 	return TEST_PASS;
 }
 
+/* The failure's log lines, caught by a hook. */
+static char log_lines[8][512];
+static unsigned int nlog;
+
+static void
+log_write(void *arg, enum cqpoll_log_level level, const char *component,
+	  const char *msg)
+{
+	(void)arg;
+	(void)component;
+	if (level <= CQPOLL_LOG_WARNING && strstr(msg, "failed") != NULL && nlog < 8)
+		snprintf(log_lines[nlog++], sizeof(log_lines[0]), "%s", msg);
+}
+
+/* No cause given: "queue-lost (Bad file descriptor)", once, not twice. */
+static int
+test_log_says_errno_once(void)
+{
+	static const struct cqpoll_log_hook hook = { .write = log_write };
+	const char *text = strerror(EBADF);
+	struct ctx x = { 0 };
+	char twice[256];
+	unsigned int i;
+	int k;
+
+	snprintf(twice, sizeof(twice), "%s, %s", text, text);
+	TEST_ASSERT_EQ(cqpoll_log_set_hook(&hook), 0);
+	TEST_ASSERT_EQ(setup(&x, CQPOLL_GROUP_MODE_BUSY), TEST_PASS);
+	TEST_ASSERT_EQ(cqpoll_cq_fail(x.cq[0], -EBADF, NULL), 0);
+	for (k = 0; k < 100 && x.reports == 0; k++)
+		TEST_ASSERT(cqpoll_group_run_once(x.g) >= 0, "run_once");
+	cqpoll_log_set_hook(NULL);
+	TEST_ASSERT_EQ(x.reports, 1);
+	TEST_ASSERT(nlog >= 2, "%u failure lines logged, want the latch's and the group's", nlog);
+	for (i = 0; i < nlog; i++) {
+		printf("  log: %s\n", log_lines[i]);
+		TEST_ASSERT(strstr(log_lines[i], "queue-lost") != NULL &&
+			    strstr(log_lines[i], text) != NULL &&
+			    strstr(log_lines[i], twice) == NULL,
+			    "log line '%s'", log_lines[i]);
+	}
+	teardown(&x, false);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_log_says_errno_once),
 	TEST_CASE(test_destroy_in_run),
 	TEST_CASE(test_destroy_in_run_once),
 	TEST_CASE(test_destroy_in_sleep_finish),
