@@ -95,7 +95,8 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	}
 	q->efd = -1;
 	q->dev = NULL;
-	q->log2_size = 1;
+	/* A power of two, 1 included: the phase bit is then the index's own. */
+	q->log2_size = 0;
 	while ((1u << q->log2_size) < size)
 		q->log2_size++;
 	size = 1u << q->log2_size;
