@@ -86,8 +86,6 @@ struct cqpoll_group {
 	 * and its arm rung, so that a silent death is found within two periods.
 	 */
 	uint64_t t_health;
-	/* Start of the group's last look at its events (a sleep or a check). */
-	uint64_t t_wait;
 	/* Inside the failure callback (in_callback is set too). */
 	bool in_failure_cb;
 	/*

@@ -449,52 +449,6 @@ safety_net(struct cqpoll_group *g, uint64_t t_sleep)
 	return safety_net_since(g, t_sleep, UINT64_MAX);
 }
 
-#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
-/*
- * The health check (contract.md, section 11), due once per safety-net
- * period on the group's own clock whatever the traffic: a group whose other
- * members keep it awake never has a sleep that times out, so the net alone
- * would never look at an armed member, and a silent death there would wait
- * for the traffic to stop. Active members need nothing: the loop polls them
- * at every iteration. Each armed one is checked as the net checks it
- * (check_armed()). Work found there counts as a timeout recovery by the
- * net's rule, judged against the group's last look at its events (t_wait):
- * work visible before a look that did not bring its event had its event
- * lost; work newer than that may have its event on the way. Cost: one poll
- * and one arm per armed member per period, one compare per iteration.
- */
-static int
-health_check(struct cqpoll_group *g, uint64_t now)
-{
-	struct cqpoll_group_member *m;
-	unsigned int i, checked = 0;
-	bool recovered = false;
-	uint64_t before;
-	int r, total = 0;
-
-	g->t_health = now + period_ns(g);
-	for (i = 0; i < g->n; i++) {
-		m = g->members[i];
-		if (m->failed || m->active)
-			continue;
-		checked++;
-		before = m->cq->counters.timeout_recoveries;
-		cqpoll_cq_timeout_mark(m->cq, g->t_wait);
-		r = check_armed(g, m);
-		if (r < 0)
-			return r;
-		total += r;
-		if (m->cq->counters.timeout_recoveries != before)
-			recovered = true;
-	}
-	if (recovered)
-		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
-	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
-		       (void *)g, checked, g->n, total);
-	return total;
-}
-#endif
-
 static void
 drain_wake_fd(struct cqpoll_group *g)
 {
@@ -580,7 +534,6 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 	    (g->nactive != 0 && now - g->t_check < GROUP_COLD_CHECK_NS))
 		return 0;
 	g->t_check = now;
-	g->t_wait = now;
 	cqpoll_stat_add(&g->stats.event_checks, 1);
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
 	if (r < 0)
@@ -611,6 +564,63 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 	return total;
 }
 
+#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+/*
+ * The health check (contract.md, section 11), due once per safety-net
+ * period on the group's own clock whatever the traffic: a group whose other
+ * members keep it awake never has a sleep that times out, so the net alone
+ * would never look at an armed member, and a silent death there would wait
+ * for the traffic to stop. It first takes the events at hand (one
+ * epoll_wait() that does not block), so that members whose event is pending
+ * are woken the normal way; then each armed member left is checked as the
+ * net checks it (check_armed()). Active members need nothing: the loop
+ * polls them at every iteration. Work found in an armed member counts as a
+ * timeout recovery by the net's rule, against a whole period: visible for
+ * a period with no event taken, its event was lost (or later than the net
+ * waits). Cost: one epoll_wait(), and one poll and one arm per armed
+ * member, per period; one compare per iteration.
+ */
+static int
+health_check(struct cqpoll_group *g, uint64_t now)
+{
+	struct epoll_event evs[GROUP_EPOLL_EVENTS];
+	bool cq_ready = false, xthread = false, recovered = false;
+	struct cqpoll_group_member *m;
+	unsigned int i, checked = 0;
+	uint64_t before;
+	int r, total = 0;
+
+	g->t_health = now + period_ns(g);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
+	if (r < 0)
+		return errno != EINTR ? -errno : 0;
+	if (r > 0) {
+		total = take_ready(g, evs, r, now, &cq_ready, &xthread);
+		if (total < 0)
+			return total;
+	}
+	for (i = 0; i < g->n; i++) {
+		m = g->members[i];
+		if (m->failed || m->active)
+			continue;
+		checked++;
+		before = m->cq->counters.timeout_recoveries;
+		cqpoll_cq_timeout_mark(m->cq, now > period_ns(g) ? now - period_ns(g) : 0);
+		r = check_armed(g, m);
+		if (r < 0)
+			return r;
+		total += r;
+		if (m->cq->counters.timeout_recoveries != before)
+			recovered = true;
+	}
+	if (recovered)
+		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
+		       (void *)g, checked, g->n, total);
+	return total;
+}
+#endif
+
 /*
  * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
  * ready, after an external wait), then consume the ready CQs' events and
@@ -625,7 +635,6 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	uint64_t asleep, recovered;
 	int r, total;
 
-	g->t_wait = t_sleep;
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
 	asleep = cqpoll_now_ns() - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
