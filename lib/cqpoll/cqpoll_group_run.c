@@ -574,20 +574,21 @@ check_cold(struct cqpoll_group *g, uint64_t now)
  * epoll_wait() that does not block), so that members whose event is pending
  * are woken the normal way; then each armed member left is checked as the
  * net checks it (check_armed()). Active members need nothing: the loop
- * polls them at every iteration. Work found in an armed member counts as a
- * timeout recovery by the net's rule, against a whole period: visible for
- * a period with no event taken, its event was lost (or later than the net
- * waits). Cost: one epoll_wait(), and one poll and one arm per armed
- * member, per period; one compare per iteration.
+ * polls them at every iteration. Work found in an armed member is
+ * delivered, its arm taken as spent (the next transition arms it again),
+ * and it is no timeout recovery: in a group that did not sleep, nothing
+ * tells a lost event from one on its way (a shared channel's, read by
+ * another member's fd; a device without host timestamps), and the net's
+ * rule would count the latter. Cost: one epoll_wait(), and one poll and
+ * one arm per armed member, per period; one compare per iteration.
  */
 static int
 health_check(struct cqpoll_group *g, uint64_t now)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
-	bool cq_ready = false, xthread = false, recovered = false;
+	bool cq_ready = false, xthread = false;
 	struct cqpoll_group_member *m;
 	unsigned int i, checked = 0;
-	uint64_t before;
 	int r, total = 0;
 
 	g->t_health = now + period_ns(g);
@@ -604,17 +605,14 @@ health_check(struct cqpoll_group *g, uint64_t now)
 		if (m->failed || m->active)
 			continue;
 		checked++;
-		before = m->cq->counters.timeout_recoveries;
-		cqpoll_cq_timeout_mark(m->cq, now > period_ns(g) ? now - period_ns(g) : 0);
 		r = check_armed(g, m);
 		if (r < 0)
 			return r;
-		total += r;
-		if (m->cq->counters.timeout_recoveries != before)
-			recovered = true;
+		if (r > 0) {
+			m->cq->armed = false;
+			total += r;
+		}
 	}
-	if (recovered)
-		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
 		       (void *)g, checked, g->n, total);
 	return total;
