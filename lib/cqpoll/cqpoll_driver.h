@@ -170,7 +170,10 @@ cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *op
  *   - -EINVAL: @p cq is NULL or @p error is not negative.
  *
  * Thread safety: safe from any thread while the CQ exists (an async event
- * reader may report a CQ that another thread polls).
+ * reader may report a CQ that another thread polls). The consumer may learn
+ * of the failure, and be told (a group's failure callback), before this
+ * call returns (it wakes the consumer, cqpoll_cq_set_wake()): the CQ must
+ * not be destroyed until it has returned.
  */
 int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
 

@@ -69,6 +69,7 @@ struct round {
 	struct cq_rx rx[NCQ];
 	int devnull;
 	uint64_t t_fail;
+	int killed;               /* the killing call has returned */
 	uint64_t t_traffic_end;
 	int reports;
 	uint64_t t_report;
@@ -129,6 +130,12 @@ on_failure(struct cqpoll_group *g, struct cqpoll_cq *cq,
 			    f->error, want);
 	if ((r = cqpoll_poll_burst(cq, c, 4)) != want)
 		REPORT_FAIL("poll of the failed cq returned %d", r);
+	/*
+	 * The killing thread may still be inside cqpoll_cq_fail() (its wake-up
+	 * woke us): the CQ is destroyed only once that call returned.
+	 */
+	while (!__atomic_load_n(&rd->killed, __ATOMIC_ACQUIRE))
+		test_spin_ns(1000);
 	if ((r = cqpoll_cq_destroy(cq)) != 0)
 		REPORT_FAIL("destroy of the failed cq returned %d", r);
 	rd->cq[VICTIM] = NULL;
@@ -158,6 +165,7 @@ kill_victim(struct round *rd)
 	} else if (cqpoll_cq_fail(rd->cq[VICTIM], -EIO, "killed by the test") != 0) {
 		fprintf(stderr, "cqpoll_cq_fail refused\n");
 	}
+	__atomic_store_n(&rd->killed, 1, __ATOMIC_RELEASE);
 }
 
 static void
