@@ -47,6 +47,14 @@
 #define CQPOLL_MUTANT_NO_FAIL_WAKE 0
 #endif
 
+/*
+ * An mlx5 requester completion frees only its own WQE's building blocks, not
+ * those of the unsignalled WQEs posted before it.
+ */
+#ifndef CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY
+#define CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 
