@@ -410,10 +410,13 @@ def main():
         % args.sweep,
         "",
         "One default sweep of testpmd-cq (see [testpmd-cq.md](testpmd-cq.md)) "
-        "on %s, on the machine described below, with the "
-        "issue's two goals for the adaptive policy computed from it. The "
+        "on %s, on the machine described below, with two goals for the "
+        "adaptive policy computed from it: at the lowest load its CPU at most "
+        "%.1fx interrupt mode's (it sleeps as well as interrupt mode does), "
+        "and at the highest load its p99 latency at most %.1fx poll mode's (it "
+        "polls as well as poll mode does). The "
         "numbers are those of one run on one machine: compare policies within "
-        "the run, not with another machine's." % describe_devs(conf["devs"]),
+        "the run, not with another machine's." % (describe_devs(conf["devs"]), GOAL, GOAL),
         "",
         "## Machine",
         "",

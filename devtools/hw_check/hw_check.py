@@ -47,11 +47,12 @@ def versions(build):
     v["DPDK"] = cmd_out(["pkg-config", "--modversion", "libdpdk"])
     v["machine"] = platform.machine()
     try:
-        v["memlock limit"] = subprocess.run(
+        raw = subprocess.run(
             ["sh", "-c", "ulimit -l"], capture_output=True, text=True,
             timeout=5).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
-        v["memlock limit"] = None
+        raw = None
+    v["memlock limit"], _ = report.memlock(raw)
     return v
 
 
@@ -248,7 +249,17 @@ def main():
         return 1
     rep = {"mode": "emulated" if args.emulated else "hardware",
            "versions": versions(build), "devices": [], "devices_reason": "",
-           "checks": [], "latency": [], "log": []}
+           "checks": [], "latency": [], "log": [], "warnings": []}
+    try:
+        raw = subprocess.run(["sh", "-c", "ulimit -l"], capture_output=True,
+                             text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        raw = None
+    _, warn = report.memlock(raw)
+    # The emulated devices register nothing: the limit matters on hardware.
+    if warn is not None and not args.emulated:
+        rep["warnings"].append(warn)
+        print("hw-check: warning: " + warn, file=sys.stderr)
     if args.emulated:
         rep["devices_reason"] = "emulated run: mlx5-emu and verbs-emu only"
         st, why = selfcheck_rxe(rxe.kernel_has_rxe())
@@ -338,7 +349,13 @@ def main():
         if c["status"] != "pass":
             print("  %-10s %-20s %s: %s" % (c["device"], c["check"], c["status"],
                                             c["reason"]))
+    for w in rep["warnings"]:
+        print("hw-check: warning: " + w)
     print("hw-check: report: %s and %s" % (md, js))
+    if args.emulated:
+        print("hw-check: emulated run: its timings mean nothing; nothing to send back")
+    else:
+        print("hw-check: " + report.SEND_BACK)
     return rc
 
 

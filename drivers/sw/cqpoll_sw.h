@@ -24,7 +24,7 @@ extern "C" {
 
 /** Configuration of a software CQ. */
 struct cqpoll_sw_conf {
-	uint32_t size;                   /**< Entries, rounded up to a power of 2; 0: default. */
+	uint32_t size;                   /**< Entries, rounded up to a power of 2 (1 stays 1); 0: default. */
 	enum cqpoll_arm_semantics arm;   /**< What the arm guarantees. */
 	uint32_t event_ack_batch;        /**< 0: the build-time default. */
 	uint32_t flags;                  /**< CQPOLL_SW_F_* flags. */

@@ -32,6 +32,19 @@ sw_destroy(void *priv)
 	sw_cq_free(priv);
 }
 
+/* A failure reported from any thread wakes whoever sleeps on the CQ. */
+static int
+sw_wake(void *priv)
+{
+	struct cqpoll_sw_cq *q = priv;
+	const uint64_t one = 1;
+
+	/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
 const struct cqpoll_driver_ops cqpoll_sw_ops = {
 	.name = "sw",
 	.arm = cqpoll_sw_arm,
@@ -82,7 +95,8 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	}
 	q->efd = -1;
 	q->dev = NULL;
-	q->log2_size = 1;
+	/* A power of two, 1 included: the phase bit is then the index's own. */
+	q->log2_size = 0;
 	while ((1u << q->log2_size) < size)
 		q->log2_size++;
 	size = 1u << q->log2_size;
@@ -117,7 +131,9 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		r = errno;
 		sw_cq_free(q);
 		errno = r;
+		return NULL;
 	}
+	cqpoll_cq_set_wake(cq, sw_wake);
 	return cq;
 }
 

@@ -71,7 +71,10 @@ struct cqpoll_ucx_conf {
  *   Parameters; NULL for the defaults.
  * @return
  *   The CQ, or NULL with errno set: EINVAL (NULL worker, size over 2^24),
- *   EOPNOTSUPP (no wake-up: the context lacks UCP_FEATURE_WAKEUP), ENOMEM.
+ *   EOPNOTSUPP (no wake-up: the context lacks UCP_FEATURE_WAKEUP), EBUSY
+ *   (the worker is wrapped by another CQ already, until that CQ is
+ *   destroyed: two CQs would each progress it and take the other's
+ *   completions), ENOMEM. The reason is logged.
  *
  * Thread safety: safe from any thread.
  */

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cqpoll_log_private.h"
 #include "ucx_private.h"
 
 #define UCX_SIZE_DEFAULT 4096u
@@ -39,6 +41,52 @@ ucx_event_get(void *priv)
 	return r > 0 ? 1 : 0;
 }
 
+/*
+ * The workers wrapped by a CQ, process-wide: a second CQ on one worker would
+ * progress it too, and each would take the other's completions and events.
+ */
+static pthread_mutex_t wrapped_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cqpoll_ucx_cq *wrapped;
+
+/* Claim @p worker for @p q: 0, or -EBUSY with the CQ that holds it. */
+static int
+worker_claim(struct cqpoll_ucx_cq *q, ucp_worker_h worker, void **holder)
+{
+	struct cqpoll_ucx_cq *w;
+	int r = 0;
+
+	pthread_mutex_lock(&wrapped_lock);
+	for (w = wrapped; w != NULL; w = w->next_wrapped) {
+		if (w->worker == worker) {
+			*holder = w;
+			r = -EBUSY;
+			break;
+		}
+	}
+	if (r == 0) {
+		q->worker = worker;
+		q->next_wrapped = wrapped;
+		wrapped = q;
+	}
+	pthread_mutex_unlock(&wrapped_lock);
+	return r;
+}
+
+static void
+worker_release(struct cqpoll_ucx_cq *q)
+{
+	struct cqpoll_ucx_cq **p;
+
+	pthread_mutex_lock(&wrapped_lock);
+	for (p = &wrapped; *p != NULL; p = &(*p)->next_wrapped) {
+		if (*p == q) {
+			*p = q->next_wrapped;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&wrapped_lock);
+}
+
 static void
 ucx_free(struct cqpoll_ucx_cq *q)
 {
@@ -53,7 +101,20 @@ ucx_destroy(void *priv)
 	struct cqpoll_ucx_cq *q = priv;
 
 	cqpoll_ucx_cancel_all(q);
+	worker_release(q);
 	ucx_free(q);
+}
+
+/*
+ * A failure reported from any thread wakes whoever sleeps on the worker's
+ * fd: ucp_worker_signal() may be called from any thread.
+ */
+static int
+ucx_wake(void *priv)
+{
+	struct cqpoll_ucx_cq *q = priv;
+
+	return ucp_worker_signal(q->worker) == UCS_OK ? 0 : -EIO;
 }
 
 const struct cqpoll_driver_ops cqpoll_ucx_ops = {
@@ -67,7 +128,7 @@ const struct cqpoll_driver_ops cqpoll_ucx_ops = {
 static uint32_t
 pow2_at_least(uint32_t v)
 {
-	uint32_t p = 2;
+	uint32_t p = 1;
 
 	while (p < v)
 		p <<= 1;
@@ -82,15 +143,20 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 	uint32_t size = conf != NULL && conf->size != 0 ? conf->size : UCX_SIZE_DEFAULT;
 	struct cqpoll_ucx_cq *q;
 	struct cqpoll_cq *cq;
+	void *holder = NULL;
 	uint32_t i;
 	int efd, r;
 
 	if (worker == NULL || size > UCX_SIZE_MAX) {
+		CQPOLL_LOG(ERR, "ucx", "cq create: %s", worker == NULL ? "NULL worker" :
+			   "size over 2^24 requests");
 		errno = EINVAL;
 		return NULL;
 	}
 	/* INVALID_PARAM without UCP_FEATURE_WAKEUP: nothing to sleep on. */
 	if (ucp_worker_get_efd(worker, &efd) != UCS_OK) {
+		CQPOLL_LOG(ERR, "ucx", "cq create: worker %p has no wake-up fd (its context lacks UCP_FEATURE_WAKEUP)",
+			   (void *)worker);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -106,7 +172,13 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 		errno = ENOMEM;
 		return NULL;
 	}
-	q->worker = worker;
+	if (worker_claim(q, worker, &holder) != 0) {
+		CQPOLL_LOG(ERR, "ucx", "cq create: worker %p is already wrapped (ucx cq state %p): one CQ per worker, or each would take the other's completions",
+			   (void *)worker, holder);
+		ucx_free(q);
+		errno = EBUSY;
+		return NULL;
+	}
 	q->efd = efd;
 	q->mask = size - 1;
 	for (i = 0; i < size; i++) {
@@ -121,9 +193,12 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 	cq = cqpoll_cq_alloc(&cqpoll_ucx_ops, cqpoll_ucx_poll, q, &params);
 	if (cq == NULL) {
 		r = errno;
+		worker_release(q);
 		ucx_free(q);
 		errno = r;
+		return NULL;
 	}
+	cqpoll_cq_set_wake(cq, ucx_wake);
 	return cq;
 }
 

@@ -35,6 +35,8 @@ struct cqpoll_ucx_cq {
 	uint32_t in_use;
 	uint32_t free_head;           /* first free slot, or UINT32_MAX */
 	struct cqpoll_ucx_slot *slots;
+	/* The process's list of wrapped workers (ucx_cq.c). */
+	struct cqpoll_ucx_cq *next_wrapped;
 };
 
 extern const struct cqpoll_driver_ops cqpoll_ucx_ops;

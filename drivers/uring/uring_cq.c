@@ -37,6 +37,21 @@ uring_destroy(void *priv)
 	uring_free(priv);
 }
 
+/*
+ * A failure reported from any thread wakes whoever sleeps on the CQ: the
+ * eventfd the kernel signals is an eventfd like any other.
+ */
+static int
+uring_wake(void *priv)
+{
+	struct cqpoll_uring_cq *q = priv;
+	const uint64_t one = 1;
+
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
 const struct cqpoll_driver_ops cqpoll_uring_ops = {
 	.name = "uring",
 	.arm = cqpoll_uring_arm,
@@ -94,8 +109,10 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	params.size = ring->cq.ring_entries;
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
 	cq = cqpoll_cq_alloc(&cqpoll_uring_ops, cqpoll_uring_poll, q, &params);
-	if (cq != NULL)
+	if (cq != NULL) {
+		cqpoll_cq_set_wake(cq, uring_wake);
 		return cq;
+	}
 	r = errno;
 	io_uring_unregister_eventfd(ring);
 err:

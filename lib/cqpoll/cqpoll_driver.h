@@ -170,9 +170,47 @@ cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *op
  *   - -EINVAL: @p cq is NULL or @p error is not negative.
  *
  * Thread safety: safe from any thread while the CQ exists (an async event
- * reader may report a CQ that another thread polls).
+ * reader may report a CQ that another thread polls). The consumer may learn
+ * of the failure, and be told (a group's failure callback), before this
+ * call returns (it wakes the consumer, cqpoll_cq_set_wake()): the CQ must
+ * not be destroyed until it has returned.
  */
 int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
+
+/**
+ * Make the CQ's event fd readable, from any thread, without consuming
+ * anything: what cqpoll_cq_fail() calls after a report, so that a thread
+ * asleep on the fd (cqpoll_cq_wait(), a poll group) wakes, polls what is
+ * left and gets the errno. The driver's event_get must then take the
+ * wake-up like an event (return > 0 or 0; the core checks the state).
+ *
+ * @param priv
+ *   The driver state given to cqpoll_cq_alloc().
+ * @return
+ *   0, or -errno (logged by the core, the report stands).
+ */
+typedef int (*cqpoll_cq_wake_t)(void *priv);
+
+/**
+ * Give the core the driver's wake-up (cqpoll_cq_wake_t), so that a failure
+ * reported with cqpoll_cq_fail() from any thread wakes a sleeper on the CQ.
+ * Drivers whose event fd they can make readable (an eventfd: sw, io_uring;
+ * a worker they can signal: UCX) call it right after cqpoll_cq_alloc(),
+ * before the CQ is shared; without it a report is seen at the CQ's next
+ * poll (contract.md, section 11).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param cq
+ *   The CQ, just allocated.
+ * @param wake
+ *   The driver's wake-up, or NULL for none.
+ * @return
+ *   0, or -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: the creating thread, before the CQ is used.
+ */
+int cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake);
 
 #ifdef __cplusplus
 }

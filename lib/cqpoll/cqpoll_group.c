@@ -126,6 +126,8 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 					CQPOLL_GROUP_COLD_US_DEFAULT) * 1000u;
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
+	/* The first health check after one period (cqpoll_group_run.c). */
+	g->t_health = cqpoll_now_ns() + (uint64_t)g->wait_timeout_ms * 1000000u;
 	g->comps = cqpoll_mem_alloc((size_t)g->burst * sizeof(*g->comps), socket_id);
 	if (g->comps == NULL) {
 		r = -ENOMEM;
@@ -159,13 +161,11 @@ fail:
 
 static void count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m);
 
-void
-cqpoll_group_destroy(struct cqpoll_group *g)
+static void
+group_free(struct cqpoll_group *g)
 {
 	unsigned int i;
 
-	if (g == NULL)
-		return;
 	for (i = 0; i < g->nfds; i++) {
 		free(g->fds[i]->members);
 		free(g->fds[i]);
@@ -187,6 +187,39 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 	if (g->epfd >= 0)
 		close(g->epfd);
 	cqpoll_mem_free(g);
+}
+
+void
+cqpoll_group_destroy(struct cqpoll_group *g)
+{
+	if (g == NULL)
+		return;
+	/*
+	 * From the failure callback: the loop that called it still walks the
+	 * group, so it is freed when that library call returns (-ECANCELED
+	 * from cqpoll_group_run_once(), 0 from cqpoll_group_run()).
+	 */
+	if (g->in_failure_cb) {
+		if (!g->destroy_req)
+			CQPOLL_LOG_LIB(DEBUG, "group %p: destroyed from its failure callback, freed when the run returns",
+				       (void *)g);
+		g->destroy_req = true;
+		return;
+	}
+	/* From a completion callback: the loop would run on freed memory. */
+	if (g->in_callback) {
+		CQPOLL_LOG_LIB(ERR, "group %p destroy: refused inside a completion callback (stop the group and destroy it after cqpoll_group_run() returns)",
+			       (void *)g);
+		return;
+	}
+	group_free(g);
+}
+
+int
+cqpoll_group_free_deferred(struct cqpoll_group *g)
+{
+	group_free(g);
+	return -ECANCELED;
 }
 
 /*
@@ -515,7 +548,7 @@ cqpoll_group_member_failed(struct cqpoll_group *g, struct cqpoll_group_member *m
 	g->failed = m;
 }
 
-void
+bool
 cqpoll_group_reap(struct cqpoll_group *g)
 {
 	struct cqpoll_group_member *m;
@@ -532,16 +565,30 @@ cqpoll_group_reap(struct cqpoll_group *g)
 		member_remove(g, (unsigned int)i);
 		cqpoll_stat_add(&g->failed_count, 1);
 		cqpoll_cq_state_get(cq, &f);
-		CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s, %s): removed, %u cqs go on",
-			       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
-			       f.cause != NULL ? f.cause : "?", strerror(-f.error), g->n);
+		/* A cause that is only the errno's text is said once. */
+		if (f.cause == NULL || strcmp(f.cause, strerror(-f.error)) == 0)
+			CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s): removed, %u cqs go on",
+				       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
+				       strerror(-f.error), g->n);
+		else
+			CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s, %s): removed, %u cqs go on",
+				       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
+				       f.cause, strerror(-f.error), g->n);
 		if (g->failure_cb == NULL)
 			continue;
-		/* The CQ is the application's again: it may destroy it here. */
+		/*
+		 * The CQ is the application's again: it may destroy it here,
+		 * and the group too (deferred: cqpoll_group_destroy()).
+		 */
 		g->in_callback = true;
+		g->in_failure_cb = true;
 		g->failure_cb(g, cq, &f, g->failure_arg);
+		g->in_failure_cb = false;
 		g->in_callback = false;
+		if (g->destroy_req)
+			return true;
 	}
+	return false;
 }
 
 int

@@ -264,7 +264,13 @@ typedef void (*cqpoll_group_cb_t)(struct cqpoll_cq *cq,
  *
  * It must not call cqpoll_group_add(), cqpoll_group_remove(),
  * cqpoll_group_run_once() or cqpoll_group_run() on its group (they return
- * -EBUSY).
+ * -EBUSY). It may destroy the group (cqpoll_group_destroy()): the library
+ * call that ran the callback still walks the group, so the group is freed
+ * when that call returns, the callback is not called for other CQs that
+ * failed with @p cq (they leave the group, unreported), and that call
+ * returns -ECANCELED (cqpoll_group_run_once(), cqpoll_group_sleep_prepare(),
+ * cqpoll_group_sleep_finish()) or 0 (cqpoll_group_run()); nothing may use
+ * the group after it.
  */
 typedef void (*cqpoll_group_failure_cb_t)(struct cqpoll_group *g,
 					  struct cqpoll_cq *cq,
@@ -369,11 +375,18 @@ struct cqpoll_group *cqpoll_group_create(const struct cqpoll_group_conf *conf);
  * Destroy a group. Its CQs are not destroyed; they leave the group (and may
  * then be destroyed or added to a group) and may be left armed.
  *
+ * From the group's failure callback (cqpoll_group_failure_cb_t) the group is
+ * freed when the library call that ran the callback returns (-ECANCELED, or
+ * 0 from cqpoll_group_run()). From a completion callback (cqpoll_group_cb_t)
+ * it is refused, with an error in the log, and the group stays as it was:
+ * stop it (cqpoll_group_stop()) and destroy it once cqpoll_group_run()
+ * returned.
+ *
  * @param g
  *   The group; NULL is ignored.
  *
  * Thread safety: no other call may use @p g during or after this one; the
- * group must not be running.
+ * group must not be running, but for its own failure callback.
  */
 void cqpoll_group_destroy(struct cqpoll_group *g);
 
@@ -487,6 +500,8 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - -EBUSY: called from a callback of the group, or between
  *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
  *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -ECANCELED: the failure callback destroyed the group, which is freed:
+ *     do not call it again.
  *   - other < 0: -errno from epoll_wait(2): a failure of the group itself.
  *     A CQ that fails (its polls, arm or events return an error, enum
  *     cqpoll_cq_state) is not the group's failure: the group removes it,
@@ -604,6 +619,7 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
  *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
  *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
+ *   - -ECANCELED: the failure callback destroyed the group, which is freed.
  *   - other < 0: -errno from a CQ.
  *
  * Thread safety: one thread per group, the group's thread.
@@ -625,6 +641,7 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL, or no sleep was prepared.
  *   - -EBUSY: called from a callback of the group.
  *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -ECANCELED: the failure callback destroyed the group, which is freed.
  *   - other < 0: -errno from a CQ or epoll_wait(2).
  *
  * Thread safety: one thread per group, the group's thread.
@@ -642,7 +659,8 @@ int cqpoll_group_sleep_finish(struct cqpoll_group *g);
  *   The group.
  * @return
  *   - 0: stopped (the stop request is then cleared; a move requested too
- *     stays pending, cqpoll_group_move_pending()).
+ *     stays pending, cqpoll_group_move_pending()), or the failure callback
+ *     destroyed the group (then freed: do not use it again).
  *   - CQPOLL_GROUP_RUN_RELEASED: a move was requested, and the group was
  *     released between two iterations (cqpoll_group_release()): this
  *     thread must not touch it any more; another adopts it

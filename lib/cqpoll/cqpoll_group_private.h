@@ -87,6 +87,19 @@ struct cqpoll_group {
 	uint64_t t_check;
 	/* Last safety net of a polling group with cold CQs. */
 	uint64_t t_net;
+	/*
+	 * When the next health check is due (cqpoll_group_run.c): every
+	 * wait_timeout_ms, whatever the traffic, each armed member is polled
+	 * and its arm rung, so that a silent death is found within two periods.
+	 */
+	uint64_t t_health;
+	/* Inside the failure callback (in_callback is set too). */
+	bool in_failure_cb;
+	/*
+	 * cqpoll_group_destroy() was called from the failure callback: the
+	 * group is freed when the library call that ran the callback returns.
+	 */
+	bool destroy_req;
 	struct cqpoll_group_member **members;
 	unsigned int n;
 	unsigned int cap;
@@ -122,8 +135,14 @@ struct cqpoll_group {
  */
 void cqpoll_group_member_failed(struct cqpoll_group *g,
 				struct cqpoll_group_member *m, int r);
-/* Remove the failed members and tell the failure callback of each. */
-void cqpoll_group_reap(struct cqpoll_group *g);
+/*
+ * Remove the failed members and tell the failure callback of each. Returns
+ * true if the callback destroyed the group: the caller must then return at
+ * once through cqpoll_group_free_deferred(), touching nothing else of it.
+ */
+bool cqpoll_group_reap(struct cqpoll_group *g);
+/* Free a group whose destroy was deferred (destroy_req); returns -ECANCELED. */
+int cqpoll_group_free_deferred(struct cqpoll_group *g);
 
 /*
  * The calling thread may run @p g: it was not released (cqpoll_group_move.c).

@@ -354,6 +354,47 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 }
 
 /*
+ * Poll @p m, a member believed armed, for work no event announced, and,
+ * found empty, ring its arm again (cqpoll_cq_arm_check()): that is where a
+ * driver finds a queue that died without an event or a failing poll
+ * (io_uring: its fd closed), and where a CQ reported failed from another
+ * thread is latched. An arm of an armed, empty CQ changes nothing on any
+ * driver; a reported miss makes it poll and arm again. Work found, or a
+ * miss, puts it back on the active list. Returns the completions found; a
+ * dead member is handed to cqpoll_group_member_failed() and counts 0.
+ */
+#if !CQPOLL_MUTANT(NO_SAFETY_NET)
+static int
+check_armed(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	int r = poll_member(g, m);
+
+	if (r == 0) {
+#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
+		r = cqpoll_cq_arm_check(m->cq);
+#endif
+		if (r > 0)
+			cqpoll_group_activate(g, m);
+		if (r >= 0)
+			return 0;
+	}
+	if (r < 0) {
+		/* Dead, with no event to say so: found here. */
+		MEMBER_FAILED(g, m, r);
+		return 0;
+	}
+	cqpoll_group_activate(g, m);
+	return r;
+}
+#endif
+
+static uint64_t
+period_ns(const struct cqpoll_group *g)
+{
+	return (uint64_t)g->wait_timeout_ms * 1000000u;
+}
+
+/*
  * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
  * members, each still believed armed, since an event may have been lost (a
  * shared channel read by someone else, a device or driver bug). Work found
@@ -392,28 +433,9 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 			continue;
 		before = m->cq->counters.timeout_recoveries;
 		cqpoll_cq_timeout_mark(m->cq, t_sleep);
-		r = poll_member(g, m);
-		if (r == 0) {
-			/*
-			 * Armed through a whole net and empty: ring the arm
-			 * again, where a driver finds a queue that died without
-			 * an event or a failing poll (io_uring: its fd closed).
-			 * A reported miss makes it poll and arm again.
-			 */
-#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
-			r = cqpoll_cq_arm_check(m->cq);
-#endif
-			if (r > 0)
-				cqpoll_group_activate(g, m);
-			if (r >= 0)
-				continue;
-		}
-		if (r < 0) {
-			/* Dead, with no event to say so: the net found it. */
-			MEMBER_FAILED(g, m, r);
-			continue;
-		}
-		cqpoll_group_activate(g, m);
+		r = check_armed(g, m);
+		if (r < 0)
+			return r;
 		total += r;
 		if (m->cq->counters.timeout_recoveries != before)
 			recovered = true;
@@ -429,6 +451,9 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 static int
 safety_net(struct cqpoll_group *g, uint64_t t_sleep)
 {
+	/* A net over the whole group is that period's health check too. */
+	if (g->n <= GROUP_NET_SLICE_MIN)
+		g->t_health = cqpoll_now_ns() + period_ns(g);
 	return safety_net_since(g, t_sleep, UINT64_MAX);
 }
 
@@ -546,6 +571,61 @@ check_cold(struct cqpoll_group *g, uint64_t now)
 	}
 	return total;
 }
+
+#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+/*
+ * The health check (contract.md, section 11), due once per safety-net
+ * period on the group's own clock whatever the traffic: a group whose other
+ * members keep it awake never has a sleep that times out, so the net alone
+ * would never look at an armed member, and a silent death there would wait
+ * for the traffic to stop. It first takes the events at hand (one
+ * epoll_wait() that does not block), so that members whose event is pending
+ * are woken the normal way; then each armed member left is checked as the
+ * net checks it (check_armed()). Active members need nothing: the loop
+ * polls them at every iteration. Work found in an armed member is
+ * delivered, its arm taken as spent (the next transition arms it again),
+ * and it is no timeout recovery: in a group that did not sleep, nothing
+ * tells a lost event from one on its way (a shared channel's, read by
+ * another member's fd; a device without host timestamps), and the net's
+ * rule would count the latter. Cost: one epoll_wait(), and one poll and
+ * one arm per armed member, per period; one compare per iteration.
+ */
+static int
+health_check(struct cqpoll_group *g, uint64_t now)
+{
+	struct epoll_event evs[GROUP_EPOLL_EVENTS];
+	bool cq_ready = false, xthread = false;
+	struct cqpoll_group_member *m;
+	unsigned int i, checked = 0;
+	int r, total = 0;
+
+	g->t_health = now + period_ns(g);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
+	if (r < 0)
+		return errno != EINTR ? -errno : 0;
+	if (r > 0) {
+		total = take_ready(g, evs, r, now, &cq_ready, &xthread);
+		if (total < 0)
+			return total;
+	}
+	for (i = 0; i < g->n; i++) {
+		m = g->members[i];
+		if (m->failed || m->active)
+			continue;
+		checked++;
+		r = check_armed(g, m);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			m->cq->armed = false;
+			total += r;
+		}
+	}
+	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
+		       (void *)g, checked, g->n, total);
+	return total;
+}
+#endif
 
 /*
  * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
@@ -722,8 +802,18 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+	/* Due once per period: one compare per iteration, nothing per poll. */
+	if (t1 >= g->t_health) {
+		int c = health_check(g, t1);
+
+		if (c < 0)
+			return c;
+		r += c;
+	}
+#endif
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	a = decide(g, r, t1);
 	if (a != CQPOLL_POLICY_SLEEP || request_pending(g)) {
 		/* Awake in a low-power state: busy time, not asleep. */
@@ -734,15 +824,15 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	}
 	r = transition(g, &unarmed);
 	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
-		if (g->failed != NULL)
-			cqpoll_group_reap(g);
+		if (g->failed != NULL && cqpoll_group_reap(g))
+			return cqpoll_group_free_deferred(g);
 	} else {
 		slept = 0;
 	}
@@ -772,6 +862,9 @@ cqpoll_group_run(struct cqpoll_group *g)
 			return r < 0 ? r : CQPOLL_GROUP_RUN_RELEASED;
 		}
 		r = cqpoll_group_run_once(g);
+		/* Destroyed by its failure callback: gone, and stopped. */
+		if (r == -ECANCELED)
+			return 0;
 		if (r < 0)
 			return r;
 	}
@@ -802,8 +895,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	if (g->sleeping)
 		return -EALREADY;
 	r = transition(g, &unarmed);
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	if (r != 0)
 		return r;
 	if (unarmed)
@@ -829,8 +922,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 		return -EINVAL;
 	g->sleeping = false;
 	r = wait_and_wake(g, g->t_sleep, 0);
-	if (g->failed != NULL)
-		cqpoll_group_reap(g);
+	if (g->failed != NULL && cqpoll_group_reap(g))
+		return cqpoll_group_free_deferred(g);
 	/* The external wait was counted asleep: busy time starts again now. */
 	g->t_mark = cqpoll_now_ns();
 	return r;

@@ -47,6 +47,16 @@
 #define CQPOLL_MUTANT_NAIVE_MOVE 0
 #endif
 
+/* A group never checks its members' health on its timer, only at quiet timeouts. */
+#ifndef CQPOLL_MUTANT_NO_HEALTH_CHECK
+#define CQPOLL_MUTANT_NO_HEALTH_CHECK 0
+#endif
+
+/* cqpoll_cq_fail() leaves the event fd alone: a sleeper on the CQ sleeps on. */
+#ifndef CQPOLL_MUTANT_NO_FAIL_WAKE
+#define CQPOLL_MUTANT_NO_FAIL_WAKE 0
+#endif
+
 /*
  * An mlx5 requester completion frees only its own WQE's building blocks, not
  * those of the unsignalled WQEs posted before it.

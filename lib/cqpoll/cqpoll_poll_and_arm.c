@@ -52,7 +52,14 @@ cqpoll_cq_arm_check(struct cqpoll_cq *cq)
 {
 	int r;
 
-	if (!cq->armed || cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
+	/*
+	 * Reported failed (cqpoll_cq_fail(), from any thread) and just polled
+	 * empty: the errno now, as cqpoll_poll_and_arm() gives it, not at the
+	 * next check.
+	 */
+	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
+		return cqpoll_cq_latch_failure(cq, 0);
+	if (!cq->armed)
 		return 0;
 	/* An arm of an armed, empty CQ changes nothing on any driver. */
 	r = arm_device(cq);

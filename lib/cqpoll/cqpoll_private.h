@@ -68,6 +68,8 @@ struct cqpoll_cq {
 	const char *fail_cause;
 	/* Consumer thread: the failure was latched (poll swapped, logged). */
 	bool fail_latched;
+	/* Makes the event fd readable after a report (cqpoll_cq_set_wake()). */
+	cqpoll_cq_wake_t wake;
 };
 
 /*
@@ -81,8 +83,9 @@ int cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r);
  * Ring the arm of a CQ that is armed and was just polled empty, as a check
  * that its queue still lives (a queue can die without an event and without
  * a failing poll, e.g. an io_uring whose fd was closed: its arm is where the
- * driver looks). 0: still armed; > 0: the arm reported misses, the CQ is
- * no longer armed; < 0: the CQ failed (its errno).
+ * driver looks). 0: still armed, or not armed (nothing rung); > 0: the arm
+ * reported misses, the CQ is no longer armed; < 0: the CQ failed (its
+ * errno), rung or reported from elsewhere.
  */
 int cqpoll_cq_arm_check(struct cqpoll_cq *cq);
 

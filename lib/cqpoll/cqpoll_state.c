@@ -15,6 +15,7 @@
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
+#include "cqpoll_mutant.h"
 
 static const struct {
 	const char *name;
@@ -91,6 +92,29 @@ cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause)
 	/* The consumer's next empty poll latches it (cqpoll_cq_poll_judge()). */
 	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_FAILED,
 			  __ATOMIC_RELEASE);
+#if !CQPOLL_MUTANT(NO_FAIL_WAKE)
+	/*
+	 * Nobody may sleep on a dead CQ (contract.md, 11): a sleeper wakes,
+	 * polls what is left and gets the errno. After the state, so that the
+	 * woken thread sees it.
+	 */
+	if (cq->wake != NULL) {
+		int r = cq->wake(cq->fp.priv);
+
+		if (r < 0)
+			CQPOLL_LOG(ERR, cq->ops.name, "cq %p: waking its sleeper after the failure: %s",
+				   (void *)cq, strerror(-r));
+	}
+#endif
+	return 0;
+}
+
+int
+cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	cq->wake = wake;
 	return 0;
 }
 
@@ -137,9 +161,14 @@ cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r)
 	cq->fp.poll = failed_polls[s];
 	/* A dead CQ's arm is no promise: nothing may sleep on it. */
 	cq->armed = false;
-	CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s), %s from now on",
-		   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause,
-		   strerror(-states[s].error));
+	/* A cause that is only the errno's text is said once. */
+	if (strcmp(cq->fail_cause, strerror(-states[s].error)) == 0)
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s) from now on",
+			   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause);
+	else
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: failed: %s (%s), %s from now on",
+			   (void *)cq, cqpoll_cq_state_name(s), cq->fail_cause,
+			   strerror(-states[s].error));
 	CQPOLL_TRACE(cq_state, (const struct cqpoll_group *)(const void *)cq->group,
 		     cq, s, states[s].error);
 	return states[s].error;

@@ -31,6 +31,7 @@ static struct {
 	{ "verbs", "pmd.cqpoll.verbs", -1 },
 	{ "uring", "pmd.cqpoll.uring", -1 },
 	{ "ofi", "pmd.cqpoll.ofi", -1 },
+	{ "ucx", "pmd.cqpoll.ucx", -1 },
 };
 
 static int

@@ -168,6 +168,13 @@ def script(s):
     must("unknown policy 'bogus'" in bad, "no error for a bad policy")
     must("policy spin:50" in s.command("set policy spin:50"),
          "set policy spin:50 not taken")
+    # Every policy set policy takes is named by help, and is taken.
+    for name, spec in [("spin[", "spin:50"), ("adaptive[", "adaptive"),
+                       ("hybrid[", "hybrid"), ("target-p99:", "target-p99:100"),
+                       ("latency-target[", "latency-target")]:
+        must(name in helped, "help does not name the policy %r" % name)
+        must(("policy " + spec) in s.command("set policy " + spec),
+             "set policy %s not taken" % spec)
 
 
 def pipe_session(exe, opts):

@@ -9,7 +9,7 @@ test_ucx_fail(char *why, size_t len, const char *what, ucs_status_t s)
 	return -EIO;
 }
 
-static ucs_status_t
+ucs_status_t
 test_ucx_ctx(const char *tls, ucp_context_h *ctx)
 {
 	ucp_params_t p = { .field_mask = UCP_PARAM_FIELD_FEATURES,

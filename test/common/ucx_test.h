@@ -40,6 +40,8 @@ struct test_ucx {
 	char buf_b[TEST_UCX_WINDOW][TEST_UCX_BUF];
 };
 
+/* A context over transport @p tls with tags and wake-ups. */
+ucs_status_t test_ucx_ctx(const char *tls, ucp_context_h *ctx);
 ucs_status_t test_ucx_worker(ucp_context_h ctx, ucp_worker_h *w);
 
 /*

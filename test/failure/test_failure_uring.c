@@ -25,7 +25,7 @@
  *
  * --expect-fail is the negative control's verdict: built against a
  * test-only library whose safety net does not ring the arm of a CQ it finds
- * armed and empty (-DCQPOLL_TEST_NO_NET_ARM_CHECK), a ring lost while its
+ * armed and empty (-DCQPOLL_MUTANT_NO_NET_ARM_CHECK=1), a ring lost while its
  * CQ is armed is never found: the traffic is delivered, nothing is
  * reported, and the checks must fail.
  */

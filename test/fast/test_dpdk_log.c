@@ -340,7 +340,37 @@ test_monitor_dpdk(void)
 	return TEST_PASS;
 }
 
+/*
+ * Every driver of the tree logs under its own pmd.cqpoll.DRIVER, so that
+ * --log-level=pmd.cqpoll.DRIVER:LEVEL governs it: silenced there, a
+ * driver's message is not wanted, though lib.cqpoll still takes notices (a
+ * driver without a logtype would fall back to lib.cqpoll: ucx did).
+ */
+static int
+test_every_driver_logtype(void)
+{
+	static const char *const names[] = { "sw", "mlx5", "verbs", "uring", "ofi", "ucx" };
+	const struct cqpoll_log_hook *h = cqpoll_log_get_hook();
+	char type[64];
+	unsigned int i;
+
+	TEST_ASSERT(h != NULL && h->enabled != NULL, "no DPDK log hook");
+	rte_log_set_level_pattern("lib.cqpoll", RTE_LOG_NOTICE);
+	for (i = 0; i < RTE_DIM(names); i++) {
+		snprintf(type, sizeof(type), "pmd.cqpoll.%s", names[i]);
+		rte_log_set_level_pattern(type, RTE_LOG_CRIT);
+		TEST_ASSERT(!h->enabled(h->arg, CQPOLL_LOG_ERR, names[i]),
+			    "%s: an error wanted though %s is at crit", names[i], type);
+		rte_log_set_level_pattern(type, RTE_LOG_DEBUG);
+		TEST_ASSERT(h->enabled(h->arg, CQPOLL_LOG_DEBUG, names[i]),
+			    "%s: a debug message not wanted though %s is at debug", names[i], type);
+		rte_log_set_level_pattern(type, RTE_LOG_NOTICE);
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(test_every_driver_logtype),
 	TEST_CASE(test_driver_error_logged),
 	TEST_CASE(test_core_error_logged),
 	TEST_CASE(test_debug_transitions),

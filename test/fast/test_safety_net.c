@@ -548,10 +548,15 @@ test_slices_reach_every_cq(void)
 		TEST_ASSERT_EQ(rx.n, 0);
 	} else {
 		TEST_ASSERT_EQ(rx.n, 1);
-		/* Slices of 64: the last quarter is reached by the 4th timeout. */
+		/*
+		 * Slices of 64: the last quarter is reached by the 4th
+		 * timeout; the health check (once per period, every armed
+		 * member) may get there first, and counts no recovery: in a
+		 * group awake, nothing tells a lost event from a late one.
+		 */
 		TEST_ASSERT(rx.wakeups_timeout_at_delivery <= 4, "%" PRIu64,
 			    rx.wakeups_timeout_at_delivery);
-		TEST_ASSERT_EQ(gs.timeout_recoveries, 1);
+		TEST_ASSERT(gs.timeout_recoveries <= 1, "%" PRIu64, gs.timeout_recoveries);
 	}
 	cqpoll_group_destroy(g);
 	for (i = 0; i < 256; i++)

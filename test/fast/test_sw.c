@@ -98,6 +98,42 @@ test_ring_laps(void)
 	return TEST_PASS;
 }
 
+/*
+ * Size 1 is one entry (it became 2 before): full after one post, and the
+ * phase bit alternates at every lap; level, edge and report-missed arms.
+ */
+static int
+test_size_one(void)
+{
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq;
+	unsigned int a;
+	int i;
+
+	for (a = 0; a <= CQPOLL_ARM_REPORT_MISSED; a++) {
+		cq = sw_cq(1, (enum cqpoll_arm_semantics)a, NULL);
+		TEST_ASSERT(cq != NULL, "size 1");
+		TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+		TEST_ASSERT_EQ(info.size, 1);
+		for (i = 0; i < 5; i++) {
+			TEST_ASSERT_EQ(post_id(cq, (uint64_t)i), 0);
+			TEST_ASSERT_EQ(post_id(cq, 99), -ENOSPC);
+			TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+			TEST_ASSERT_EQ(c[0].wr_id, (uint64_t)i);
+			TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+		}
+		/* Armed empty, a post raises the event; the entry is there once. */
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(post_id(cq, 5), 0);
+		TEST_ASSERT(cqpoll_cq_event_get(cq) > 0, "no event (arm %u)", a);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+		TEST_ASSERT_EQ(c[0].wr_id, 5);
+		cqpoll_cq_destroy(cq);
+	}
+	return TEST_PASS;
+}
+
 static int
 test_full_ring(void)
 {
@@ -328,6 +364,7 @@ test_fault_delays_keep_order(void)
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_config),
 	TEST_CASE(test_ring_laps),
+	TEST_CASE(test_size_one),
 	TEST_CASE(test_full_ring),
 	TEST_CASE(test_arm_semantics),
 	TEST_CASE(test_consumed_before_published),

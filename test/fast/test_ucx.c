@@ -328,6 +328,37 @@ case_bad_args(void)
 	return TEST_PASS;
 }
 
+/*
+ * One CQ per worker: a second wrap of the same worker is refused (EBUSY)
+ * until the first CQ is destroyed; size 1 is one request (it became 2).
+ */
+static int
+case_wrapped_twice(void)
+{
+	struct cqpoll_ucx_conf one = { .size = 1 };
+	struct cqpoll_cq_info info;
+	struct cqpoll_cq *cq, *again;
+
+	cq = cqpoll_ucx_cq_create(ux.b, &one);
+	TEST_ASSERT(cq != NULL, "first wrap: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(cq, &info), 0);
+	TEST_ASSERT_EQ(info.size, 1);
+	errno = 0;
+	again = cqpoll_ucx_cq_create(ux.b, NULL);
+	TEST_ASSERT(again == NULL && errno == EBUSY, "second wrap of one worker: %p, %s",
+		    (void *)again, strerror(errno));
+	/* Another worker is another matter. */
+	again = cqpoll_ucx_cq_create(ux.a, NULL);
+	TEST_ASSERT(again != NULL, "the other worker: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(again), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	/* Released with its CQ. */
+	cq = cqpoll_ucx_cq_create(ux.b, NULL);
+	TEST_ASSERT(cq != NULL, "wrap after destroy: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	return TEST_PASS;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -345,6 +376,7 @@ main(int argc, char **argv)
 		{ "signal", case_signal },
 		{ "full-and-cancel", case_full_and_cancel },
 		{ "bad-args", case_bad_args },
+		{ "wrapped-twice", case_wrapped_twice },
 	};
 	const char *tls = "posix";
 	char why[256];

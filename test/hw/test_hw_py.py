@@ -91,4 +91,24 @@ md = report.markdown(rep)
 expect("| mlx5_0 | mlx5 | 16.35.1012 | False |" in md and "not active" in md,
        "report: a device row with firmware and why it is not usable")
 expect(report.summary(checks) == {"pass": 0, "fail": 1, "skip": 0}, "report: summary")
+for raw, text, warns in (("8192", "8192 KiB (8.0 MiB)", True),
+                         ("65536", "65536 KiB (64.0 MiB)", False),
+                         ("unlimited", "unlimited", False),
+                         (None, None, True)):
+    t, w = report.memlock(raw)
+    expect(t == text and (w is not None) == warns,
+           "memlock %r: %r, %s" % (raw, t, "warned" if warns else "no warning"))
+rep["warnings"] = [report.memlock("8192")[1]]
+md = report.markdown(rep)
+expect("## Warnings" in md and "below the 64 MiB" in md, "report: the memlock warning")
+expect("issue tracker" in md and "report.json" in md, "report: where to send it")
+rep["mode"] = "emulated"
+rep["latency"] = [{"device": "mlx5-emu", "tool": "testpmd-cq", "mode": "poll",
+                   "bytes": 64, "p50_us": 1.0, "p99_us": 2.0, "max_us": 301000.0,
+                   "status": "pass", "reason": ""}]
+md = report.markdown(rep)
+row = [l for l in md.splitlines() if l.startswith("| mlx5-emu |")]
+expect(len(row) == 1 and "pass" not in row[0] and "timings emulated" in row[0]
+       and report.EMULATED_TIMINGS in md,
+       "report: an emulated latency row passes nothing, and says why")
 sys.exit(1 if failed else 0)

@@ -375,8 +375,9 @@ COMMAND(cmd_set_mode, on_set_mode,
 		"group (adaptive mode or --cqs > 1), else at the next start",
 	&tok_set.hdr, &tok_mode.hdr, &tok_mode_name.hdr);
 COMMAND(cmd_set_policy, on_set_policy,
-	"set policy SPEC: spin[:US] or adaptive[:key=value,...], as "
-		"--policy; at the next start",
+	"set policy SPEC: spin[:US], adaptive[:key=value,...], "
+		"hybrid[:key=value,...], target-p99:US or "
+		"latency-target[:key=value,...], as --policy; at the next start",
 	&tok_set.hdr, &tok_policy.hdr, &tok_policy_spec.hdr);
 COMMAND(cmd_set_rate, on_set_rate,
 	"set rate N: completions per second; at the next start",
