@@ -44,8 +44,18 @@ tpcq_lab_goals_print(const struct tpcq_lab_row *rows, unsigned int n,
 	unsigned int i;
 	bool ok;
 
+	/*
+	 * The optimum is a lower bound on the draws every schedule is charged
+	 * with: a policy or a fixed budget below it on any seed is a lab bug.
+	 */
+	printf(" goal bound fixed-budgets: least cost over the seeds %.3fx the "
+	       "offline optimum (>= 1 on every seed): %s\n", sum->fixed_x_opt_lo,
+	       verdict(sum->fixed_x_opt_lo >= 1.0));
 	for (i = 0; i < n; i++) {
 		r = &rows[i];
+		printf(" goal bound %s: least cost over the seeds %.3fx the "
+		       "offline optimum (>= 1 on every seed): %s\n", r->policy,
+		       r->x_dp_lo, verdict(r->x_dp_lo >= 1.0));
 		if (strncmp(r->policy, "adaptive", 8) == 0) {
 			printf(" goal adaptive-fixed %s: cost %.3fx the best fixed "
 			       "budget in hindsight (<= %.2f): %s\n", r->policy,
