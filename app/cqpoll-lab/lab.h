@@ -94,6 +94,8 @@ struct tpcq_lab_row {
 	double x_dp, x_dp_lo, x_dp_hi;          /* over the offline optimum */
 	double x_fixed, x_fixed_lo, x_fixed_hi; /* over the best fixed budget */
 	double x_win, x_win_lo, x_win_hi;       /* over the best per window */
+	/* Over the causal rate rule (lab_rate.c); NAN: not run. */
+	double x_rate, x_rate_lo, x_rate_hi;
 	double x_mix;         /* cpu over the best mix of two budgets at its p99 */
 	double x_spin0;       /* over spin:0 */
 	double cpu_x_poll;    /* cpu over polling's */
@@ -101,6 +103,8 @@ struct tpcq_lab_row {
 	/* latency-target: cpu over the cheapest budget with p99 <= 0.8 target. */
 	double x_target;
 	double target_met;        /* share of judged seeds where p99 <= target */
+	/* p99 over the target on the judged seeds: median, min..max. */
+	double p99_x_target, p99_x_target_lo, p99_x_target_hi;
 	unsigned int target_seeds; /* seeds where such a budget exists */
 	unsigned int same_as_spin0; /* seeds identical to spin:0 where the best
 				     * fixed budget is not 0 */
@@ -206,6 +210,18 @@ void tpcq_lab_grid_run(struct tpcq_lab_grid *g, const struct tpcq_lab_trace *t,
 		       const struct tpcq_lab_cost *c, uint64_t seed,
 		       double penalty);
 double tpcq_lab_mix_cpu(const struct tpcq_lab_grid *g, uint64_t p99_ns);
+
+/*
+ * lab_rate.c: the causal rate rule, a yardstick ("rate-rule:cost_ns=N", N a
+ * sleep's cost); the lab's policies by name, the rate rule with the
+ * library's; a sleep's expected cost under c at penalty.
+ */
+const struct cqpoll_policy_ops *tpcq_lab_rate_rule(void);
+const struct cqpoll_policy_ops *tpcq_lab_policy_find(const char *spec,
+						     const char **args);
+double tpcq_lab_sleep_cost(const struct tpcq_lab_cost *c, double penalty);
+/* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
+#define TPCQ_LAB_Z99 2.326347874
 
 /* lab.c: the lab's run, an exit status. */
 int tpcq_lab_run(const struct tpcq_lab_opts *o);

@@ -19,8 +19,6 @@
 
 /* The virtual clock starts here: a policy may read 0 as "never". */
 #define T0_NS 1000000000ULL
-/* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
-#define Z99 2.326347874
 /* The grid of fixed spin budgets (lab.h): each about 15% above the last. */
 #define GRID_STEP 1.15
 
@@ -76,7 +74,7 @@ sim_init(struct sim *s, const struct tpcq_lab_cost *c, uint64_t seed)
 	s->rng = seed ^ 0x5bd1e995ULL;
 	s->mu = log((double)c->wake_ns);
 	s->sigma = c->wake_p99_ns > c->wake_ns ?
-		log((double)c->wake_p99_ns / (double)c->wake_ns) / Z99 : 0.0;
+		log((double)c->wake_p99_ns / (double)c->wake_ns) / TPCQ_LAB_Z99 : 0.0;
 }
 
 static size_t
@@ -142,7 +140,7 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 	const struct cqpoll_policy_ops *ops;
 	const char *args;
 
-	ops = cqpoll_policy_find(spec, &args);
+	ops = tpcq_lab_policy_find(spec, &args);
 	if (ops == NULL)
 		return -EINVAL;
 	/* The hybrid policy naps through its first member's hook. */
