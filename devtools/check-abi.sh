@@ -24,7 +24,7 @@
 set -euo pipefail
 
 topdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-libs=(libcqpoll libcqpoll_dpdk)
+libs=(libcqpoll libcqpoll_dpdk libcqpoll_ibv libcqpoll_uring libcqpoll_ofi libcqpoll_ucx)
 mode=check
 case "${1:-}" in
 --update) mode=update; shift ;;
@@ -148,8 +148,9 @@ for o in json.load(sys.stdin):
     # shellcheck disable=SC2086
     meson setup "$work/build" "$work" $opts > "$work/setup.log" 2>&1 ||
         { cat "$work/setup.log"; exit 1; }
-    meson compile -C "$work/build" cqpoll:shared_library \
-        cqpoll_dpdk:shared_library > "$work/ninja.log" 2>&1 ||
+    # shellcheck disable=SC2046
+    meson compile -C "$work/build" $(printf '%s:shared_library ' "${libs[@]#lib}") \
+        > "$work/ninja.log" 2>&1 ||
         { tail -30 "$work/ninja.log"; exit 1; }
     dump "$work/build" "$work/new"
     if compare "$work/new"; then

@@ -41,6 +41,10 @@ peers_section() {
     if [ -s doc/guides/testpmd-cq-results/peers/raw.jsonl ]; then
         python3 devtools/run-peers.py --page-only >/dev/null || true
     fi
+    # bench_wakeup's section (devtools/run-wakeup.py --page), likewise.
+    if [ -s doc/guides/testpmd-cq-results/wakeup/runs.json ]; then
+        python3 devtools/run-wakeup.py --page-only >/dev/null || true
+    fi
 }
 json=$dir/sweep.json
 

@@ -41,6 +41,7 @@ packages=(
     babeltrace2         # reads testpmd-cq's CTF traces (--trace='cqpoll.*')
     abigail-tools       # abidw/abidiff: the ABI check (devtools/check-abi.sh)
     man-db              # the installed man pages are checked (test/package)
+    manpages-dev        # ... against the system's man3 (glibc's free(3), sleep(3), error(3))
     # A static link through pkg-config --static (test/package) needs the
     # libraries that libdpdk.pc and libfabric.pc list as private:
     libsystemd-dev

@@ -13,8 +13,9 @@
 # note: interrupt p50 over the wake-up floor at the lowest load and poll p99
 # over the hand-off floor at the highest, each paced at that load (goals
 # <= 1.5x and <= 10x), judged only where the floor is steadier than the
-# point; then cqpoll against the peers' own waits, a verdict per transport
-# (devtools/run-peers.py). Every
+# point; then cqpoll against the peers' own waits, paired per round, a
+# verdict per transport naming each check's outcome (devtools/run-peers.py,
+# devtools/verdict.py). Every
 # point's full results go to build/testpmd-cq-sweep.json and the plots (PNG)
 # to build/testpmd-cq-plots/.
 # Exits non-zero if a point failed or lost a wake-up.
@@ -55,16 +56,22 @@ stat1=$(head -1 /proc/stat)
 # floor that is noisier than the point judges nothing (the machine was
 # too noisy), and says so with the noise measured.
 python3 devtools/closing-note.py "$json" "$stat0" "$stat1" || true
-# Against what users run today (issue 24): cqpoll's modes and the peers'
-# own waits on the real transports, 3 interleaved rounds of short points
-# (about 4 minutes), one verdict line per transport. CQPOLL_SKIP_PEERS=1
-# skips it; devtools/run-peers.py --page rewrites the results page's
-# section from a full run.
+# Against what users run today (issues 24, 36): cqpoll's modes and the
+# peers' own waits on the real transports, paired: 8 rounds, each running
+# every point of a load back to back in a shuffled order, at ping-pong and
+# the busy peer's rate, 0.2 s points (about 4 minutes idle, 5 on a loaded
+# machine; the 1000/s load, whose p99 needs 10 s a point, is left to the
+# page run). Each check is judged on its
+# per-round ratios (devtools/verdict.py): one verdict line per transport
+# naming each check's outcome. CQPOLL_SKIP_PEERS=1 skips it;
+# devtools/run-peers.py --page rewrites the results page's section from a
+# full run.
 if [ "${CQPOLL_SKIP_PEERS:-0}" != 1 ] && [ -x build/app/testpmd-cq/tpcq-peer ]; then
+    peers=(python3 devtools/run-peers.py --rounds=8 --duration=0.2
+           --loads=pingpong,high --min-samples=0 --out=build/peers)
     echo
-    echo "+ devtools/run-peers.py --rounds=3 --duration=0.3 --out=build/peers"
-    python3 devtools/run-peers.py --rounds=3 --duration=0.3 --out=build/peers |
-        grep -E '^run-peers: [a-z-]+: ' || true
+    echo "+ ${peers[*]}"
+    "${peers[@]}" | grep -E '^run-peers: ([a-z-]+: |order seed)' || true
 fi
 echo
 echo "run-main: every point in $topdir/$json"

@@ -42,7 +42,7 @@ test_args=(--print-errorlogs --num-processes 2)
 # stays within CI's 20 minutes).
 asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=50000
     -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
-    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000)
+    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -64,7 +64,7 @@ fi
 # run in the normal build).
 tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=20000
     -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
-    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dapp=disabled -Ddocs=disabled)
+    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000 -Dapp=disabled -Ddocs=disabled)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
 # DPDK's internal races only (devtools/tsan.supp says which).
 if [ -f devtools/tsan.supp ]; then

@@ -115,8 +115,10 @@ tpcq_run_prepare(struct tpcq_run *tr, struct tpcq_result *res,
 	if (!dc->monotonic_ts) {
 		tr->post_ns_mask = post_ns_slots(dc, tr->total) - 1;
 		tr->post_ns = calloc(tr->post_ns_mask + 1, sizeof(*tr->post_ns));
+		tr->post_end_ns = calloc(tr->post_ns_mask + 1, sizeof(*tr->post_end_ns));
 	}
-	if (res->latency == NULL || (!dc->monotonic_ts && tr->post_ns == NULL)) {
+	if (res->latency == NULL || (!dc->monotonic_ts &&
+				     (tr->post_ns == NULL || tr->post_end_ns == NULL))) {
 		fprintf(stderr, TPCQ_PROG ": out of memory\n");
 		tpcq_run_release(tr, res);
 		return -1;
@@ -190,6 +192,8 @@ tpcq_run_release(struct tpcq_run *tr, struct tpcq_result *res)
 	res->latency = NULL;
 	free(tr->post_ns);
 	tr->post_ns = NULL;
+	free(tr->post_end_ns);
+	tr->post_end_ns = NULL;
 	free(tr->record);
 	tr->record = NULL;
 }

@@ -51,6 +51,8 @@ struct tpcq_run {
 	 */
 	uint64_t *post_ns;
 	uint64_t post_ns_mask;
+	/* When each of those posts returned, in the same slots (recovery.c). */
+	uint64_t *post_end_ns;
 	/* --record: each post's CLOCK_MONOTONIC ns by sequence number; or NULL. */
 	uint64_t *record;
 
@@ -82,6 +84,12 @@ struct tpcq_result {
 	uint64_t order_errors;    /* wr_id differed from the expected sequence */
 	uint64_t bad_completions; /* wrong status, opcode or length */
 	uint64_t no_timestamp;    /* completions without a latency sample */
+	/*
+	 * Safety-net recoveries judged from the post times (recovery.c): work
+	 * posted as the timeout ran out, or work whose event was lost.
+	 */
+	uint64_t recoveries_late;
+	uint64_t recoveries_lost;
 	uint64_t missing;         /* posted but never received */
 	struct tpcq_hist *latency;
 	double wall_s;            /* poller, from start to the end of its drain */

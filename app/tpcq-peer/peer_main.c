@@ -226,6 +226,7 @@ print_json(FILE *f, const struct peer_run *r, double cpu_process)
 		"\"latency_ns\": {\"samples\": %llu, \"p50\": %llu, \"p90\": %llu, "
 		"\"p99\": %llu, \"p99.9\": %llu, \"max\": %llu}, "
 		"\"cpu_pct\": %.1f, \"cpu_pct_process\": %.1f, "
+		"\"rx_cpu_ns\": %llu, \"cpu_ns_per_completion\": %.1f, "
 		"\"completions_per_s\": %.0f}\n",
 		r->peer, r->dev, r->pingpong ? "pingpong" : "rate",
 		r->pingpong ? 0.0 : r->rate, secs, r->cpu_rx, r->cpu_tx,
@@ -237,7 +238,9 @@ print_json(FILE *f, const struct peer_run *r, double cpu_process)
 		(unsigned long long)tpcq_hist_quantile(h, 0.999),
 		(unsigned long long)h->max,
 		r->rx_wall_ns != 0 ? 100.0 * (double)r->rx_cpu_ns / (double)r->rx_wall_ns : 0,
-		cpu_process, (double)r->consumed / secs);
+		cpu_process, (unsigned long long)r->rx_cpu_ns,
+		r->consumed != 0 ? (double)r->rx_cpu_ns / (double)r->consumed : 0.0,
+		(double)r->consumed / secs);
 }
 
 int

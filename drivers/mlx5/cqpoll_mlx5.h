@@ -170,6 +170,248 @@ struct cqpoll_cq *cqpoll_mlx5_cq_attach(struct ibv_cq *cq,
  */
 struct ibv_cq *cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq);
 
+
+/**
+ * @name Work queues posted by cqpoll (EXPERIMENTAL)
+ *
+ * A cqpoll mlx5 QP is an RC QP on cqpoll mlx5 CQs whose work cqpoll posts
+ * itself, writing WQEs into the rings mlx5dv_init_obj(MLX5DV_OBJ_QP) maps
+ * (as DPDK's PMD, UCX rc_mlx5 and SPDK lib/mlx5 do), and retires from the
+ * completions its CQs read: every completion of such a QP, success or error,
+ * requester or responder, carries the caller's wr_id (CQPOLL_COMPLETION_F_WR_ID,
+ * wqe_counter and its flag kept), and one requester completion frees its WQE
+ * and every unsignalled WQE posted before it. A full queue is refused with
+ * -ENOSPC, never overwritten. rdma-core's ibv_post_send() cannot be used on a
+ * CQ cqpoll polls: its queue tail moves only in its own poll (mlx5_wq_overflow(),
+ * doc/guides/mlx5-driver.md).
+ *
+ * Threads: post sends from one thread, receives from one thread, and poll the
+ * CQs from one thread (any of them the same or not): the queue tails are
+ * handed from the poller to the posters with release/acquire order.
+ */
+/**@{*/
+
+struct ibv_pd;
+struct ibv_qp;
+struct ibv_qp_attr;
+
+/** Opaque QP handle. */
+struct cqpoll_mlx5_qp;
+
+/** Configuration of a cqpoll mlx5 QP. */
+struct cqpoll_mlx5_qp_conf {
+	/** Send CQ: a cqpoll mlx5 CQ (hardware or emulated) of the PD's device. */
+	struct cqpoll_cq *send_cq;
+	/** Receive CQ: the same CQ or another one. */
+	struct cqpoll_cq *recv_cq;
+	uint32_t max_send_wr;     /**< Send requests the queue holds; 0: 256. */
+	uint32_t max_recv_wr;     /**< Receives the queue holds; 0: 256. */
+	uint32_t max_send_sge;    /**< Scatter/gather entries per send; 0: 1. */
+	uint32_t max_recv_sge;    /**< Scatter/gather entries per receive; 0: 1. */
+	/** Inline bytes per send at least; the device may give more (cqpoll_mlx5_qp_caps()). */
+	uint32_t max_inline_data;
+};
+
+/** What a created QP accepts (the device's rounding of the conf). */
+struct cqpoll_mlx5_qp_caps {
+	uint32_t qp_num;          /**< QP number. */
+	uint32_t max_send_wr;     /**< Send requests at least (one WQEBB each) the queue holds. */
+	uint32_t max_recv_wr;     /**< Receives the queue holds. */
+	uint32_t max_send_sge;    /**< Entries per send. */
+	uint32_t max_recv_sge;    /**< Entries per receive. */
+	uint32_t max_inline_data; /**< Inline bytes per send. */
+	uint32_t sq_wqebb_cnt;    /**< Send ring size in 64-byte building blocks. */
+	uint32_t rq_wqe_cnt;      /**< Receive ring size in WQEs. */
+};
+
+/** Work request opcodes of cqpoll_mlx5_qp_post_send(). */
+enum cqpoll_mlx5_wr_opcode {
+	CQPOLL_MLX5_WR_SEND = 0,       /**< Send. */
+	CQPOLL_MLX5_WR_SEND_IMM,       /**< Send with immediate data. */
+	CQPOLL_MLX5_WR_RDMA_WRITE,     /**< RDMA write. */
+	CQPOLL_MLX5_WR_RDMA_WRITE_IMM, /**< RDMA write with immediate (consumes a receive). */
+	CQPOLL_MLX5_WR_RDMA_READ,      /**< RDMA read into the local scatter list. */
+	CQPOLL_MLX5_WR_ATOMIC_CS,      /**< 8-byte compare and swap; old value to sg_list[0]. */
+	CQPOLL_MLX5_WR_ATOMIC_FA,      /**< 8-byte fetch and add; old value to sg_list[0]. */
+};
+
+/** @name Flags of struct cqpoll_mlx5_send_wr */
+/**@{*/
+/** Ask for a completion (else one comes only if the request fails). */
+#define CQPOLL_MLX5_SEND_F_SIGNALED  (1u << 0)
+/** Copy the data into the WQE (send and write opcodes, up to max_inline_data). */
+#define CQPOLL_MLX5_SEND_F_INLINE    (1u << 1)
+/** Start only after earlier RDMA reads and atomics of the QP completed. */
+#define CQPOLL_MLX5_SEND_F_FENCE     (1u << 2)
+/** Solicited event at the receiver (sends, write with immediate). */
+#define CQPOLL_MLX5_SEND_F_SOLICITED (1u << 3)
+/**@}*/
+
+/** One scatter/gather entry. */
+struct cqpoll_mlx5_sge {
+	uint64_t addr;   /**< Local address. */
+	uint32_t length; /**< Bytes; entries of 0 bytes are skipped (as rdma-core). */
+	uint32_t lkey;   /**< Local key of the memory region. */
+};
+
+/** A send-queue request. */
+struct cqpoll_mlx5_send_wr {
+	uint64_t wr_id;                       /**< Given back in its completion. */
+	const struct cqpoll_mlx5_sge *sg_list; /**< Entries (atomics: one, 8 bytes). */
+	uint32_t num_sge;                     /**< How many. */
+	uint32_t opcode;                      /**< enum cqpoll_mlx5_wr_opcode. */
+	uint32_t flags;                       /**< CQPOLL_MLX5_SEND_F_*. */
+	uint32_t imm_data;                    /**< *_IMM: immediate data, network order. */
+	uint64_t remote_addr;                 /**< RDMA and atomics: remote address. */
+	uint32_t rkey;                        /**< RDMA and atomics: remote key. */
+	uint32_t reserved;                    /**< 0. */
+	uint64_t compare_add;                 /**< CAS: compare value; FAA: value to add. */
+	uint64_t swap;                        /**< CAS: value to swap in. */
+};
+
+/** A receive-queue request. */
+struct cqpoll_mlx5_recv_wr {
+	uint64_t wr_id;                       /**< Given back in its completion. */
+	const struct cqpoll_mlx5_sge *sg_list; /**< Where the data lands. */
+	uint32_t num_sge;                     /**< How many, up to max_recv_sge. */
+	uint32_t reserved;                    /**< 0. */
+};
+
+/**
+ * Create an RC QP on cqpoll mlx5 CQs whose work cqpoll posts and retires.
+ * The QP starts in RESET: take it to INIT, RTR and RTS with
+ * cqpoll_mlx5_qp_modify() (the attributes of ibv_modify_qp()).
+ *
+ * From now on, completions of this QP read from @p conf->send_cq and
+ * @p conf->recv_cq carry their wr_id (CQPOLL_COMPLETION_F_WR_ID). CQs without
+ * such a QP keep their poll as it was.
+ *
+ * @param pd
+ *   Protection domain of the CQs' device (through ibv_create_qp() and
+ *   mlx5dv_init_obj(MLX5DV_OBJ_QP), or the emulated device's).
+ * @param conf
+ *   Configuration; send_cq and recv_cq are mandatory.
+ * @return
+ *   The QP, or NULL with errno set: EINVAL (NULL argument, a CQ that is no
+ *   mlx5 CQ of this library, or a failed one), EOPNOTSUPP (not an mlx5
+ *   device, or rings this driver cannot write: a stride other than 64 bytes,
+ *   a QP without BlueFlame register), ENOSPC (a CQ already serves 16 such
+ *   QPs), ENOMEM, or the errno of ibv_create_qp() or mlx5dv_init_obj().
+ *
+ * Thread safety: not concurrently with a poll of either CQ (the CQ's poll
+ * changes to the one that hands back wr_ids).
+ */
+struct cqpoll_mlx5_qp *cqpoll_mlx5_qp_create(struct ibv_pd *pd,
+					     const struct cqpoll_mlx5_qp_conf *conf);
+
+/**
+ * Destroy a QP of cqpoll_mlx5_qp_create(). Completions of it still in its
+ * CQs are returned with wr_id 0 and CQPOLL_COMPLETION_F_WR_ID clear.
+ *
+ * @param qp
+ *   The QP, or NULL (nothing done).
+ * @return
+ *   0, or -errno of ibv_destroy_qp() (the QP is then kept).
+ *
+ * Thread safety: not concurrently with a poll of its CQs or a post on it.
+ */
+int cqpoll_mlx5_qp_destroy(struct cqpoll_mlx5_qp *qp);
+
+/**
+ * Change the QP's state and attributes, as ibv_modify_qp(). Going to RESET
+ * also resets the QP's counters and doorbell record (as rdma-core's provider
+ * does): work still posted is dropped without completions.
+ *
+ * @param qp
+ *   The QP.
+ * @param attr
+ *   Attributes, as ibv_modify_qp().
+ * @param attr_mask
+ *   enum ibv_qp_attr_mask bits, as ibv_modify_qp().
+ * @return
+ *   0, -EINVAL (NULL argument), or -errno of ibv_modify_qp().
+ *
+ * Thread safety: not concurrently with a post on the QP or a poll of its CQs.
+ */
+int cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr,
+			  int attr_mask);
+
+/**
+ * The QP's sizes and number.
+ *
+ * @param qp
+ *   The QP.
+ * @param[out] caps
+ *   Filled.
+ * @return
+ *   0, or -EINVAL if an argument is NULL.
+ *
+ * Thread safety: safe from any thread while the QP exists.
+ */
+int cqpoll_mlx5_qp_caps(const struct cqpoll_mlx5_qp *qp, struct cqpoll_mlx5_qp_caps *caps);
+
+/**
+ * The verbs QP, for ibv_query_qp() and addressing. Never post on it with
+ * ibv_post_send() or ibv_post_recv(), and change its state only through
+ * cqpoll_mlx5_qp_modify().
+ *
+ * @param qp
+ *   The QP.
+ * @return
+ *   The verbs QP; NULL (errno EINVAL) if @p qp is NULL.
+ *
+ * Thread safety: safe from any thread while the QP exists.
+ */
+struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
+
+/**
+ * Post send requests in a burst: WQEs written in order, then one doorbell
+ * (doorbell record, then the 8-byte write of the last WQE's control segment
+ * to the BlueFlame register, with rdma-core's barriers). A request that does
+ * not fit the ring or is invalid ends the burst; the ones before it are
+ * posted.
+ *
+ * @param qp
+ *   A QP in RTS (or in error: the requests are flushed with their wr_ids).
+ * @param wrs
+ *   The requests.
+ * @param n
+ *   How many.
+ * @return
+ *   - > 0: requests posted, the first ones of @p wrs.
+ *   - -ENOSPC: the first request does not fit: the ring is full of work not
+ *     yet retired by a completion (poll the send CQ).
+ *   - -EINVAL: NULL argument, @p n 0, the QP not yet in RTS, or the first
+ *     request is invalid (opcode, more entries than max_send_sge, inline
+ *     over max_inline_data or on a read or atomic, an atomic whose entry is
+ *     not 8 bytes); the reason is logged.
+ *
+ * Thread safety: one thread posts sends on a QP at a time.
+ */
+int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
+			     const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
+
+/**
+ * Post receives in a burst, then one doorbell-record write.
+ *
+ * @param qp
+ *   A QP in INIT or later.
+ * @param wrs
+ *   The receives.
+ * @param n
+ *   How many.
+ * @return
+ *   - > 0: receives posted, the first ones of @p wrs.
+ *   - -ENOSPC: the receive ring is full.
+ *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, or the first receive
+ *     has more entries than max_recv_sge.
+ *
+ * Thread safety: one thread posts receives on a QP at a time.
+ */
+int cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp,
+			     const struct cqpoll_mlx5_recv_wr *wrs, unsigned int n);
+/**@}*/
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,8 +29,8 @@
  *   udma_from_device_barrier() since 2024 (the older dsb ld also waits for
  *   completion of every access, which this ordering does not need).
  *
- * The write side (doorbell record, UAR) is paid once per burst or arm and
- * stays as rdma-core has it; an independent check against rdma-core's
+ * The write side (doorbell record, UAR) is paid once per burst, post burst
+ * or arm and stays as rdma-core has it; an independent check against rdma-core's
  * mlx5_arm_cq() passes on the exact words and their order.
  */
 
@@ -48,6 +48,20 @@
  * sfence does not. See mlx5_arm.c.
  */
 #define cqpoll_mlx5_uar_flush_before_repoll() __asm__ volatile("mfence" ::: "memory")
+/*
+ * Post path (mlx5-wqe-contract.md §4.1, rdma-core post_send_db()). WQEs are
+ * in write-back memory the device reads by DMA after the doorbell: on x86-64
+ * stores are not reordered with older stores (TSO), so only the compiler
+ * must keep the WQE stores before the record store (udma_to_device_barrier).
+ */
+#define cqpoll_mlx5_wmb_wqe_before_record() __asm__ volatile("" ::: "memory")
+/*
+ * The doorbell write to the BlueFlame register, which is mapped
+ * write-combining: flushed out of the WC buffer at once so that it is not
+ * held back, and so that two doorbells of the QP reach the device in order
+ * (mmio_flush_writes; sfence, as rdma-core, DPDK rte_wmb and UCX).
+ */
+#define cqpoll_mlx5_uar_flush() __asm__ volatile("sfence" ::: "memory")
 
 #elif defined(__aarch64__)
 
@@ -59,6 +73,10 @@
 #define cqpoll_mlx5_wmb_slots_before_ci() __asm__ volatile("dmb osh" ::: "memory")
 #define cqpoll_mlx5_wmb_record_before_uar() __asm__ volatile("dsb st" ::: "memory")
 #define cqpoll_mlx5_uar_flush_before_repoll() __asm__ volatile("dsb sy" ::: "memory")
+/* rdma-core HEAD udma_to_device_barrier: stores to memory the device reads. */
+#define cqpoll_mlx5_wmb_wqe_before_record() __asm__ volatile("dmb oshst" ::: "memory")
+/* rdma-core mmio_flush_writes on aarch64. */
+#define cqpoll_mlx5_uar_flush() __asm__ volatile("dsb st" ::: "memory")
 
 #else
 #error "mlx5 barriers are defined only for x86_64 and aarch64"

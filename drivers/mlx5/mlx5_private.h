@@ -20,6 +20,7 @@
 struct ibv_cq;
 struct ibv_comp_channel;
 struct mlx5dv_cq;
+struct cqpoll_mlx5_qp_set;
 
 
 /* Inline payloads one burst can return; a burst with more stops early. */
@@ -83,6 +84,8 @@ struct cqpoll_mlx5_cq {
 	const struct cqpoll_ibv_glue *glue; /* what serves ibcq's context */
 	struct cqpoll_ibv_member ev; /* this CQ on its channel (the demux) */
 	int own_verbs;            /* created here: destroyed here */
+	/* QPs cqpoll posts for on this CQ (mlx5_qp.h), or NULL: then the bare poll. */
+	struct cqpoll_mlx5_qp_set *qps;
 	struct cqpoll_mlx5_slow slow;
 };
 

@@ -25,6 +25,7 @@ extern "C" {
 #endif
 
 struct mlx5dv_cq;
+struct mlx5dv_qp;
 
 
 /** Emulator switches (struct cqpoll_mlx5_emu_conf::emu_flags). */
@@ -230,6 +231,169 @@ int cqpoll_mlx5_emu_dv(struct cqpoll_cq *cq, struct mlx5dv_cq *dv);
  */
 int cqpoll_mlx5_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
 			 const uint64_t *flush, unsigned int n_flush);
+
+
+/**
+ * @name The emulated device's work queues
+ *
+ * An emulated mlx5 device context on which cqpoll_mlx5_qp_create() makes its
+ * QPs through the same libibverbs table (ibv_create_qp(), ibv_modify_qp(),
+ * mlx5dv_init_obj(MLX5DV_OBJ_QP)) as on hardware. The rings are laid out as
+ * rdma-core's provider lays them out (mlx5-wqe-contract.md §1): one buffer,
+ * the receive ring first, the send ring of 64-byte blocks after it, a
+ * doorbell record of two words, and a BlueFlame register of two 256-byte
+ * halves at 0x800 of a UAR page. The device reads the WQEs the QP wrote,
+ * in that layout, when cqpoll_mlx5_emu_run() lets it look: a send doorbell
+ * is the 8-byte write to the register, carrying the last WQE's first 8
+ * bytes, after the record names how far to go; receives are announced by
+ * the record alone. It carries the work out between two of its QPs
+ * (loopback): sends and writes with immediate consume receives, writes land
+ * in registered memory, reads and atomics (host-endian memory,
+ * atomic_req_8B_endianness_mode 1) return data, and it writes the CQEs on
+ * the QPs' emulated CQs, errors included, the QP then in error and every
+ * later WQE flushed with a CQE of its own.
+ */
+/**@{*/
+
+/**
+ * Open an emulated mlx5 device context for work queues. Create its CQs with
+ * cqpoll_mlx5_emu_cq_create() (any emulated CQ serves any of its QPs).
+ *
+ * @return
+ *   The context, or NULL with errno set (ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_context *cqpoll_mlx5_emu_open(void);
+
+/**
+ * Close a context of cqpoll_mlx5_emu_open().
+ *
+ * @param ctx
+ *   The context.
+ * @return
+ *   0; -EINVAL (not such a context); -EBUSY (QPs, MRs or PDs still exist).
+ *
+ * Thread safety: not with other calls on @p ctx.
+ */
+int cqpoll_mlx5_emu_close(struct ibv_context *ctx);
+
+/**
+ * A protection domain of the emulated context (what ibv_alloc_pd() gives).
+ *
+ * @param ctx
+ *   A context of cqpoll_mlx5_emu_open().
+ * @return
+ *   The PD, or NULL with errno set (EINVAL, ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_pd *cqpoll_mlx5_emu_alloc_pd(struct ibv_context *ctx);
+
+/**
+ * Free a PD of cqpoll_mlx5_emu_alloc_pd().
+ *
+ * @param pd
+ *   The PD.
+ * @return
+ *   0, -EINVAL, or -EBUSY (MRs or QPs use it).
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_mlx5_emu_dealloc_pd(struct ibv_pd *pd);
+
+/**
+ * Register memory with the emulated device (what ibv_reg_mr() does): its
+ * lkey and rkey are checked by every WQE that names them.
+ *
+ * @param pd
+ *   A PD of cqpoll_mlx5_emu_alloc_pd().
+ * @param addr
+ *   Start of the memory.
+ * @param length
+ *   Bytes.
+ * @param access
+ *   enum ibv_access_flags (IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE,
+ *   _REMOTE_READ, _REMOTE_ATOMIC).
+ * @return
+ *   The MR, or NULL with errno set (EINVAL, ENOMEM).
+ *
+ * Thread safety: safe from any thread.
+ */
+struct ibv_mr *cqpoll_mlx5_emu_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				      int access);
+
+/**
+ * Deregister an MR of cqpoll_mlx5_emu_reg_mr().
+ *
+ * @param mr
+ *   The MR.
+ * @return
+ *   0 or -EINVAL.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_mlx5_emu_dereg_mr(struct ibv_mr *mr);
+
+/**
+ * Let the device look at its QPs' doorbells and carry out the work they
+ * announced, as far as it can: a send waits while its receiver has no
+ * receive posted and the QP retries for ever (rnr_retry 7), and any WQE
+ * waits while a CQ it completes on is full.
+ *
+ * @param ctx
+ *   A context of cqpoll_mlx5_emu_open().
+ * @return
+ *   Send WQEs carried out (flushed ones included), or -EINVAL.
+ *
+ * Thread safety: one thread at a time per context (the device); posts and
+ * polls may run concurrently.
+ */
+int cqpoll_mlx5_emu_run(struct ibv_context *ctx);
+
+/**
+ * The struct mlx5dv_qp of an emulated QP, as mlx5dv_init_obj() fills it:
+ * lets tests read the rings, the doorbell record and the register.
+ *
+ * @param qp
+ *   The verbs QP of a cqpoll mlx5 QP on an emulated context
+ *   (cqpoll_mlx5_qp_ibv()).
+ * @param[out] dv
+ *   Filled.
+ * @return
+ *   0, or -EINVAL if an argument is NULL or @p qp is not emulated.
+ *
+ * Thread safety: safe from any thread while the QP exists.
+ */
+int cqpoll_mlx5_emu_qp_dv(struct ibv_qp *qp, struct mlx5dv_qp *dv);
+
+/** What the emulated device's work queues saw. */
+struct cqpoll_mlx5_emu_wq_stats {
+	uint64_t doorbells;        /**< Send doorbells (register writes) read. */
+	uint64_t bad_doorbells;    /**< Register writes naming another QP or no posted WQE. */
+	uint64_t record_only;      /**< Looks that found the record ahead with no register write. */
+	uint64_t wqes;             /**< Send WQEs carried out successfully. */
+	uint64_t recvs;            /**< Receive WQEs consumed successfully. */
+	uint64_t errors;           /**< Error completions other than flushes. */
+	uint64_t flushed;          /**< Flushed WQEs, send and receive. */
+	uint64_t rnr_waits;        /**< Looks that found a send waiting for a receive. */
+	uint64_t cq_waits;         /**< Looks that found a WQE waiting for room in a CQ. */
+};
+
+/**
+ * Read the work-queue counters of an emulated context.
+ *
+ * @param ctx
+ *   A context of cqpoll_mlx5_emu_open().
+ * @param[out] stats
+ *   Filled.
+ * @return
+ *   0 or -EINVAL.
+ *
+ * Thread safety: safe from any thread.
+ */
+int cqpoll_mlx5_emu_wq_stats_get(struct ibv_context *ctx, struct cqpoll_mlx5_emu_wq_stats *stats);
+/**@}*/
 
 #ifdef __cplusplus
 }

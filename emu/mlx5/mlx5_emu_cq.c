@@ -159,6 +159,20 @@ live_has(const void *priv)
 	return r;
 }
 
+struct cqpoll_mlx5_emu_dev *
+cqpoll_mlx5_emu_dev_of_ibcq(const struct ibv_cq *ibcq)
+{
+	const struct cqpoll_mlx5_emu_cq *e;
+	struct cqpoll_mlx5_emu_dev *dev = NULL;
+
+	pthread_mutex_lock(&live_lock);
+	for (e = live; e != NULL && dev == NULL; e = e->next)
+		if (e->q.ibcq == ibcq)
+			dev = e->emu;
+	pthread_mutex_unlock(&live_lock);
+	return dev;
+}
+
 int
 cqpoll_mlx5_emu_stranded(void *priv)
 {
@@ -317,6 +331,9 @@ cqpoll_mlx5_emu_cq_create(const struct cqpoll_mlx5_emu_conf *conf)
 	/* The seam: the driver gets the mlx5dv_cq fields, hardware or not. */
 	if (r == 0)
 		r = cqpoll_mlx5_cq_setup(q, &dev->dv, conf->start_index, 0, conf->flags);
+	/* QPs name their CQs by it (cqpoll_mlx5_qp_create()). */
+	if (r == 0 && dev->ev_cq == NULL)
+		q->ibcq = &dev->id_cq;
 	if (r == 0 && dev->ev_cq != NULL) {
 		q->ibcq = dev->ev_cq;
 		r = cqpoll_ibv_channel_join(&q->ev, dev->ev_cq, conf->channel,

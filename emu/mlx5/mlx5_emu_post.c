@@ -349,6 +349,39 @@ cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev)
 }
 
 int
+cqpoll_mlx5_emu_cq_room(struct cqpoll_mlx5_emu_dev *dev, uint32_t k)
+{
+	uint32_t ci, used;
+	int r;
+
+	pthread_mutex_lock(&dev->lock);
+	ci = be32toh(__atomic_load_n(&dev->dv.dbrec[CQPOLL_MLX5_DBREC_SET_CI], __ATOMIC_ACQUIRE));
+	used = (dev->pi - ci) & CQPOLL_MLX5_CI_MASK;
+	r = dev->broken ? dev->broken_err : used + dev->nzip + k <= dev->dv.cqe_cnt;
+	pthread_mutex_unlock(&dev->lock);
+	return r;
+}
+
+int
+cqpoll_mlx5_emu_cq_write(struct cqpoll_mlx5_emu_dev *dev, const struct mlx5_cqe64 *cqe,
+			 uint8_t op, int solicited)
+{
+	uint8_t pre[64];
+	int r;
+
+	memset(pre, 0, sizeof(pre));
+	pthread_mutex_lock(&dev->lock);
+	r = dev->broken ? dev->broken_err : room(dev, dev->nzip + 1);
+	if (r == 0) {
+		cqpoll_mlx5_emu_zip_flush(dev);
+		write_cqe(dev, cqe, pre, op);
+		written(dev, 1, solicited);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return r;
+}
+
+int
 cqpoll_mlx5_emu_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp)
 {
 	struct cqpoll_mlx5_emu_dev *dev;

@@ -80,6 +80,8 @@ struct cqpoll_mlx5_emu_dev {
 	struct cqpoll_completion zip[CQPOLL_MLX5_EMU_ZIP_MAX];
 	struct cqpoll_mlx5_emu_stats stats;
 
+	/* The CQ's verbs identity without a channel: what a QP names it by. */
+	struct ibv_cq id_cq;
 	/* Device thread. */
 	pthread_t thread;
 	int thread_started;
@@ -115,6 +117,17 @@ void cqpoll_mlx5_emu_dev_stop(struct cqpoll_mlx5_emu_dev *dev);
 int cqpoll_mlx5_emu_dev_raise_error(struct cqpoll_mlx5_emu_dev *dev, int32_t err);
 /* Write the completions held for a compressed session; under dev->lock. */
 int cqpoll_mlx5_emu_zip_flush(struct cqpoll_mlx5_emu_dev *dev);
+/*
+ * Work queues (mlx5_emu_qp.c) write CQEs through these. Room: 1 if @p k
+ * more CQEs fit now, 0 if not, -errno of a broken CQ. Write: one CQE built
+ * by the caller (op: op_own without the owner bit), body first, op_own last;
+ * 0, -ENOSPC or the broken CQ's -errno.
+ */
+int cqpoll_mlx5_emu_cq_room(struct cqpoll_mlx5_emu_dev *dev, uint32_t k);
+int cqpoll_mlx5_emu_cq_write(struct cqpoll_mlx5_emu_dev *dev, const struct mlx5_cqe64 *cqe,
+			     uint8_t op, int solicited);
+/* The emulated CQ whose verbs identity is @p ibcq, or NULL. */
+struct cqpoll_mlx5_emu_dev *cqpoll_mlx5_emu_dev_of_ibcq(const struct ibv_cq *ibcq);
 /* The device clock, in ticks (mlx5_emu_post.c). */
 uint64_t cqpoll_mlx5_emu_clock_ticks(void);
 

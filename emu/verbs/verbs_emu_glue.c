@@ -43,6 +43,35 @@ emu_query_device_ex(struct ibv_context *ctx, const struct ibv_query_device_ex_in
 	return ibv_query_device_ex(ctx, input, attr);
 }
 
+/*
+ * verbs-emu has CQs only: its CQs are filled by the tests, not by work
+ * requests, so a QP is refused as a device without QP support would.
+ */
+static struct ibv_qp *
+emu_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	(void)pd;
+	(void)attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int
+emu_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	(void)qp;
+	(void)attr;
+	(void)attr_mask;
+	return EOPNOTSUPP;
+}
+
+static int
+emu_destroy_qp(struct ibv_qp *qp)
+{
+	(void)qp;
+	return EOPNOTSUPP;
+}
+
 /* An emulated verbs context is no mlx5 device, as mlx5dv_is_supported() says. */
 static bool
 emu_mlx5dv_is_supported(struct ibv_device *dev)
@@ -82,6 +111,9 @@ const struct cqpoll_ibv_glue cqpoll_verbs_emu_glue = {
 	.ack_cq_events = cqpoll_verbs_emu_ibv_ack_cq_events,
 	.get_async_event = cqpoll_verbs_emu_get_async_event,
 	.ack_async_event = cqpoll_verbs_emu_ack_async_event,
+	.create_qp = emu_create_qp,
+	.modify_qp = emu_modify_qp,
+	.destroy_qp = emu_destroy_qp,
 	.mlx5dv_is_supported = emu_mlx5dv_is_supported,
 	.mlx5dv_init_obj = emu_mlx5dv_init_obj,
 	.mlx5dv_create_cq = emu_mlx5dv_create_cq,

@@ -11,6 +11,7 @@
 #include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_driver_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
@@ -136,6 +137,23 @@ void *
 cqpoll_cq_priv(const struct cqpoll_cq *cq)
 {
 	return cq != NULL ? cq->fp.priv : NULL;
+}
+
+int
+cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll, cqpoll_poll_burst_t *old)
+{
+	if (cq == NULL || poll == NULL)
+		return -EINVAL;
+	/*
+	 * The consumer owns fp.poll; a failure latched (cqpoll_cq_latch_failure())
+	 * or reported keeps the failed poll.
+	 */
+	if (cq->fail_latched || cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
+		return -EBUSY;
+	if (old != NULL)
+		*old = cq->fp.poll;
+	cq->fp.poll = poll;
+	return 0;
 }
 
 const struct cqpoll_driver_ops *

@@ -177,6 +177,7 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 		free(g->members[i]);
 	}
 	free(g->fds);
+	free(g->fd_index);
 	free(g->members);
 	free(g->active);
 	cqpoll_mem_free(g->comps);
@@ -188,16 +189,21 @@ cqpoll_group_destroy(struct cqpoll_group *g)
 	cqpoll_mem_free(g);
 }
 
-/* Room for @need pointers: the (maybe moved) array, or NULL on ENOMEM. */
+/*
+ * Room for @need pointers, doubling from @first: the (maybe moved) array,
+ * or NULL on ENOMEM.
+ */
 static void *
-grow(void *array, unsigned int *cap, unsigned int need)
+grow_from(void *array, unsigned int *cap, unsigned int need, unsigned int first)
 {
 	unsigned int ncap;
 	void *p;
 
 	if (need <= *cap)
 		return array;
-	ncap = *cap != 0 ? *cap * 2 : 8;
+	ncap = *cap != 0 ? *cap * 2 : first;
+	while (ncap < need)
+		ncap *= 2;
 	p = realloc(array, (size_t)ncap * sizeof(void *));
 	if (p == NULL)
 		return NULL;
@@ -205,15 +211,38 @@ grow(void *array, unsigned int *cap, unsigned int need)
 	return p;
 }
 
+static void *
+grow(void *array, unsigned int *cap, unsigned int need)
+{
+	return grow_from(array, cap, need, 8);
+}
+
+/*
+ * The entry of @p fd, in O(1): fds are small integers (the kernel hands out
+ * the lowest free one), so the index is an array by fd number, a pointer
+ * per fd of the process below the highest one of the group. A search of
+ * the fd list instead made adding N CQs O(N^2): seconds at 65536.
+ */
 static struct cqpoll_group_fd *
 fd_find(struct cqpoll_group *g, int fd)
 {
-	unsigned int i;
+	return (unsigned int)fd < g->fd_index_cap ? g->fd_index[fd] : NULL;
+}
 
-	for (i = 0; i < g->nfds; i++)
-		if (g->fds[i]->fd == fd)
-			return g->fds[i];
-	return NULL;
+/* Make room in the fd index for @p fd; new slots are NULL. */
+static int
+fd_index_grow(struct cqpoll_group *g, int fd)
+{
+	unsigned int old = g->fd_index_cap;
+	void *p;
+
+	p = grow_from(g->fd_index, &g->fd_index_cap, (unsigned int)fd + 1, 64);
+	if (p == NULL)
+		return -ENOMEM;
+	g->fd_index = p;
+	memset(&g->fd_index[old], 0,
+	       (size_t)(g->fd_index_cap - old) * sizeof(g->fd_index[0]));
+	return 0;
 }
 
 /* Attach a member to the entry of its fd, creating the epoll entry once. */
@@ -228,7 +257,7 @@ fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
 
 	if (gfd == NULL) {
 		p = grow(g->fds, &g->fds_cap, g->nfds + 1);
-		if (p == NULL)
+		if (p == NULL || fd_index_grow(g, fd) != 0)
 			return -ENOMEM;
 		g->fds = p;
 		gfd = calloc(1, sizeof(*gfd));
@@ -241,14 +270,18 @@ fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
 			free(gfd);
 			return r;
 		}
+		gfd->pos = g->nfds;
 		g->fds[g->nfds++] = gfd;
+		g->fd_index[fd] = gfd;
 		created = true;
 	}
-	p = grow(gfd->members, &gfd->cap, gfd->n + 1);
+	/* Most fds are one CQ's own: room for one member first, not eight. */
+	p = grow_from(gfd->members, &gfd->cap, gfd->n + 1, 1);
 	if (p == NULL) {
 		if (created) {
 			epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
 			g->nfds--;
+			g->fd_index[fd] = NULL;
 			free(gfd);
 		}
 		return -ENOMEM;
@@ -274,12 +307,10 @@ fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	if (gfd->n != 0)
 		return;
 	epoll_ctl(g->epfd, EPOLL_CTL_DEL, gfd->fd, NULL);
-	for (i = 0; i < g->nfds; i++) {
-		if (g->fds[i] == gfd) {
-			g->fds[i] = g->fds[--g->nfds];
-			break;
-		}
-	}
+	g->fd_index[gfd->fd] = NULL;
+	/* Swap with the last: the fd list has no order to keep. */
+	g->fds[gfd->pos] = g->fds[--g->nfds];
+	g->fds[gfd->pos]->pos = gfd->pos;
 	free(gfd->members);
 	free(gfd);
 }
@@ -357,6 +388,10 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 		CQPOLL_LOG_LIB(ERR, "group add: NULL %s", g == NULL ? "group" :
 			       cq == NULL ? "cq" : "callback");
 		return -EINVAL;
+	}
+	if (!cqpoll_group_owned(g)) {
+		CQPOLL_LOG_LIB(ERR, "group %p add: released, not adopted", (void *)g);
+		return -EPERM;
 	}
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
 	if (g->in_callback || g->sleeping) {
@@ -441,6 +476,8 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	i = member_find(g, cq);
 	if (i < 0)
 		return -ENOENT;

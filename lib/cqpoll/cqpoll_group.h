@@ -395,6 +395,7 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  *   - -EBUSY: @p cq is already in a group, this one or another; or called
  *     from a callback of the group, or between cqpoll_group_sleep_prepare()
  *     and cqpoll_group_sleep_finish().
+ *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the
@@ -412,7 +413,8 @@ int cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
  *   The CQ.
  * @return
  *   0, -EINVAL for NULL arguments, -ENOENT if @p cq is not in the group,
- *   -EBUSY if called from a callback of the group.
+ *   -EBUSY if called from a callback of the group, -EPERM if the group is
+ *   released (cqpoll_group_release()), not adopted.
  *
  * Thread safety: the group's thread only (or any single thread while the
  * group is not running).
@@ -484,6 +486,7 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group, or between
  *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
+ *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
  *   - other < 0: -errno from epoll_wait(2): a failure of the group itself.
  *     A CQ that fails (its polls, arm or events return an error, enum
  *     cqpoll_cq_state) is not the group's failure: the group removes it,
@@ -598,6 +601,7 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
  *   - -EALREADY: a prepared sleep was not finished.
+ *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
  *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
  *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
  *   - other < 0: -errno from a CQ.
@@ -620,25 +624,123 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
  *   - >= 0: completions delivered.
  *   - -EINVAL: @p g is NULL, or no sleep was prepared.
  *   - -EBUSY: called from a callback of the group.
+ *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
  *   - other < 0: -errno from a CQ or epoll_wait(2).
  *
  * Thread safety: one thread per group, the group's thread.
  */
 int cqpoll_group_sleep_finish(struct cqpoll_group *g);
 
+/** cqpoll_group_run(): the group was released for a move (EXPERIMENTAL). */
+#define CQPOLL_GROUP_RUN_RELEASED 1
+
 /**
- * Run iterations until cqpoll_group_stop() is called.
+ * Run iterations until cqpoll_group_stop() is called, or until a move is
+ * requested (cqpoll_group_move_request()).
  *
  * @param g
  *   The group.
  * @return
- *   0 once stopped (the stop request is then cleared), or the negative
- *   return of cqpoll_group_run_once() that ended the loop: a failure of the
- *   group itself, never of one of its CQs.
+ *   - 0: stopped (the stop request is then cleared; a move requested too
+ *     stays pending, cqpoll_group_move_pending()).
+ *   - CQPOLL_GROUP_RUN_RELEASED: a move was requested, and the group was
+ *     released between two iterations (cqpoll_group_release()): this
+ *     thread must not touch it any more; another adopts it
+ *     (cqpoll_group_adopt()). Only with the EXPERIMENTAL move API.
+ *   - -EPERM: the group is released, not adopted by this thread.
+ *   - other < 0: the return of cqpoll_group_run_once() that ended the
+ *     loop: a failure of the group itself, never of one of its CQs.
  *
  * Thread safety: one thread per group, the group's thread.
  */
 int cqpoll_group_run(struct cqpoll_group *g);
+
+/**
+ * Ask the thread that runs a group to let it go at its next safe point, to
+ * move it to another thread: cqpoll_group_run() releases it and returns
+ * CQPOLL_GROUP_RUN_RELEASED; a thread that runs the group by
+ * cqpoll_group_run_once() (several groups on one lcore) sees the request
+ * with cqpoll_group_move_pending() and calls cqpoll_group_release(). A
+ * sleeping group is woken for it (once: a thread that never looks at the
+ * request runs the group on as before).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0, -EINVAL if @p g is NULL, or -errno from write(2).
+ *
+ * Thread safety: safe from any thread while the group exists.
+ */
+int cqpoll_group_move_request(struct cqpoll_group *g);
+
+/**
+ * Whether a move of the group was requested and not yet carried out by a
+ * release.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   1 if a move is pending, 0 if not, -EINVAL if @p g is NULL.
+ *
+ * Thread safety: safe from any thread while the group exists.
+ */
+int cqpoll_group_move_pending(const struct cqpoll_group *g);
+
+/**
+ * Let a group go, to be run by another thread (cqpoll_group_adopt()). The
+ * group keeps all its state: its members, which of them are armed and which
+ * still need poll-and-arm, the events pending on its event fd, its policy
+ * and counters, and a sleep prepared by cqpoll_group_sleep_prepare() (the
+ * adopting thread then waits on cqpoll_group_event_fd() and calls
+ * cqpoll_group_sleep_finish()). No completion and no wake-up is lost by the
+ * move: a CQ armed before it announces its work with an event after it,
+ * and every other CQ is polled and armed by the new thread before its
+ * group sleeps. Between release and adoption nobody polls the group: its
+ * completions wait in their CQs. Clears a pending move request.
+ *
+ * Call it between iterations, not from a callback. In DPDK, take the
+ * group's event fd out of the thread's rte_epoll set first (and add it to
+ * the new thread's after the adoption).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   0: released: this thread must not call the group's thread-only
+ *   functions any more (they return -EPERM); -EINVAL if @p g is NULL;
+ *   -EALREADY if it is released already; -EBUSY if called from a callback
+ *   of the group.
+ *
+ * Thread safety: the group's thread only. The release publishes the
+ * group's state to the thread that adopts it (release/acquire).
+ */
+int cqpoll_group_release(struct cqpoll_group *g);
+
+/**
+ * Take a group released by its thread (cqpoll_group_release()): the calling
+ * thread is the group's thread from now on, and runs it as its own.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @return
+ *   - 0: adopted.
+ *   - 1: adopted in a prepared sleep: every CQ of the group is armed and
+ *     empty or has its event pending; wait on cqpoll_group_event_fd() (or
+ *     not) and call cqpoll_group_sleep_finish() before anything else.
+ *   - -EINVAL: @p g is NULL.
+ *   - -EBUSY: the group is not released (another thread runs it, or
+ *     another thread adopted it first).
+ *
+ * Thread safety: any thread; one adopts a released group.
+ */
+int cqpoll_group_adopt(struct cqpoll_group *g);
 
 /**
  * Ask cqpoll_group_run() to return, waking the group if it sleeps. A stop

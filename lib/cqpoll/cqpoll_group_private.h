@@ -53,15 +53,22 @@ struct cqpoll_group_member {
  */
 struct cqpoll_group_fd {
 	int fd;
+	unsigned int pos; /* index in the group's fd list */
 	unsigned int n;
 	unsigned int cap;
 	struct cqpoll_group_member **members;
 };
 
 struct cqpoll_group {
-	/* Written by other threads: mode requests, stop. */
+	/* Written by other threads: mode requests, stop, move requests. */
 	int mode_req;
 	int stop;
+	int move_req;
+	/*
+	 * Let go by its thread (cqpoll_group_release()), not yet adopted:
+	 * stored with release by the owner, taken with acquire by the next.
+	 */
+	int released;
 	/* Owned by the group's thread. */
 	enum cqpoll_group_mode mode;
 	int epfd;
@@ -95,6 +102,9 @@ struct cqpoll_group {
 	struct cqpoll_group_fd **fds;
 	unsigned int nfds;
 	unsigned int fds_cap;
+	/* The entry of each fd by fd number (NULL: none): O(1) adds. */
+	struct cqpoll_group_fd **fd_index;
+	unsigned int fd_index_cap;
 	const struct cqpoll_policy_ops *policy;
 	void *policy_state;
 	struct cqpoll_completion *comps;
@@ -114,6 +124,17 @@ void cqpoll_group_member_failed(struct cqpoll_group *g,
 				struct cqpoll_group_member *m, int r);
 /* Remove the failed members and tell the failure callback of each. */
 void cqpoll_group_reap(struct cqpoll_group *g);
+
+/*
+ * The calling thread may run @p g: it was not released (cqpoll_group_move.c).
+ * A relaxed load: only the owner writes the group, and a thread that calls
+ * after its own release is told so, not raced with.
+ */
+static inline bool
+cqpoll_group_owned(const struct cqpoll_group *g)
+{
+	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED);
+}
 
 /* Put a member on the active list (no-op if it is there). */
 void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);

@@ -218,9 +218,17 @@ static int
 transition(struct cqpoll_group *g, bool *unarmed)
 {
 	struct cqpoll_group_member *m;
-	unsigned int i = 0, active = g->nactive;
+	unsigned int i = 0, active;
 	int r, total = 0;
 
+#if CQPOLL_MUTANT(ARM_ALL)
+	/* Negative control only (test build): every member, at every sleep. */
+	for (i = 0; i < g->n; i++)
+		if (!g->members[i]->failed)
+			cqpoll_group_activate(g, g->members[i]);
+	i = 0;
+#endif
+	active = g->nactive;
 	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
@@ -684,6 +692,8 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback || g->sleeping)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
 	/*
@@ -753,7 +763,14 @@ cqpoll_group_run(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
+		/* Between iterations: the safe point of a move. */
+		if (__atomic_load_n(&g->move_req, __ATOMIC_ACQUIRE)) {
+			r = cqpoll_group_release(g);
+			return r < 0 ? r : CQPOLL_GROUP_RUN_RELEASED;
+		}
 		r = cqpoll_group_run_once(g);
 		if (r < 0)
 			return r;
@@ -780,6 +797,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	if (g->sleeping)
 		return -EALREADY;
 	r = transition(g, &unarmed);
@@ -804,6 +823,8 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 		return -EINVAL;
 	if (g->in_callback)
 		return -EBUSY;
+	if (!cqpoll_group_owned(g))
+		return -EPERM;
 	if (!g->sleeping)
 		return -EINVAL;
 	g->sleeping = false;

@@ -37,6 +37,24 @@
 #define CQPOLL_MUTANT_NO_NET_ARM_CHECK 0
 #endif
 
+/* Going to sleep polls and arms every member, not only the active ones. */
+#ifndef CQPOLL_MUTANT_ARM_ALL
+#define CQPOLL_MUTANT_ARM_ALL 0
+#endif
+
+/* A group moved between threads loses which of its members are armed. */
+#ifndef CQPOLL_MUTANT_NAIVE_MOVE
+#define CQPOLL_MUTANT_NAIVE_MOVE 0
+#endif
+
+/*
+ * An mlx5 requester completion frees only its own WQE's building blocks, not
+ * those of the unsignalled WQEs posted before it.
+ */
+#ifndef CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY
+#define CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -5,12 +5,15 @@
 usage: check_peers.py run TPCQ_PEER     every peer of this build runs briefly,
                                         ping-pong and rate, and reports every
                                         message once (77 if none can run here)
-       check_peers.py verdicts          the verdict rules on made-up medians:
-                                        a dominating peer FAILs, a p50 over
-                                        1.1x FAILs, a gap inside the spread
-                                        is "too noisy to judge", so are fewer
-                                        than 3 rounds and a sender behind its
-                                        open-loop load, a clear run PASSes
+       check_peers.py verdicts          run-peers.py's checks on made-up
+                                        rounds: a dominating peer FAILs, a p50
+                                        over 1.1x FAILs, one at 1.1x is "at the
+                                        goal", noise a pair does not cancel is
+                                        undecided, so are fewer than 5 rounds
+                                        and a sender behind its open-loop load;
+                                        a clear run PASSes although every round
+                                        swings 0.7x-2.5x (pairing cancels it);
+                                        control: ratios across rounds do not
 """
 import importlib.util
 import json
@@ -42,7 +45,10 @@ def run(exe):
                     return 1
                 j = json.load(open(out))
                 ok = j["completions"] == j["posted"] > 0 and \
-                    j["latency_ns"]["samples"] == j["completions"]
+                    j["latency_ns"]["samples"] == j["completions"] and \
+                    j["cpu_ns_per_completion"] > 0 and \
+                    abs(j["cpu_ns_per_completion"] * j["completions"] -
+                        j["rx_cpu_ns"]) <= j["completions"]
                 print("%s %s: %d messages, p50 %d ns, cpu %.1f%%: %s" %
                       (peer, eng[-1], j["completions"], j["latency_ns"]["p50"],
                        j["cpu_pct"], "ok" if ok else "FAIL"))
@@ -58,11 +64,25 @@ def run(exe):
     return 0 if ran else 77
 
 
-def point(p50, p99, cpu, spread=0.0, n=3, load="pingpong", rate=0.0):
-    return {"n": n, "load": load, "rate": rate,
-            "p50": p50, "p99": p99, "cpu": cpu, "p50_spread": p50 * spread,
-            "p99_spread": p99 * spread, "cpu_spread": cpu * spread, "lost": 0,
-            "recoveries": 0, "cmd": "x"}
+# Per-round factors: the machine's state, common to every point of a round
+# (what pairing cancels), and each point's own noise.
+ROUND = [1.0, 1.8, 0.7, 1.3, 1.0, 2.5, 0.9, 1.1, 1.6]
+OWN = [0.00, 0.02, -0.02, 0.01, -0.01, 0.03, -0.03, 0.015, -0.015]
+
+
+def records(pts, rounds=9, load="pingpong", rate=0.0, own=0.03):
+    """Made-up raw records: @pts variant -> (p50, p99, cpu ns/completion)."""
+    recs = []
+    for rnd in range(rounds):
+        for i, (v, (p50, p99, cpu)) in enumerate(sorted(pts.items())):
+            f = ROUND[rnd % len(ROUND)] * (1 + own / 0.03 *
+                                          OWN[(rnd + 2 * i) % len(OWN)])
+            recs.append({"transport": "ucx-tcp", "variant": v, "load": load,
+                         "round": rnd, "p50": p50 * f, "p99": p99 * f,
+                         "cpu": 50.0, "cpu_ns": cpu * f, "rate": rate,
+                         "samples": 10000, "lost": 0, "recoveries": 0,
+                         "cmd": "x"})
+    return recs
 
 
 def verdicts():
@@ -71,37 +91,65 @@ def verdicts():
     spec = importlib.util.spec_from_file_location("run_peers", path)
     rp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rp)
-    meta = {"steal_pct": 1.5, "load_before": [0.5], "load_after": [0.6], "ncpu": 2}
+    meta = {"round_conditions": [{"shared": r == 2} for r in range(9)]}
 
-    def judge(pts):
-        summ = {("ucx-tcp", p["load"], v): p for v, p in pts.items()}
-        lines, fails = rp.verdicts(summ, meta, [])
-        return lines[0], fails
+    def judge(recs):
+        details = []
+        lines, fails = rp.verdicts(recs, meta, details)
+        return lines[0], fails, details
 
-    good = {"cqpoll-poll": point(10, 20, 100), "cqpoll-interrupt": point(14, 100, 20),
-            "cqpoll-adaptive": point(11, 25, 30), "ucx-busy": point(10, 26, 100),
-            "ucx-wait": point(14, 175, 25)}
+    good = {"cqpoll-poll": (10, 20, 1000), "cqpoll-interrupt": (14, 100, 2000),
+            "cqpoll-adaptive": (11, 25, 1500), "ucx-busy": (10, 26, 5000),
+            "ucx-wait": (14, 175, 1800)}
+    noisy = {"ucx-wait": (14, 25, 1500), "ucx-busy": (10, 25, 1500)}
     cases = [
-        ("clear", good, "PASS", 0),
-        ("dominated", dict(good, **{"ucx-wait": point(14, 20, 20)}), "dominates", 1),
-        ("interrupt slow", dict(good, **{"cqpoll-interrupt": point(20, 100, 20)}),
-         "interrupt p50 1.43x", 1),
-        ("noisy", {k: point(v["p50"], v["p99"], v["cpu"], spread=2.0)
-                   for k, v in good.items()}, "machine too noisy to judge", 0),
-        ("two rounds", {k: point(v["p50"], v["p99"], v["cpu"], n=2)
-                        for k, v in good.items()}, "machine too noisy to judge", 0),
-        ("sustained load", {k: point(v["p50"], v["p99"], v["cpu"], load=20000,
-                                     rate=19900) for k, v in good.items()}, "PASS", 0),
-        ("sender behind", {k: point(v["p50"], v["p99"], v["cpu"], load=20000,
-                                    rate=5000) for k, v in good.items()},
-         "machine too noisy to judge", 0),
+        # name, records, text in the line, not in it, transports failed
+        ("clear", records(good), "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
+        ("dominated", records(dict(good, **{"ucx-wait": (14, 20, 1000)})),
+         "1 FAIL (adaptive vs ucx-wait (p99, CPU) at ping-pong)", "undecided", 1),
+        ("interrupt slow", records(dict(good, **{"cqpoll-interrupt": (20, 100, 2000)})),
+         "1 FAIL (interrupt p50 / ucx-wait's at ping-pong)", "undecided", 1),
+        ("interrupt at 1.1x", records(dict(good, **{"cqpoll-interrupt": (15.4, 100, 2000)})),
+         "1 at the goal (interrupt p50 / ucx-wait's at ping-pong)", "FAIL", 0),
+        # Each point's own noise +-30 %: the ratios straddle, undecided, never
+        # PASS or FAIL on them.
+        ("noisy", records(dict(good, **noisy), own=0.3),
+         "undecided (", "FAIL", 0),
+        ("four rounds", records(good, rounds=4), "ucx-tcp: undecided: 4 undecided",
+         "PASS", 0),
+        ("sustained load", records(good, load=20000, rate=19900),
+         "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
+        ("sender behind", records(good, load=20000, rate=5000),
+         "ucx-tcp: undecided: 4 undecided", "PASS", 0),
     ]
     bad = 0
-    for name, pts, want, fails in cases:
-        line, f = judge(pts)
-        ok = want in line and f == fails and not (want != "PASS" and "PASS" in line)
-        print("%-15s %s\n  %s" % (name, "ok" if ok else "FAIL", line))
+    for name, recs, want, unwanted, fails in cases:
+        line, f, details = judge(recs)
+        ok = want in line and unwanted not in line and f == fails and \
+            "1 round(s) of 9 shared" in line
+        if name == "sender behind":
+            ok = ok and all("dropped: a sender behind" in d for d in details)
+        print("%-17s %s\n  %s" % (name, "ok" if ok else "FAIL", line))
+        for d in details:
+            print("  " + d)
         bad += not ok
+    # Negative control: ratios of points from different rounds (the pairing
+    # lost) must not pass the clear case: the rounds' swings then stay in
+    # the ratios.
+    real = rp.paired
+
+    def unpaired(pts, tr, load, a, b, key):
+        ra, rb = pts.get((tr, load, a), {}), pts.get((tr, load, b), {})
+        ks = sorted(set(ra) & set(rb))
+        return [ra[r][key] / rb[ks[(i + 1) % len(ks)]][key]
+                for i, r in enumerate(ks)], 0
+    rp.paired = unpaired
+    line, _, _ = judge(records(good))
+    rp.paired = real
+    caught = "ucx-tcp: PASS: 4 PASS" not in line
+    print("control: unpaired ratios %s\n  %s" % (
+        "caught (the clear case is not a PASS)" if caught else "NOT CAUGHT", line))
+    bad += not caught
     return 1 if bad else 0
 
 

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,15 @@ check_failed(struct round *rd, struct cqpoll_cq *cq, const struct cqpoll_cq_fail
 	if (r != -EBADF || test_now_ns() - t0 > 100000000ull)
 		REPORT_FAIL("wait on the failed cq returned %d after %llu us", r,
 			    (unsigned long long)((test_now_ns() - t0) / 1000));
+	/*
+	 * The producer's last use of the victim (its ring, in lose_ring()) is
+	 * ordered before this destroy only through the kernel (the fd it closed
+	 * is what failed the CQ), which ThreadSanitizer cannot see: wait for the
+	 * flag it sets after that use, to order the free after it for TSan too.
+	 * The dup2() has returned by now, so this waits a few instructions.
+	 */
+	while (!__atomic_load_n(&rd->lost, __ATOMIC_ACQUIRE))
+		sched_yield();
 	if ((r = cqpoll_cq_destroy(cq)) != 0)
 		REPORT_FAIL("destroy of the failed cq returned %d", r);
 	rd->cq[VICTIM] = NULL;

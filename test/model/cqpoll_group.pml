@@ -64,6 +64,26 @@
  *                 the arm): what -DCQPOLL_TEST_COLD_NAIVE builds in C
  *   -DCOLD_NO_NET with -DCOLD -DLOSE: the busy-mode net polls nothing (what
  *                 -DCQPOLL_TEST_NO_SAFETY_NET builds in C)
+ * Moving the group between threads (cqpoll_group_release() and
+ * cqpoll_group_adopt(), cqpoll_group_move.c):
+ *   -DMOVE        two consumer processes, two threads: the one that owns the
+ *                 group runs the loop, the other is parked until it is handed
+ *                 the group. The owner may hand it over at a safe point
+ *                 (up to MAXMOVES times, default 2): between iterations,
+ *                 in a prepared sleep before its wait, or after the wait
+ *                 returned and before the events are taken (what an external
+ *                 loop's wait found is not carried: the new thread waits
+ *                 again). The new thread starts with fresh locals where the
+ *                 group stands: polling, or in the sleep. What the group
+ *                 holds (act[], the CQs' arms, the events on the channel)
+ *                 is carried as it is. The properties are the same.
+ *   -DNAIVE_MOVE  with -DMOVE: the move drops the armed state: the new
+ *                 thread takes every member for armed (act[] cleared), as
+ *                 a group moved asleep would be (what
+ *                 -DCQPOLL_MUTANT_NAIVE_MOVE=1 builds in C)
+ *   -DMOVE_LATE   with -DMOVE: moves only after the group's first sleep,
+ *                 so that a naive move's counterexample is not merely the
+ *                 fresh group whose members were never armed
  * See doc/guides/model.md.
  *
  * Memory model: the sw device and cqpoll_sw_arm() pair a store, a seq_cst
@@ -136,6 +156,20 @@ bool old[NCQ];
 byte bvis[NCQ];
 #endif
 
+#ifdef MOVE
+#ifndef MAXMOVES
+#define MAXMOVES 2
+#endif
+bit owner;          /* the thread that runs the group now */
+bool g_asleep;      /* handed over in a prepared sleep */
+byte nmoves;        /* moves so far */
+byte nthreads;      /* consumer processes started, for their ids */
+bool slept;         /* ghost: the group slept once (-DMOVE_LATE) */
+#endif
+#if defined(NAIVE_MOVE) && !defined(MOVE)
+#error "-DNAIVE_MOVE needs -DMOVE"
+#endif
+
 #ifndef LOSE
 #define LOSE 0
 #endif
@@ -159,6 +193,7 @@ byte bvis[NCQ];
 #define ANY_ACT (act[0] || act[1])
 #define ALL_ACT (act[0] && act[1])
 #define ALL_ANNOUNCED (ANNOUNCED(0) && ANNOUNCED(1))
+#define DROP_ACT act[0] = false; act[1] = false
 #elif NCQ == 3
 #define CH_READABLE (chn[0] > 0 || chn[1] > 0 || chn[2] > 0)
 #define FD_READABLE (CQ_READABLE(0) || CQ_READABLE(1) || CQ_READABLE(2))
@@ -169,6 +204,7 @@ byte bvis[NCQ];
 #define ANY_ACT (act[0] || act[1] || act[2])
 #define ALL_ACT (act[0] && act[1] && act[2])
 #define ALL_ANNOUNCED (ANNOUNCED(0) && ANNOUNCED(1) && ANNOUNCED(2))
+#define DROP_ACT act[0] = false; act[1] = false; act[2] = false
 #else
 #error "NCQ must be 2 or 3"
 #endif
@@ -474,7 +510,42 @@ inline busy_net(q, r, n)
 }
 #endif
 
+#ifdef MOVE
+#ifdef NAIVE_MOVE
+#define MOVE_DROP DROP_ACT
+#else
+#define MOVE_DROP skip
+#endif
+#if NCQ == 2
+#define CLEAR_READY ready[0] = false; ready[1] = false
+#else
+#define CLEAR_READY ready[0] = false; ready[1] = false; ready[2] = false
+#endif
+/*
+ * The owner may hand the group over here (a safe point): the group's state
+ * stays, the thread's locals do not (they are dead at a safe point; fresh
+ * ones are zero), and the other thread takes it up where it stands.
+ */
+#ifdef MOVE_LATE
+#define MOVE_ALLOWED (nmoves < MAXMOVES && slept)
+#else
+#define MOVE_ALLOWED (nmoves < MAXMOVES)
+#endif
+#define MOVE_POINT(asleep) \
+	if \
+	:: MOVE_ALLOWED -> \
+		atomic { \
+			nmoves++; g_asleep = asleep; MOVE_DROP; \
+			q = 0; r = 0; n = 0; e = 0; k = 0; a = 0; CLEAR_READY; \
+			owner = 1 - me \
+		}; \
+		goto parked \
+	:: skip \
+	fi
+active [2] proctype consumer()
+#else
 active proctype consumer()
+#endif
 {
 	byte q, r, n, e, k;
 	bool ready[NCQ];
@@ -482,8 +553,28 @@ active proctype consumer()
 #ifdef COLD
 	bit trans;	/* this pass over the hot CQs is the transition */
 #endif
+#ifdef MOVE
+	bit me;
+
+	atomic { me = nthreads; nthreads++ };
+	if
+	:: me != owner -> goto parked
+	:: else -> skip
+	fi;
+#endif
 
 busy_poll:
+#ifdef MOVE
+	/* Between iterations (not inside the transition a COLD pass is). */
+#ifdef COLD
+	if
+	:: !trans -> MOVE_POINT(false)
+	:: else -> skip
+	fi;
+#else
+	MOVE_POINT(false);
+#endif
+#endif
 #ifdef COLD
 	/*
 	 * One iteration of the polling group (poll_hot()): each hot CQ is
@@ -612,6 +703,12 @@ cqpoll_cq_wait:
 	 */
 	assert(FD_READABLE || ALL_COVERED);
 #endif
+#ifdef MOVE
+	slept = true;
+	/* A prepared sleep: moved asleep, the new thread does the wait. */
+	MOVE_POINT(true);
+sleep_wait:
+#endif
 	/*
 	 * epoll_wait with the safety-net timeout. It returns the fds ready at
 	 * that moment, or times out when none is. Without -DLOSE the model
@@ -636,6 +733,13 @@ cqpoll_cq_wait:
 #endif
 	:: ndone == NCQ && ALL_EMPTY -> goto end_idle
 	fi;
+#ifdef MOVE
+	/*
+	 * The external loop's wait returned, the sleep is not finished: moved
+	 * now, what that wait found is dropped and the new thread waits again.
+	 */
+	MOVE_POINT(true);
+#endif
 	/* Each ready CQ: event_get() through the demux, then poll (busy_poll). */
 	do
 	:: q < NCQ && ready[q] -> ready[q] = false; event_get(q, e, k); q++
@@ -645,7 +749,22 @@ cqpoll_cq_wait:
 	goto busy_poll;
 
 end_idle:
+	skip;
+#ifdef MOVE
+	goto end_done;
+	/* Not the owner: wait to be handed the group, then take it up. */
+parked:
+end_parked:
+	atomic {
+		owner == me ->
+		if
+		:: g_asleep -> g_asleep = false; goto sleep_wait
+		:: else -> goto busy_poll
+		fi
+	};
+end_done:
 	skip
+#endif
 }
 
 init

@@ -14,8 +14,25 @@
 #      through pkg-config --static gets all of cqpoll's trace points; linked
 #      the naive way (the archives without --whole-archive, the negative
 #      control) it gets none, so the check can fail;
-#   4. "man cqpoll_poll_and_arm" shows the function's documentation, and the
-#      guides are in share/doc/cqpoll.
+#   4. the man pages fit man3: each named by its own cqpoll_ name, none
+#      whose name the system's man3 already has, "man -w 3 free sleep error"
+#      still glibc's with cqpoll's pages first on MANPATH (control: a free.3
+#      planted among them is caught); "man cqpoll_poll_and_arm" is titled so
+#      and shows #include <cqpoll.h>; the guides are in share/doc/cqpoll;
+#   5. the drivers do not drag their stacks: a program that uses only the
+#      software CQ, built with pkg-config --libs cqpoll (and --static), runs
+#      with LD_LIBRARY_PATH at a copy of the installed libraries in which
+#      every stack library (what the driver libraries need beyond what
+#      libcqpoll needs: libibverbs, libmlx5, liburing, libfabric, UCX) is
+#      replaced by a library of its soname that fails any load of it; ldd
+#      shows none of them. Negative control: the same program linked also
+#      against a driver library (as libcqpoll was before the drivers moved
+#      out) fails there. Each installed driver library links from outside
+#      through its own .pc, shared and --static, and the io_uring one runs
+#      a NOP through cqpoll with its stack present;
+#   6. share/doc/cqpoll holds only guides and their figures (no lab or sweep
+#      data), and the examples' sources installed in share/cqpoll/examples
+#      build with their Makefile against the install and run.
 #
 # usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
@@ -124,14 +141,15 @@ for h in "$inc"/cqpoll/*.h; do
 done
 pass "$nh installed headers compiled alone (C11 -pedantic, C++17)"
 
-# 3. Static link through pkg-config --static. Our .pc files point at the
-# scratch prefix; libdpdk's stay the system's.
+# Our .pc files point at the scratch prefix; the stacks' stay the system's.
+mkdir "$tmp/pc"
+for pc in "$lib"/pkgconfig/cqpoll*.pc; do
+	sed "s|^prefix=.*|prefix=$root|" "$pc" >"$tmp/pc/$(basename "$pc")"
+done
+export PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+
+# 3. Static link through pkg-config --static.
 if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; then
-	mkdir "$tmp/pc"
-	for pc in "$lib"/pkgconfig/cqpoll*.pc; do
-		sed "s|^prefix=.*|prefix=$root|" "$pc" >"$tmp/pc/$(basename "$pc")"
-	done
-	export PKG_CONFIG_PATH=$tmp/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 	eal=(--no-huge -m 64 --no-pci --no-telemetry -l 0 --log-level=lib.eal:error
 		--file-prefix="cqpoll-outside-$$")
 	if ! cc -DALLOW_EXPERIMENTAL_API -o "$tmp/outside" "$src/test/package/outside_trace.c" \
@@ -142,6 +160,11 @@ if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; the
 		fail "pkg-config --static linked a shared libcqpoll: $(ldd "$tmp/outside" | grep libcqpoll)"
 	elif out=$("$tmp/outside" "${eal[@]}" 2>&1); then
 		pass "pkg-config --static link: $(echo "$out" | grep 'trace points')"
+		# cqpoll_dpdk.pc brings libdpdk's archives once: the guide's
+		# command names no libdpdk (naming it again would take them twice).
+		n=$(pkg-config --static --libs cqpoll_dpdk | tr ' ' '\n' | grep -c 'librte_eal\.a' || true)
+		[ "$n" = 1 ] && pass "pkg-config --static --libs cqpoll_dpdk takes librte_eal.a once" ||
+			fail "pkg-config --static --libs cqpoll_dpdk takes librte_eal.a $n times"
 	else
 		fail "pkg-config --static link: $out"
 	fi
@@ -163,22 +186,245 @@ else
 	echo "skip: no libcqpoll_dpdk in this build (static trace-point check)"
 fi
 
-# 4. Man pages and guides.
+# 4. Man pages and guides. man3 is shared by every package of a prefix:
+# each installed page must be named by its own cqpoll_/CQPOLL_ name (or be
+# cqpoll(3), the index) and take no name the system's man3 already has.
+# man_check MAN3DIR: prints one line per bad page, returns their count.
+man_check() {
+	local dir=$1 n=0 page name sys
+	sys=$(manpath 2>/dev/null | tr ':' '\n' | while read -r d; do
+		ls "$d"/man3*/ 2>/dev/null
+	done | sed 's/\.3[^.]*\(\.gz\)\?$//' | sort -u)
+	for page in "$dir"/*; do
+		name=$(basename "$page" .3)
+		case $name in
+		cqpoll | cqpoll_* | CQPOLL_*) ;;
+		*) echo "page $name(3) is not named by a cqpoll_ name"; n=$((n + 1)) ;;
+		esac
+		if grep -qxF "$name" <<<"$sys"; then
+			echo "page $name(3) collides with the system's man3"
+			n=$((n + 1))
+		fi
+	done
+	# With cqpoll's pages first on MANPATH, glibc's pages still answer.
+	for name in free sleep error; do
+		page=$(MANPATH="$(dirname "$dir"):$(manpath 2>/dev/null)" man -w 3 "$name" 2>/dev/null | head -1)
+		case $page in
+		"") echo "man -w 3 $name finds no page (devtools/install-deps.sh installs manpages-dev)"; n=$((n + 1)) ;;
+		"$(dirname "$dir")"/*) echo "man -w 3 $name opens cqpoll's $page"; n=$((n + 1)) ;;
+		esac
+	done
+	return $n
+}
 if [ "$docs" = 1 ]; then
+	man3=$root/share/man/man3
 	if ! command -v man >/dev/null; then
 		fail "man is not installed (devtools/install-deps.sh installs man-db)"
-	elif MANPAGER=cat man -M "$root/share/man" cqpoll_poll_and_arm 2>/dev/null |
-		grep -q "Poll, and arm the CQ when it is empty"; then
-		pass "man cqpoll_poll_and_arm"
+	elif [ ! -d "$man3" ]; then
+		fail "no man3 pages installed"
 	else
-		fail "man cqpoll_poll_and_arm: no page, or not the function's documentation"
+		if out=$(man_check "$man3"); then
+			pass "$(ls "$man3" | wc -l) man3 pages, each named cqpoll_*, none in the system's man3; man -w 3 free sleep error: $(MANPATH="$root/share/man:$(manpath 2>/dev/null)" man -w 3 free sleep error | tr '\n' ' ')"
+		else
+			fail "man3: $out"
+		fi
+		# Negative control: a member page as doxygen's MAN_LINKS wrote them.
+		mkdir -p "$tmp/man-ctl/man3"
+		cp "$man3"/* "$tmp/man-ctl/man3/"
+		printf '.so man3/cqpoll_sw.h.3\n' >"$tmp/man-ctl/man3/free.3"
+		if out=$(man_check "$tmp/man-ctl/man3"); then
+			fail "negative control (a free.3 among the pages) passed the man3 check: it cannot fail"
+		else
+			pass "negative control (a free.3 among the pages) caught: $(echo "$out" | tr '\n' ';')"
+		fi
+		page=$(MANPAGER=cat MANWIDTH=200 man -M "$root/share/man" cqpoll_poll_and_arm 2>/dev/null || true)
+		if ! grep -q "Poll, and arm the CQ when it is empty" <<<"$page"; then
+			fail "man cqpoll_poll_and_arm: no page, or not the function's documentation"
+		elif ! grep -q "#include <cqpoll.h>" <<<"$page"; then
+			fail "man cqpoll_poll_and_arm does not show #include <cqpoll.h>"
+		elif grep -qE 'lib/cqpoll|drivers/|#include "' <<<"$page"; then
+			fail "man cqpoll_poll_and_arm shows a source path: $(echo "$page" | grep -E 'lib/cqpoll|drivers/|#include "' | head -2)"
+		elif ! echo "$page" | head -1 | grep -q "^cqpoll_poll_and_arm(3)"; then
+			fail "man cqpoll_poll_and_arm is titled $(echo "$page" | head -1)"
+		else
+			pass "man cqpoll_poll_and_arm: titled cqpoll_poll_and_arm(3), #include <cqpoll.h>"
+		fi
+		if MANPAGER=cat man -M "$root/share/man" 3 CQPOLL_STATUS_SUCCESS 2>/dev/null |
+			grep -q "enum cqpoll_status"; then
+			pass "man CQPOLL_STATUS_SUCCESS opens enum cqpoll_status"
+		else
+			fail "man CQPOLL_STATUS_SUCCESS does not open enum cqpoll_status"
+		fi
 	fi
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
 fi
-for f in README.md CHANGELOG.md guides/contract.md; do
+for f in README.md CHANGELOG.md guides/contract.md guides/packaging.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
+done
+# Only what a reader reads: guides and their figures, no lab or sweep data.
+doc_data() {
+	find "$1" -type f ! -name '*.md' ! -name '*.png' | sort
+}
+data=$(doc_data "$root/share/doc/cqpoll")
+if [ -z "$data" ]; then
+	pass "share/doc/cqpoll: $(find "$root/share/doc/cqpoll" -type f | wc -l) files, only .md and .png"
+else
+	fail "share/doc/cqpoll carries data no reader reads: $(echo "$data" | wc -l) files, e.g. $(echo "$data" | head -3 | tr '\n' ' ')"
+fi
+# Negative control: the results' directory as it was installed whole.
+cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
+cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
+data=$(doc_data "$tmp/doc-ctl")
+[ -n "$data" ] && pass "negative control (the results' directory installed whole) caught: $(echo "$data" | wc -l) data files" ||
+	fail "negative control (the results' directory installed whole) passed: the check cannot fail"
+
+# 6. The examples' sources, built as a user builds them: their Makefile
+# against the installed libraries (pkg-config cqpoll_dpdk), and run (its
+# static link is the one of section 3).
+if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ]; then
+	ex=$root/share/cqpoll/examples/cq_echo
+	if [ ! -f "$ex/main.c" ] || [ ! -f "$ex/Makefile" ]; then
+		fail "examples/cq_echo not installed in share/cqpoll/examples"
+	else
+		cp -r "$ex" "$tmp/cq_echo"
+		if ! make -C "$tmp/cq_echo" shared >"$tmp/cq_echo.log" 2>&1; then
+			fail "make in the installed examples/cq_echo: $(tail -5 "$tmp/cq_echo.log")"
+		elif out=$(LD_LIBRARY_PATH="$lib" "$tmp/cq_echo/build/cqpoll-cq-echo-shared" \
+			--no-huge -m 256 --no-pci --no-shconf -l 0-1 --no-telemetry \
+			--log-level=lib.vhost.*:error --log-level=pmd.net.*:error \
+			--file-prefix="cqpoll-cq-echo-$$" -- --rounds=20 --gap-us=200 2>&1); then
+			pass "installed examples/cq_echo builds (make) and runs: $(echo "$out" | grep -m1 echoed)"
+		else
+			fail "installed examples/cq_echo: $(echo "$out" | tail -3)"
+		fi
+	fi
+fi
+
+# 5. The drivers do not drag their stacks. The stack libraries are what the
+# installed driver libraries load beyond what libcqpoll loads.
+sonames() {
+	LD_LIBRARY_PATH="$lib" ldd "$1" | awk '$2 == "=>" { print $1 }' | sort -u
+}
+sonames "$(ls "$lib"/libcqpoll.so.* | head -1)" >"$tmp/core.libs"
+# The stacks by name too: libcqpoll itself must need none of them (else the
+# difference below would not hide them).
+stack_re='^lib(ibverbs|mlx5|uring|fabric|ucp|ucs|uct|ucm)\.so'
+found=$(grep -E "$stack_re" "$tmp/core.libs" || true)
+[ -z "$found" ] && pass "libcqpoll needs no stack library ($(tr '\n' ' ' <"$tmp/core.libs"))" ||
+	fail "libcqpoll needs stack libraries: $(echo $found)"
+: >"$tmp/stack.libs"
+drvlibs=()
+for so in "$lib"/libcqpoll_ibv.so "$lib"/libcqpoll_uring.so "$lib"/libcqpoll_ofi.so \
+	"$lib"/libcqpoll_ucx.so; do
+	[ -e "$so" ] || continue
+	drvlibs+=("$(basename "$so" .so)")
+	sonames "$so" | grep -v '^libcqpoll' | comm -23 - "$tmp/core.libs" >>"$tmp/stack.libs"
+done
+sort -u -o "$tmp/stack.libs" "$tmp/stack.libs"
+if [ ${#drvlibs[@]} -eq 0 ]; then
+	echo "skip: no driver library in this build (no stack to hide)"
+else
+	echo "stack libraries hidden: $(tr '\n' ' ' <"$tmp/stack.libs")"
+fi
+hidden=$tmp/hidden
+mkdir "$hidden"
+cp -a "$lib"/*.so* "$hidden"/
+while read -r so; do
+	cc -shared -fPIC -DPOISON_NAME="\"$so\"" -Wl,-soname,"$so" -o "$hidden/$so" \
+		"$src/test/package/poison.c"
+done <"$tmp/stack.libs"
+# run NAME PROGRAM: ldd names no stack library, and the program runs.
+run_hidden() {
+	local what=$1 prog=$2 found out
+	found=$(LD_LIBRARY_PATH="$hidden" ldd "$prog" | awk '{ print $1 }' | grep -Fxf "$tmp/stack.libs" || true)
+	if [ -n "$found" ]; then
+		fail "$what: ldd shows stack libraries: $(echo $found)"
+	elif out=$(LD_LIBRARY_PATH="$hidden" "$prog" 2>&1); then
+		pass "$what runs with the stacks hidden: $out"
+	else
+		fail "$what with the stacks hidden: $out"
+	fi
+}
+if cc -o "$tmp/outside-sw" "$src/test/package/outside_sw.c" \
+	$(pkg-config --cflags --libs cqpoll) >"$tmp/link-sw.log" 2>&1; then
+	run_hidden "pkg-config --libs cqpoll (shared)" "$tmp/outside-sw"
+else
+	fail "pkg-config --libs cqpoll: $(tail -5 "$tmp/link-sw.log")"
+fi
+if cc -o "$tmp/outside-sw-static" "$src/test/package/outside_sw.c" \
+	$(pkg-config --cflags cqpoll) $(pkg-config --static --libs cqpoll) \
+	>"$tmp/link-sw-static.log" 2>&1; then
+	if ldd "$tmp/outside-sw-static" | grep -q libcqpoll; then
+		fail "pkg-config --static --libs cqpoll linked a shared libcqpoll"
+	else
+		run_hidden "pkg-config --static --libs cqpoll" "$tmp/outside-sw-static"
+	fi
+else
+	fail "pkg-config --static --libs cqpoll: $(tail -5 "$tmp/link-sw-static.log")"
+fi
+# Negative control: a libcqpoll that needs a stack, as before the drivers
+# moved out (the sw program linked also against a driver library, kept
+# with --no-as-needed), must fail with the stacks hidden.
+if [ ${#drvlibs[@]} -gt 0 ]; then
+	ctl=${drvlibs[0]#lib}
+	cc -o "$tmp/outside-sw-ctl" "$src/test/package/outside_sw.c" -Wl,--no-as-needed \
+		$(pkg-config --cflags --libs "$ctl" cqpoll) >"$tmp/link-ctl.log" 2>&1 ||
+		fail "negative control did not link: $(tail -5 "$tmp/link-ctl.log")"
+	if out=$(LD_LIBRARY_PATH="$hidden" "$tmp/outside-sw-ctl" 2>&1); then
+		fail "negative control (linked against lib$ctl) ran with the stacks hidden: the check cannot fail"
+	else
+		pass "negative control (linked against lib$ctl) fails with the stacks hidden: $(echo "$out" | tail -1)"
+	fi
+fi
+# Each driver library from outside, through its own .pc, with its stack.
+for d in "${drvlibs[@]}"; do
+	pc=${d#lib}
+	case $pc in
+	# It calls liburing itself, so it names liburing too.
+	cqpoll_uring) prog=$src/test/package/outside_uring.c pc="cqpoll_uring liburing" ;;
+	*)
+		prog=$tmp/outside_$pc.c
+		case $pc in
+		cqpoll_ibv) printf '#include <cqpoll_verbs.h>\n#define CALL cqpoll_cq_from_ibv(NULL, NULL, NULL)\n' ;;
+		cqpoll_ofi) printf '#include <cqpoll_ofi.h>\n#define CALL cqpoll_ofi_cq_open(NULL, NULL, NULL)\n' ;;
+		cqpoll_ucx) printf '#include <cqpoll_ucx.h>\n#define CALL cqpoll_ucx_cq_create(NULL, NULL)\n' ;;
+		esac >"$prog"
+		cat >>"$prog" <<'EOC'
+#include <errno.h>
+#include <stdio.h>
+/* The driver's entry point, resolved and refusing bad input as documented. */
+int main(void)
+{
+	if (CALL != NULL || errno != EINVAL)
+		return 1;
+	printf("refuses NULL with EINVAL\n");
+	return 0;
+}
+EOC
+		;;
+	esac
+	for mode in shared static; do
+		if [ "$mode" = static ]; then
+			flags=$(pkg-config --static --libs $pc)
+		else
+			flags=$(pkg-config --libs $pc)
+		fi
+		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) $flags \
+			>"$tmp/link-$d.log" 2>&1; then
+			fail "pkg-config $([ "$mode" = static ] && echo '--static ')--libs $pc: $(tail -5 "$tmp/link-$d.log")"
+			continue
+		fi
+		out=$(LD_LIBRARY_PATH="$lib" "$tmp/outside-$d-$mode" 2>&1) && rc=0 || rc=$?
+		if [ "$rc" -eq 0 ]; then
+			pass "$pc ($mode) with its stack: $out"
+		elif [ "$rc" -eq 77 ]; then
+			echo "skip: $pc ($mode): $out"
+		else
+			fail "$pc ($mode) with its stack (exit $rc): $out"
+		fi
+	done
 done
 
 if [ "$fails" -ne 0 ]; then

@@ -15,13 +15,16 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cqpoll-subproject.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 cp -r "$here/parent" "$tmp/parent"
+cp "$here/../package/outside_uring.c" "$tmp/parent/"
 mkdir "$tmp/parent/subprojects"
 ln -s "$top" "$tmp/parent/subprojects/cqpoll"
-# Only what the parent uses: the core and the sw driver, quickly.
+# Only what the parent uses: the core and the sw driver, and the io_uring
+# driver's library where liburing is found, quickly.
 meson setup "$tmp/build" "$tmp/parent" --wrap-mode=nodownload \
     --force-fallback-for=cqpoll \
     -Dcqpoll:tests=disabled -Dcqpoll:app=disabled -Dcqpoll:docs=disabled \
-    -Dcqpoll:dpdk=disabled -Dcqpoll:verbs=disabled -Dcqpoll:mlx5=disabled
+    -Dcqpoll:dpdk=disabled -Dcqpoll:verbs=disabled -Dcqpoll:mlx5=disabled \
+    -Dcqpoll:ucx=disabled
 ninja -C "$tmp/build"
-meson test -C "$tmp/build" --no-rebuild --print-errorlogs parent
+meson test -C "$tmp/build" --no-rebuild --print-errorlogs parent parent-uring
 "$tmp/build/parent"

@@ -18,6 +18,8 @@
 #ifdef TPCQ_HAVE_MLX5
 #include <cqpoll_mlx5.h>
 #include <cqpoll_mlx5_emu.h>
+
+#include "mlx5qp.h"
 #endif
 #ifdef TPCQ_HAVE_VERBS
 #include <cqpoll_verbs_emu.h>
@@ -29,6 +31,10 @@ struct emu {
 	uint64_t events;          /* mlx5-emu: events the device had fired */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 	uint8_t payload[64];      /* with --inline-scatter */
+#ifdef TPCQ_HAVE_MLX5
+	/* mlx5-emu: the QPs the traffic goes through; NULL: CQEs written directly. */
+	struct tpcq_mlx5qp *qp;
+#endif
 };
 
 static int
@@ -153,6 +159,20 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	}
 	if (r == 0)
 		dc->compress = p->cqe_compress;
+	/*
+	 * The traffic goes through cqpoll's own QPs, the device carrying out
+	 * each request; the CQE formats a QP's work does not produce here
+	 * (payloads scattered into the CQE, compressed sessions) are written
+	 * directly instead.
+	 */
+	if (r == 0 && p->inline_scatter == 0 && !p->cqe_compress) {
+		struct emu *e = dc->priv;
+
+		r = tpcq_mlx5qp_open(dc, &e->qp);
+		if (r != 0)
+			emu_close(dc);
+		return r;
+	}
 	if (r == 0 && p->inline_scatter != 0) {
 		struct emu *e = dc->priv;
 
@@ -170,6 +190,7 @@ mlx5_emu_close(struct tpcq_devctx *dc)
 {
 	struct cqpoll_mlx5_emu_stats st;
 
+	tpcq_mlx5qp_close(((struct emu *)dc->priv)->qp);
 	/* Say how much the CQ was compressed: a run with none proved nothing. */
 	if (dc->compress && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0)
 		printf("mlx5-emu: %" PRIu64 " CQEs written, %" PRIu64
@@ -189,7 +210,7 @@ mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
 	struct emu *e = dc->priv;
 	int r;
 
-	r = emu_post(dc, seq);
+	r = e->qp != NULL ? tpcq_mlx5qp_post(dc, e->qp, seq) : emu_post(dc, seq);
 	if (r == 0 && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0) {
 		dc->watch = st.events == e->events;
 		e->events = st.events;
@@ -200,6 +221,10 @@ mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
 static void
 mlx5_emu_service(struct tpcq_devctx *dc)
 {
+	struct emu *e = dc->priv;
+
+	if (e->qp != NULL)
+		tpcq_mlx5qp_service(e->qp);
 	cqpoll_mlx5_emu_service(dc->cq);
 }
 

@@ -20,16 +20,13 @@
  * Completion timestamps are in device clock units, which are not converted:
  * latency is measured from the post time the generator records.
  *
- * On the mlx5 driver the provider never retires A's send WQEs: rdma-core's
- * mlx5 provider moves a work queue's tail only in its own poll of the CQ
- * (mlx5_parse_cqe(); ibv_post_send() refuses once head - tail reaches the
- * queue's size, mlx5_wq_overflow()), and that poll never runs on a CQ the
- * direct driver owns. So every `period` requests (a power of two no larger
- * than the queue), once the poller has read them all, both QPs go through
- * RESET and are connected again: the provider zeroes its indices there
- * (mlx5_init_qp_indices()), the QP numbers stay, and the WQE counter starts
- * again at 0, which the poller reads modulo the period (wr_id_mask). Half
- * the period at most is in flight, so that the counter names one request.
+ * On the mlx5 driver A is cqpoll's own QP (cqpoll_mlx5_qp_create()), posted
+ * with cqpoll_mlx5_qp_post_send(): rdma-core's provider would retire A's
+ * send queue only in its own poll of the CQ, which never runs on a CQ the
+ * direct driver owns (ibv_post_send() then fails with ENOMEM after one
+ * queue's worth, mlx5_wq_overflow()); cqpoll's poll retires it as it reads,
+ * and its completions carry the whole wr_id. B stays a verbs QP on a verbs
+ * CQ that the provider polls.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +50,11 @@ static void
 lb_free(struct loopback *lb, struct cqpoll_cq *cq)
 {
 	/* QPs before the CQs they use, the MR before its PD. */
+#ifdef TPCQ_HAVE_MLX5
+	if (lb->cqp_a != NULL)
+		cqpoll_mlx5_qp_destroy(lb->cqp_a);
+	else
+#endif
 	if (lb->qp_a != NULL)
 		ibv_destroy_qp(lb->qp_a);
 	if (lb->qp_b != NULL)
@@ -168,17 +170,32 @@ lb_open(struct tpcq_devctx *dc, const struct tpcq_params *p, bool mlx5)
 		r = tpcq_lb_fail(lb, "ibv_create_cq", errno != 0 ? errno : EIO);
 		goto err;
 	}
-	lb->qp_a = tpcq_lb_create_qp(lb, vcq, depth, 1);
+#ifdef TPCQ_HAVE_MLX5
+	if (mlx5) {
+		/* A's receive side (it posts none) on the cqpoll CQ too. */
+		struct cqpoll_mlx5_qp_conf qc = {
+			.send_cq = cq, .recv_cq = cq, .max_send_wr = depth, .max_recv_wr = 1,
+			.max_send_sge = 1, .max_recv_sge = 1,
+		};
+
+		errno = 0;
+		lb->cqp_a = cqpoll_mlx5_qp_create(lb->pd, &qc);
+		if (lb->cqp_a == NULL) {
+			r = tpcq_lb_fail(lb, "cqpoll_mlx5_qp_create", errno != 0 ? errno : EIO);
+			goto err;
+		}
+		lb->qp_a = cqpoll_mlx5_qp_ibv(lb->cqp_a);
+	} else
+#endif
+		lb->qp_a = tpcq_lb_create_qp(lb, vcq, depth, 1);
 	lb->qp_b = lb->qp_a != NULL ? tpcq_lb_create_qp(lb, lb->aux_cq, 1, depth) : NULL;
 	if (lb->qp_b == NULL) {
 		r = -EIO;
 		goto err;
 	}
-	lb->ah = ah;
-	lb->mtu = pa.active_mtu;
-	r = tpcq_lb_connect_qp(lb, lb->qp_a, lb->qp_b->qp_num, &ah, pa.active_mtu);
+	r = tpcq_lb_connect_qp(lb, lb->qp_a, lb->cqp_a, lb->qp_b->qp_num, &ah, pa.active_mtu);
 	if (r == 0)
-		r = tpcq_lb_connect_qp(lb, lb->qp_b, lb->qp_a->qp_num, &ah, pa.active_mtu);
+		r = tpcq_lb_connect_qp(lb, lb->qp_b, NULL, lb->qp_a->qp_num, &ah, pa.active_mtu);
 	while (r == 0 && lb->recvs < depth)
 		r = tpcq_lb_post_recvs(lb, depth - lb->recvs < RECV_BATCH ?
 			       (unsigned int)(depth - lb->recvs) : RECV_BATCH);
@@ -190,12 +207,6 @@ lb_open(struct tpcq_devctx *dc, const struct tpcq_params *p, bool mlx5)
 	dc->wr_id_mask = UINT64_MAX;
 	dc->monotonic_ts = false;
 	dc->max_outstanding = depth;
-	if (mlx5) {
-		for (lb->period = 1; lb->period * 2 <= depth && lb->period < 65536; )
-			lb->period *= 2;
-		dc->wr_id_mask = lb->period - 1;
-		dc->max_outstanding = lb->period / 2 != 0 ? (uint32_t)(lb->period / 2) : 1;
-	}
 	dc->expect.opcode = CQPOLL_OP_RDMA_WRITE;
 	dc->expect.qp_num = lb->qp_a->qp_num;
 	dc->expect.check_byte_len = false;
@@ -226,36 +237,6 @@ reap_recvs(struct loopback *lb)
 	return tpcq_lb_post_recvs(lb, (unsigned int)n);
 }
 
-/*
- * Both QPs through RESET and back to RTS, B's receives posted anew: done
- * with every request read by the poller and every receive reaped, so that
- * nothing in flight is lost with the queues (RESET drops posted work).
- */
-static int
-reset_pair(struct loopback *lb, uint64_t seq)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-	int r;
-
-	r = ibv_modify_qp(lb->qp_a, &a, IBV_QP_STATE);
-	if (r == 0)
-		r = ibv_modify_qp(lb->qp_b, &a, IBV_QP_STATE);
-	if (r != 0)
-		return tpcq_lb_fail(lb, "ibv_modify_qp(RESET)", tpcq_lb_verbs_err(r));
-	r = tpcq_lb_connect_qp(lb, lb->qp_a, lb->qp_b->qp_num, &lb->ah, lb->mtu);
-	if (r == 0)
-		r = tpcq_lb_connect_qp(lb, lb->qp_b, lb->qp_a->qp_num, &lb->ah, lb->mtu);
-	if (r != 0)
-		return r;
-	/* The receives B held are gone: as many as the requests so far. */
-	lb->recvs = seq;
-	while (r == 0 && lb->recvs < seq + lb->depth)
-		r = tpcq_lb_post_recvs(lb, seq + lb->depth - lb->recvs < RECV_BATCH ?
-			       (unsigned int)(seq + lb->depth - lb->recvs) : RECV_BATCH);
-	lb->reset_at = seq;
-	return r;
-}
-
 static int
 lb_post(struct tpcq_devctx *dc, uint64_t seq)
 {
@@ -270,16 +251,27 @@ lb_post(struct tpcq_devctx *dc, uint64_t seq)
 		return r;
 	/* The poller's count: what it read, the send queue no longer holds. */
 	consumed = __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE);
-	if (lb->period != 0 && seq != 0 && seq % lb->period == 0 && lb->reset_at != seq) {
-		/* Every request read, every receive reaped (B completes before A). */
-		if (consumed < seq || lb->recvs - seq < lb->depth)
-			return -ENOSPC;
-		r = reset_pair(lb, seq);
-		if (r != 0)
-			return r;
-	}
 	if (seq - consumed >= dc->max_outstanding || seq >= lb->recvs)
 		return -ENOSPC;
+#ifdef TPCQ_HAVE_MLX5
+	if (lb->cqp_a != NULL) {
+		struct cqpoll_mlx5_sge s = { (uintptr_t)lb->buf, TPCQ_BYTE_LEN, lb->mr->lkey };
+		struct cqpoll_mlx5_send_wr w = {
+			.wr_id = seq, .sg_list = &s, .num_sge = 1,
+			.opcode = CQPOLL_MLX5_WR_RDMA_WRITE_IMM,
+			.flags = CQPOLL_MLX5_SEND_F_SIGNALED,
+			.imm_data = htonl((uint32_t)seq),
+			.remote_addr = (uintptr_t)lb->buf + REMOTE_OFFSET,
+			.rkey = lb->mr->rkey,
+		};
+
+		/* -ENOSPC: the poller has yet to retire the ring; the generator retries. */
+		r = cqpoll_mlx5_qp_post_send(lb->cqp_a, &w, 1);
+		if (r == -ENOSPC)
+			return r;
+		return r < 0 ? tpcq_lb_fail(lb, "cqpoll_mlx5_qp_post_send", -r) : 0;
+	}
+#endif
 
 	sge.addr = (uintptr_t)lb->buf;
 	sge.length = TPCQ_BYTE_LEN;

@@ -12,6 +12,8 @@
 
 #include <infiniband/verbs.h>
 
+struct cqpoll_mlx5_qp;
+
 #define BUF_SIZE 4096
 #define REMOTE_OFFSET (BUF_SIZE / 2)
 /* Receives posted again per call: one ibv_post_recv() per batch. */
@@ -30,14 +32,12 @@ struct loopback {
 	struct ibv_mr *mr;
 	struct ibv_cq *aux_cq;    /* B's receives; the QPs' unused halves */
 	struct ibv_qp *qp_a;      /* sender, on the cqpoll CQ */
+	/* mlx5: qp_a is cqpoll's own QP, posted with cqpoll_mlx5_qp_post_send(). */
+	struct cqpoll_mlx5_qp *cqp_a;
 	struct ibv_qp *qp_b;      /* receiver */
 	uint8_t port;
 	uint32_t depth;           /* sends unread at most, receives posted ahead */
 	uint64_t recvs;           /* receives posted on B since the start */
-	uint64_t period;          /* mlx5: requests between QP resets; 0: never */
-	uint64_t reset_at;        /* seq of the last reset */
-	struct ibv_ah_attr ah;
-	enum ibv_mtu mtu;
 	struct ibv_recv_wr recv_wr[RECV_BATCH];
 };
 
@@ -51,9 +51,12 @@ int tpcq_lb_address(struct loopback *lb, const struct ibv_port_attr *pa,
 		    struct ibv_ah_attr *ah);
 struct ibv_qp *tpcq_lb_create_qp(struct loopback *lb, struct ibv_cq *send_cq,
 				  uint32_t max_send, uint32_t max_recv);
-/* RESET -> INIT -> RTR -> RTS, with the peer as destination. */
-int tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
-		       const struct ibv_ah_attr *ah, enum ibv_mtu mtu);
+/*
+ * From creation through INIT and RTR to RTS, with the peer as destination; @p cqp: the
+ * cqpoll QP of @p qp, whose state changes through cqpoll_mlx5_qp_modify().
+ */
+int tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, struct cqpoll_mlx5_qp *cqp,
+		       uint32_t dest_qpn, const struct ibv_ah_attr *ah, enum ibv_mtu mtu);
 int tpcq_lb_post_recvs(struct loopback *lb, unsigned int n);
 
 #endif /* TPCQ_LOOPBACK_H */

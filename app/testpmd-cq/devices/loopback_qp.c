@@ -15,6 +15,9 @@
 #endif
 
 #include "dev.h"
+#ifdef TPCQ_HAVE_MLX5
+#include <cqpoll_mlx5.h>
+#endif
 #include "loopback.h"
 #include "testpmd_cq.h"
 
@@ -220,10 +223,23 @@ tpcq_lb_create_qp(struct loopback *lb, struct ibv_cq *send_cq,
 	return qp;
 }
 
-/* RESET -> INIT -> RTR -> RTS, with the peer as destination. */
+/* ibv_modify_qp(), or cqpoll_mlx5_qp_modify() for cqpoll's own QP: an errno value. */
+static int
+modify(struct ibv_qp *qp, struct cqpoll_mlx5_qp *cqp, struct ibv_qp_attr *a, int mask)
+{
+#ifdef TPCQ_HAVE_MLX5
+	if (cqp != NULL)
+		return -cqpoll_mlx5_qp_modify(cqp, a, mask);
+#else
+	(void)cqp;
+#endif
+	return ibv_modify_qp(qp, a, mask);
+}
+
+/* From creation through INIT and RTR to RTS, with the peer as destination. */
 int
-tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
-		   const struct ibv_ah_attr *ah, enum ibv_mtu mtu)
+tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, struct cqpoll_mlx5_qp *cqp,
+		   uint32_t dest_qpn, const struct ibv_ah_attr *ah, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a;
 	int r;
@@ -233,7 +249,7 @@ tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
 	a.pkey_index = 0;
 	a.port_num = lb->port;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+	r = modify(qp, cqp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (r != 0)
 		return tpcq_lb_fail(lb, "ibv_modify_qp(INIT)", tpcq_lb_verbs_err(r));
@@ -246,7 +262,7 @@ tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = QP_MIN_RNR_TIMER;
 	a.ah_attr = *ah;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	r = modify(qp, cqp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (r != 0)
@@ -259,7 +275,7 @@ tpcq_lb_connect_qp(struct loopback *lb, struct ibv_qp *qp, uint32_t dest_qpn,
 	a.rnr_retry = QP_RNR_RETRY;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 1;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+	r = modify(qp, cqp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			  IBV_QP_MAX_QP_RD_ATOMIC);
 	if (r != 0)

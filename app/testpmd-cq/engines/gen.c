@@ -124,6 +124,10 @@ tpcq_gen_post(struct tpcq_run *run, uint64_t seq, bool count_full)
 		run->gen_error = r;
 		return r;
 	}
+	/* Its completion and event are out: the recovery judge's deadline. */
+	if (run->post_end_ns != NULL)
+		__atomic_store_n(&run->post_end_ns[seq & run->post_ns_mask],
+				 tpcq_now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
 	run->gen_watch |= run->dcs[seq % ncqs].watch;
 	if (run->record != NULL && seq < run->total)
 		run->record[seq] = tpcq_now_ns(CLOCK_MONOTONIC);

@@ -274,6 +274,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		.burst = p->burst,
 		.timeout_ms = p->timeout_ms,
 	};
+	struct tpcq_check *ck = &pl.check;
 	int r;
 
 	if (tpcq_poller_grouped(p)) {
@@ -288,6 +289,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 	}
 
 	tpcq_clocks_read(&c0, true);
+	tpcq_recovery_watch(run, res, &pl.cq, &ck, 1);
 	__atomic_store_n(&run->start, true, __ATOMIC_RELEASE);
 
 	if (p->mode == TPCQ_MODE_POLL)
@@ -300,6 +302,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		r = loop_poll_and_arm(&pl);
 	if (r == 0)
 		r = drain(&pl);
+	tpcq_recovery_unwatch();
 	if (r < 0)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
 

@@ -20,6 +20,15 @@ void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 		      struct tpcq_check *ck, const struct cqpoll_completion *comps,
 		      unsigned int n);
 
+/*
+ * recovery.c: judge the safety net's recoveries on this thread's CQs
+ * (cqs[i] checked by *cks[i]) late or lost, into res; until unwatched.
+ */
+void tpcq_recovery_watch(struct tpcq_run *run, struct tpcq_result *res,
+			 struct cqpoll_cq *const *cqs,
+			 struct tpcq_check *const *cks, unsigned int n);
+void tpcq_recovery_unwatch(void);
+
 /* poller.c */
 void tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res);
 bool tpcq_poller_grouped(const struct tpcq_params *p);

@@ -161,16 +161,13 @@ on_member_failed(struct cqpoll_group *g, struct cqpoll_cq *cq,
 }
 
 static int
-run_group(struct group_poller *gp, struct group_cq *gcs)
+run_group_watched(struct group_poller *gp, struct group_cq *gcs)
 {
 	struct tpcq_run *run = gp->run;
 	unsigned int i, k;
 	int r;
 
 	for (i = 0, k = gp->index; i < gp->ncqs; i++, k += run->npollers) {
-		gcs[i].gp = gp;
-		gcs[i].check.wr_id_mask = run->dcs[k].wr_id_mask;
-		gcs[i].check.index = k;
 		r = cqpoll_group_add(gp->g, run->dcs[k].cq, on_completions,
 				     &gcs[i]);
 		if (r < 0)
@@ -196,6 +193,38 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 			return gp->res->error;
 	}
 	return drain(gp, gcs);
+}
+
+/* The group's run with its recoveries judged late or lost (recovery.c). */
+static int
+run_group(struct group_poller *gp, struct group_cq *gcs)
+{
+	struct tpcq_run *run = gp->run;
+	struct tpcq_check **cks;
+	struct cqpoll_cq **cqs;
+	unsigned int i, k;
+	int r;
+
+	cqs = calloc(gp->ncqs, sizeof(*cqs));
+	cks = calloc(gp->ncqs, sizeof(*cks));
+	if (cqs == NULL || cks == NULL) {
+		free(cqs);
+		free(cks);
+		return fail(gp->res, "calloc", -ENOMEM);
+	}
+	for (i = 0, k = gp->index; i < gp->ncqs; i++, k += run->npollers) {
+		gcs[i].gp = gp;
+		gcs[i].check.wr_id_mask = run->dcs[k].wr_id_mask;
+		gcs[i].check.index = k;
+		cqs[i] = run->dcs[k].cq;
+		cks[i] = &gcs[i].check;
+	}
+	tpcq_recovery_watch(run, gp->res, cqs, cks, gp->ncqs);
+	r = run_group_watched(gp, gcs);
+	tpcq_recovery_unwatch();
+	free(cqs);
+	free(cks);
+	return r;
 }
 
 /* Per-CQ counters summed: the group's CQs are one device's, alike. */
@@ -360,6 +389,8 @@ result_add(struct tpcq_result *d, const struct tpcq_result *s)
 	d->order_errors += s->order_errors;
 	d->bad_completions += s->bad_completions;
 	d->no_timestamp += s->no_timestamp;
+	d->recoveries_late += s->recoveries_late;
+	d->recoveries_lost += s->recoveries_lost;
 	d->missing += s->missing;
 	tpcq_hist_merge(d->latency, s->latency);
 	d->cpu_pct = (d->cpu_pct * d_wall + s->cpu_pct * s->wall_s) /

@@ -142,6 +142,8 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("missing", "%" PRIu64, res->missing);
 	ROW("lost_wakeups", "%" PRIu64, s->lost_wakeups);
 	ROW("timeout_recoveries", "%" PRIu64, s->timeout_recoveries);
+	ROW("recoveries_late", "%" PRIu64, res->recoveries_late);
+	ROW("recoveries_lost", "%" PRIu64, res->recoveries_lost);
 	ROW("cpu_pct", "%.1f", res->cpu_pct);
 	ROW("cpu_pct_process", "%.1f", res->cpu_pct_process);
 	ROW("harness_cpu_pct", "%.1f", res->harness_cpu_pct);

@@ -295,6 +295,8 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	U64(&b, "no_timestamp", res->no_timestamp);
 	U64(&b, "lost_wakeups", s->lost_wakeups);
 	U64(&b, "timeout_recoveries", s->timeout_recoveries);
+	U64(&b, "recoveries_late", res->recoveries_late);
+	U64(&b, "recoveries_lost", res->recoveries_lost);
 	DBL(&b, "cpu_pct", 3, res->cpu_pct);
 	DBL(&b, "cpu_pct_process", 3, res->cpu_pct_process);
 	DBL(&b, "harness_cpu_pct", 3, res->harness_cpu_pct);

@@ -80,6 +80,9 @@ static const struct cqpoll_ibv_glue verbs_glue = {
 	.ack_cq_events = ibv_ack_cq_events,
 	.get_async_event = ibv_get_async_event,
 	.ack_async_event = ibv_ack_async_event,
+	.create_qp = ibv_create_qp,
+	.modify_qp = ibv_modify_qp,
+	.destroy_qp = ibv_destroy_qp,
 	.mlx5dv_is_supported = verbs_mlx5dv_is_supported,
 	.mlx5dv_init_obj = verbs_mlx5dv_init_obj,
 	.mlx5dv_create_cq = verbs_mlx5dv_create_cq,
@@ -102,7 +105,9 @@ glue_complete(const struct cqpoll_ibv_glue *g)
 	       g->create_cq != NULL && g->create_cq_ex != NULL && g->destroy_cq != NULL &&
 	       g->query_device_ex != NULL && g->get_cq_event != NULL &&
 	       g->ack_cq_events != NULL && g->get_async_event != NULL &&
-	       g->ack_async_event != NULL && g->mlx5dv_is_supported != NULL &&
+	       g->ack_async_event != NULL && g->create_qp != NULL &&
+	       g->modify_qp != NULL && g->destroy_qp != NULL &&
+	       g->mlx5dv_is_supported != NULL &&
 	       g->mlx5dv_init_obj != NULL && g->mlx5dv_create_cq != NULL;
 }
 

@@ -51,6 +51,12 @@ struct cqpoll_ibv_glue {
 	/* 0, or -1 with errno (EAGAIN: none). */
 	int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *ev);
 	void (*ack_async_event)(struct ibv_async_event *ev);
+	/* QPs whose work the mlx5 driver posts itself (mlx5_qp.c). */
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	/* 0 or an errno value, as libibverbs. */
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	/* 0 or an errno value, as libibverbs. */
+	int (*destroy_qp)(struct ibv_qp *qp);
 	/*
 	 * libmlx5 (mlx5dv(3)). A build without the mlx5 driver, or a context
 	 * that is no mlx5 device, says "not supported" and never reaches the

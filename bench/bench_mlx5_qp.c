@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Cost per posted and completed request of cqpoll's own mlx5 QP, against a
+ * floor written as DPDK's mlx5 Tx path writes WQEs (mlx5_tx.h: control,
+ * then the segments, 16-byte stores; one completion requested per burst;
+ * mlx5_doorbell_ring(): compiler barrier, record, sfence, the 8-byte
+ * register write, sfence; mlx5_tx_comp_flush(): the CQE's WQE counter taken
+ * as the consumer index, the burst's elements freed, the CQ's record
+ * written). Both post RDMA writes of one 8-byte entry in bursts of B, the
+ * last one signalled, on QPs of the same emulated device, and read the one
+ * completion per burst: cqpoll through cqpoll_mlx5_qp_post_send() and
+ * cqpoll_poll_burst() (which retires the queue and hands back the wr_id),
+ * the floor straight from the rings and the CQ.
+ *
+ * Only bench_measure_*() are timed (rdtsc) and counted (valgrind
+ * --tool=callgrind --toggle-collect='bench_measure*'): the emulated device
+ * carrying the WQEs out between the post and the poll is not. See
+ * bench/run_mlx5_qp.sh.
+ *
+ * Usage: bench_mlx5_qp [ROUNDS]               both variants, bursts 1 and 32
+ *        bench_mlx5_qp VARIANT BURST ROUNDS   one (driver or floor), for callgrind
+ */
+
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include "cqpoll.h"
+#include "cqpoll_mlx5.h"
+#include "cqpoll_mlx5_emu.h"
+
+#define REQS 1024            /* requests per round */
+#define MAX_ROUNDS 101
+#define MAX_BURST 32
+
+struct side {
+	struct cqpoll_cq *cq;
+	struct cqpoll_mlx5_qp *qp;
+	/* The floor's view: the rings, its counters, its elements. */
+	struct mlx5dv_qp dv;
+	struct mlx5dv_cq cdv;
+	uint32_t qpn;
+	uint16_t wqe_ci, wqe_pi;
+	uint32_t cq_ci;
+	uint64_t elts[4096];
+	uint16_t elts_head, elts_tail;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_mr *mr;
+static uint8_t buf[65536] __attribute__((aligned(4096)));
+static struct cqpoll_mlx5_send_wr wrs[MAX_BURST];
+static struct cqpoll_mlx5_sge sge;
+
+static int
+modify(struct cqpoll_mlx5_qp *qp, enum ibv_qp_state st, uint32_t dest)
+{
+	struct ibv_qp_attr a = { .qp_state = st, .qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+				 .dest_qp_num = dest, .rnr_retry = 7 };
+
+	return cqpoll_mlx5_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS |
+				     (st == IBV_QPS_RTR ? IBV_QP_DEST_QPN : 0) |
+				     (st == IBV_QPS_RTS ? IBV_QP_RNR_RETRY : 0));
+}
+
+static int
+side_open(struct side *s)
+{
+	struct cqpoll_mlx5_emu_conf cc = { .size = 4096, .arm = CQPOLL_ARM_LEVEL,
+					   .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL };
+	struct cqpoll_mlx5_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 1 };
+	struct cqpoll_mlx5_qp_caps caps;
+
+	s->cq = cqpoll_mlx5_emu_cq_create(&cc);
+	qc.send_cq = qc.recv_cq = s->cq;
+	s->qp = s->cq != NULL ? cqpoll_mlx5_qp_create(pd, &qc) : NULL;
+	if (s->qp == NULL)
+		return -1;
+	cqpoll_mlx5_qp_caps(s->qp, &caps);
+	s->qpn = caps.qp_num;
+	/* Writes to itself: no second QP needed for a write. */
+	if (modify(s->qp, IBV_QPS_INIT, 0) || modify(s->qp, IBV_QPS_RTR, s->qpn) ||
+	    modify(s->qp, IBV_QPS_RTS, 0))
+		return -1;
+	cqpoll_mlx5_emu_qp_dv(cqpoll_mlx5_qp_ibv(s->qp), &s->dv);
+	cqpoll_mlx5_emu_dv(s->cq, &s->cdv);
+	return 0;
+}
+
+/* cqpoll: the burst in one call, one doorbell. */
+__attribute__((noinline)) static int
+bench_measure_post_driver(struct side *s, unsigned int burst)
+{
+	return cqpoll_mlx5_qp_post_send(s->qp, wrs, burst);
+}
+
+__attribute__((noinline)) static uint64_t
+bench_measure_poll_driver(struct side *s)
+{
+	struct cqpoll_completion c[MAX_BURST];
+	int n = cqpoll_poll_burst(s->cq, c, MAX_BURST);
+
+	return n == 1 ? c[0].wr_id : UINT64_MAX;
+}
+
+/* The floor: DPDK's Tx WQE writing and doorbell, for an RDMA write. */
+__attribute__((noinline)) static int
+bench_measure_post_floor(struct side *s, unsigned int burst)
+{
+	const uint16_t mask = (uint16_t)(s->dv.sq.wqe_cnt - 1);
+	uint8_t *wqe = NULL;
+	unsigned int i;
+
+	/* Room for the burst, once (mlx5_tx_burst's wqe_free). */
+	if ((uint16_t)(s->dv.sq.wqe_cnt - (uint16_t)(s->wqe_ci - s->wqe_pi)) < burst)
+		return 0;
+	for (i = 0; i < burst; i++) {
+		const struct cqpoll_mlx5_send_wr *w = &wrs[i];
+		struct mlx5_wqe_ctrl_seg *cs;
+		struct mlx5_wqe_raddr_seg *rs;
+		struct mlx5_wqe_data_seg *ds;
+
+		wqe = (uint8_t *)s->dv.sq.buf + (size_t)(s->wqe_ci & mask) * MLX5_SEND_WQE_BB;
+		cs = (struct mlx5_wqe_ctrl_seg *)(void *)wqe;
+		rs = (struct mlx5_wqe_raddr_seg *)(void *)(wqe + 16);
+		ds = (struct mlx5_wqe_data_seg *)(void *)(wqe + 32);
+		cs->opmod_idx_opcode = htobe32((uint32_t)s->wqe_ci << 8 | MLX5_OPCODE_RDMA_WRITE);
+		cs->qpn_ds = htobe32(s->qpn << 8 | 3);
+		/* mlx5_tx_cseg_init: flags word, misc 0; completion on the last. */
+		*(uint32_t *)(void *)&cs->signature =
+			htobe32(i == burst - 1 ? MLX5_WQE_CTRL_CQ_UPDATE : 0);
+		cs->imm = 0;
+		rs->raddr = htobe64(w->remote_addr);
+		rs->rkey = htobe32(w->rkey);
+		rs->reserved = 0;
+		ds->byte_count = htobe32(w->sg_list[0].length);
+		ds->lkey = htobe32(w->sg_list[0].lkey);
+		ds->addr = htobe64(w->sg_list[0].addr);
+		s->elts[s->elts_head++ & 4095] = w->wr_id;
+		s->wqe_ci++;
+	}
+	/* mlx5_doorbell_ring(). */
+	__asm__ volatile("" ::: "memory");
+	s->dv.dbrec[MLX5_SND_DBR] = htobe32(s->wqe_ci);
+	__asm__ volatile("sfence" ::: "memory");
+	*(volatile uint64_t *)s->dv.bf.reg = *(const uint64_t *)(const void *)wqe;
+	__asm__ volatile("sfence" ::: "memory");
+	return (int)burst;
+}
+
+/* mlx5_tx_handle_completion / mlx5_tx_comp_flush, for one CQE. */
+__attribute__((noinline)) static uint64_t
+bench_measure_poll_floor(struct side *s)
+{
+	const uint32_t n = s->cdv.cqe_cnt;
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)
+		((uint8_t *)s->cdv.buf + (size_t)(s->cq_ci & (n - 1)) * 64);
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+	uint16_t last;
+	uint64_t id;
+
+	if ((op_own & MLX5_CQE_OWNER_MASK) != !!(s->cq_ci & n) ||
+	    (op_own >> 4) == MLX5_CQE_INVALID)
+		return UINT64_MAX;
+	__asm__ volatile("" ::: "memory");
+	/* The WQE counter is the consumer index (the conservative free, §6). */
+	last = be16toh(cqe->wqe_counter);
+	s->wqe_pi = (uint16_t)(last + 1);
+	id = s->elts[(uint16_t)(s->elts_head - 1) & 4095];
+	s->elts_tail = s->elts_head;
+	s->cq_ci++;
+	__asm__ volatile("" ::: "memory");
+	s->cdv.dbrec[0] = htobe32(s->cq_ci & 0xffffff);
+	return id;
+}
+
+/* One round: REQS requests in bursts; the cycles of post and poll only. */
+static uint64_t
+round_of(struct side *s, int floor, unsigned int burst, uint64_t *id)
+{
+	uint64_t cyc = 0, t, got;
+	unsigned int done, i;
+
+	for (done = 0; done < REQS; done += burst) {
+		for (i = 0; i < burst; i++) {
+			wrs[i].wr_id = ++*id;
+			wrs[i].flags = i == burst - 1 ? CQPOLL_MLX5_SEND_F_SIGNALED : 0;
+		}
+		t = __rdtsc();
+		if ((floor ? bench_measure_post_floor(s, burst) :
+		     bench_measure_post_driver(s, burst)) != (int)burst) {
+			fprintf(stderr, "post failed\n");
+			exit(1);
+		}
+		cyc += __rdtsc() - t;
+		cqpoll_mlx5_emu_run(ctx);
+		t = __rdtsc();
+		got = floor ? bench_measure_poll_floor(s) : bench_measure_poll_driver(s);
+		cyc += __rdtsc() - t;
+		if (got != *id) {
+			fprintf(stderr, "%s: completion %" PRIu64 ", expected %" PRIu64 "\n",
+				floor ? "floor" : "driver", got, *id);
+			exit(1);
+		}
+	}
+	return cyc;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+main(int argc, char **argv)
+{
+	static uint64_t per[2][MAX_ROUNDS];
+	static struct side sides[2];
+	unsigned int rounds = 21, burst, r, v, bursts[2] = { 1, 32 }, b, only = 2;
+	uint64_t id[2] = { 0, 0 };
+
+	if (argc == 4) {
+		only = strcmp(argv[1], "floor") == 0;
+		bursts[0] = bursts[1] = (unsigned int)atoi(argv[2]);
+		rounds = (unsigned int)atoi(argv[3]);
+	} else if (argc == 2) {
+		rounds = (unsigned int)atoi(argv[1]);
+	}
+	if (rounds == 0 || rounds > MAX_ROUNDS || bursts[0] == 0 || bursts[0] > MAX_BURST) {
+		fprintf(stderr, "usage: %s [ROUNDS] | {driver|floor} BURST ROUNDS\n", argv[0]);
+		return 2;
+	}
+	ctx = cqpoll_mlx5_emu_open();
+	pd = ctx != NULL ? cqpoll_mlx5_emu_alloc_pd(ctx) : NULL;
+	mr = pd != NULL ? cqpoll_mlx5_emu_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+						 IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (mr == NULL || side_open(&sides[0]) != 0 || side_open(&sides[1]) != 0) {
+		fprintf(stderr, "cannot set the emulated device up\n");
+		return 1;
+	}
+	sge = (struct cqpoll_mlx5_sge){ (uintptr_t)buf, 8, mr->lkey };
+	for (b = 0; b < MAX_BURST; b++)
+		wrs[b] = (struct cqpoll_mlx5_send_wr){ .sg_list = &sge, .num_sge = 1,
+			.opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
+			.remote_addr = (uintptr_t)buf + 32768, .rkey = mr->rkey };
+	for (b = 0; b < (only == 2 ? 2 : 1); b++) {
+		burst = bursts[b];
+		/* Interleaved, round after round; the median of each. */
+		for (r = 0; r < rounds; r++)
+			for (v = 0; v < 2; v++)
+				if (only == 2 || only == v)
+					per[v][r] = round_of(&sides[v], (int)v, burst, &id[v]);
+		if (only != 2)
+			break;
+		for (v = 0; v < 2; v++)
+			qsort(per[v], rounds, sizeof(per[v][0]), cmp_u64);
+		printf("burst=%-2u driver %6.2f cyc/req  floor %6.2f cyc/req  driver/floor %.3f\n",
+		       burst, (double)per[0][rounds / 2] / REQS, (double)per[1][rounds / 2] / REQS,
+		       (double)per[0][rounds / 2] / (double)per[1][rounds / 2]);
+	}
+	return 0;
+}

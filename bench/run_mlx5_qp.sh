@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# cqpoll's own mlx5 QP against DPDK's Tx path (post and completion of a
+# request), in one run:
+#   1. cycles per request (rdtsc, median of rounds, both interleaved in one
+#      process) at bursts 1 and 32;
+#   2. instructions per request (callgrind, repeatable whatever the machine
+#      is doing) of the same.
+# The emulated device's work between the post and the poll is left out.
+# Usage: bench/run_mlx5_qp.sh [build-dir] [rounds]   (default build, 21)
+set -e
+b=${1:-build}/bench/bench_mlx5_qp
+rounds=${2:-21}
+"$b" "$rounds"
+echo
+for burst in 1 32; do
+	for mode in floor driver; do
+		out=$(mktemp)
+		valgrind --tool=callgrind --toggle-collect='bench_measure*' \
+			--callgrind-out-file="$out" "$b" $mode $burst 5 >/dev/null 2>&1
+		ir=$(sed -n 's/^summary: //p' "$out")
+		rm -f "$out"
+		printf '%-7s burst=%-2s instr/req=%6.2f\n' $mode $burst \
+			"$(echo "$ir / (5 * 1024)" | bc -l)"
+		eval "ir_${mode}_$burst=$ir"
+	done
+	eval "r=\$(echo \"\$ir_driver_$burst / \$ir_floor_$burst\" | bc -l)"
+	printf 'burst=%-2s driver/floor instructions = %.3f\n' $burst "$r"
+done

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_MLX5_QP_H
+#define CQPOLL_MLX5_QP_H
+
+/*
+ * A QP whose work the driver posts itself (mlx5-wqe-contract.md): its rings
+ * as mlx5dv_init_obj(MLX5DV_OBJ_QP) describes them, the per-WQE records that
+ * turn a completion's WQE counter back into the caller's wr_id, and the CQs'
+ * lists of such QPs. Counters are free-running 32-bit; the device sees their
+ * low 16 bits (§1.3, §2.1).
+ */
+
+#include <stdint.h>
+
+#include "cqpoll_mlx5.h"
+#include "mlx5_private.h"
+
+struct ibv_qp;
+
+/* QPs one CQ can serve; a CQ's completions are matched against them by number. */
+#define CQPOLL_MLX5_QP_PER_CQ 16
+
+struct cqpoll_mlx5_qp {
+	/* Send queue, poster's thread; the tail is the poller's. */
+	uint8_t *sq_buf;
+	uint8_t *sq_end;          /* sq_buf + sq_cnt WQEBBs: segments wrap here */
+	uint32_t sq_cnt;          /* WQEBBs in the ring, a power of two */
+	uint32_t sq_head;         /* WQEBB counter after the last posted WQE */
+	uint32_t sq_tail;         /* first WQEBB not yet retired; poller writes, release */
+	uint32_t qpn_ds;          /* QPN << 8: the control segment's word, DS or-ed in */
+	volatile uint32_t *dbrec; /* [0] receive counter, [1] send counter (BE) */
+	uint8_t *bf_reg;          /* BlueFlame register, the doorbell's target */
+	uint32_t bf_size;         /* 0: one half only; else the offset toggles */
+	uint32_t bf_offset;
+	uint64_t *sq_wrid;        /* by WQEBB index of a WQE's first block */
+	uint8_t *sq_nbb;          /* WQEBBs of the WQE starting there */
+	uint32_t max_send_sge;
+	uint32_t max_inline;
+	/* Receive queue. */
+	uint8_t *rq_buf;
+	uint32_t rq_cnt;          /* WQEs, a power of two */
+	uint32_t rq_stride;
+	uint32_t rq_max_gs;       /* data segments one receive WQE holds */
+	uint32_t rq_head;
+	uint32_t rq_tail;         /* poller writes, release */
+	uint64_t *rq_wrid;
+	uint32_t max_recv_sge;
+	int state;                /* enum ibv_qp_state, after the last modify */
+	/* Control path. */
+	struct cqpoll_mlx5_qp_caps caps;
+	struct ibv_qp *ibqp;
+	const struct cqpoll_ibv_glue *glue;
+	struct cqpoll_cq *scq, *rcq;
+};
+
+/* The QPs of one CQ and the poll they wrap (mlx5_qp_retire.c). */
+struct cqpoll_mlx5_qp_set {
+	cqpoll_poll_burst_t inner;  /* the CQ's own poll, chosen at creation */
+	uint32_t n;
+	struct cqpoll_mlx5_qp *qp[CQPOLL_MLX5_QP_PER_CQ];
+};
+
+/* The poll of a CQ that serves QPs: its own, then wr_ids and retirement. */
+int cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
+/* Give @p c its wr_id and retire its work, if it is a completion of a QP of @p s. */
+void cqpoll_mlx5_qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c);
+
+#endif /* CQPOLL_MLX5_QP_H */

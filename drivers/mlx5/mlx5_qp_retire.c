@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completions of cqpoll mlx5 QPs: the caller's wr_id from the WQE counter,
+ * and the work queue retired up to the completed WQE (mlx5-wqe-contract.md
+ * §6). Only CQs that serve such QPs poll through here: their poll was
+ * swapped at the QP's creation; every other CQ keeps the bare poll.
+ */
+
+#include "cqpoll_mutant.h"
+#include "mlx5_qp.h"
+
+static struct cqpoll_mlx5_qp *
+qp_find(const struct cqpoll_mlx5_qp_set *s, uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->qp[i]->caps.qp_num == qpn)
+			return s->qp[i];
+	return NULL;
+}
+
+/*
+ * The completion's WQE counter names a WQE posted and not yet retired: its
+ * distance from the tail, in the counter's 16 bits, is below what is
+ * outstanding. Anything else (a completion of the QP's life before a RESET)
+ * is left without wr_id.
+ */
+static int
+sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
+{
+	uint32_t tail = qp->sq_tail;
+	uint32_t head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
+	uint32_t at = tail + (uint16_t)(c->wqe_counter - (uint16_t)tail);
+	uint32_t idx;
+
+	if (at - tail >= head - tail)
+		return 0;
+	idx = at & (qp->sq_cnt - 1);
+	c->wr_id = qp->sq_wrid[idx];
+	/*
+	 * Through the completed WQE's last block: every unsignalled WQE before
+	 * it is done too (SPDK mlx5_qp_set_comp's exact count; rdma-core moves
+	 * its tail past them the same way). After the records are read: the
+	 * poster may then reuse them.
+	 */
+#if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
+	__atomic_store_n(&qp->sq_tail, tail + qp->sq_nbb[idx], __ATOMIC_RELEASE);
+#else
+	__atomic_store_n(&qp->sq_tail, at + qp->sq_nbb[idx], __ATOMIC_RELEASE);
+#endif
+	return 1;
+}
+
+/* Receives complete in order; the CQE's counter names the WQE (rdma-core HEAD 7e8db6fbd). */
+static int
+rq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
+{
+	uint32_t tail = qp->rq_tail;
+	uint32_t head = __atomic_load_n(&qp->rq_head, __ATOMIC_ACQUIRE);
+	uint32_t at = tail + (uint16_t)(c->wqe_counter - (uint16_t)tail);
+
+	if (at - tail >= head - tail)
+		return 0;
+	c->wr_id = qp->rq_wrid[at & (qp->rq_cnt - 1)];
+	__atomic_store_n(&qp->rq_tail, at + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void
+cqpoll_mlx5_qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
+{
+	struct cqpoll_mlx5_qp *qp;
+	int done;
+
+	/* Undecodable CQEs name no WQE. */
+	if (!(c->flags & CQPOLL_COMPLETION_F_WQE_COUNTER))
+		return;
+	qp = qp_find(s, c->qp_num);
+	if (qp == NULL)
+		return;
+	/* Responder completions (receive errors included) are the receive queue's. */
+	if (c->opcode == CQPOLL_OP_RECV || c->opcode == CQPOLL_OP_RECV_RDMA_WITH_IMM)
+		done = rq_complete(qp, c);
+	else
+		done = sq_complete(qp, c);
+	if (done)
+		c->flags |= CQPOLL_COMPLETION_F_WR_ID;
+}
+
+int
+cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
+{
+	const struct cqpoll_mlx5_qp_set *s = ((struct cqpoll_mlx5_cq *)priv)->qps;
+	int r = s->inner(priv, comps, n), i;
+
+	for (i = 0; i < r; i++)
+		cqpoll_mlx5_qp_complete(s, &comps[i]);
+	return r;
+}

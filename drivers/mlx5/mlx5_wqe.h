@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_MLX5_WQE_H
+#define CQPOLL_MLX5_WQE_H
+
+/*
+ * Writers of the segments of a send WQE, one per segment, into the ring of
+ * a cqpoll mlx5 QP (mlx5-wqe-contract.md §2). Segments are 16 bytes and a WQE
+ * starts on a 64-byte WQEBB, so a segment never straddles the ring's end; a
+ * WQE may run past it and go on at the start (§1.2), as in rdma-core, UCX
+ * and SPDK. Everything the device reads is big-endian.
+ */
+
+#include <endian.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "mlx5_qp.h"
+
+/* Bytes of one data unit (DS) of a WQE. */
+#define CQPOLL_MLX5_WQE_DS 16u
+/* DS holds 6 bits (§2.1: rdma-core and DPDK mask 0x3f). */
+#define CQPOLL_MLX5_WQE_DS_MAX 63u
+
+/* The segment after @p seg, wrapping at the ring's end. */
+static inline uint8_t *
+cqpoll_mlx5_wqe_next(const struct cqpoll_mlx5_qp *qp, uint8_t *seg)
+{
+	seg += CQPOLL_MLX5_WQE_DS;
+	return seg == qp->sq_end ? qp->sq_buf : seg;
+}
+
+/*
+ * Control segment (§2.1), written last, once DS is known: WQE index = the
+ * 16-bit WQEBB counter of its first block; bytes 8-11 cleared with one store
+ * (signature, the DC stream id, then fm_ce_se), as rdma-core does.
+ */
+static inline void
+cqpoll_mlx5_wqe_ctrl(uint8_t *seg, uint32_t counter, uint8_t opcode, uint32_t qpn_ds,
+		     uint32_t ds, uint8_t fm_ce_se, uint32_t imm)
+{
+	struct mlx5_wqe_ctrl_seg *c = (struct mlx5_wqe_ctrl_seg *)(void *)seg;
+	uint32_t w8 = 0;
+
+	c->opmod_idx_opcode = htobe32((counter & 0xffffu) << 8 | opcode);
+	c->qpn_ds = htobe32(qpn_ds | (ds & CQPOLL_MLX5_WQE_DS_MAX));
+	memcpy(&c->signature, &w8, sizeof(w8));
+	c->fm_ce_se = fm_ce_se;
+	c->imm = imm;
+}
+
+/* Remote address segment (§2.3). */
+static inline void
+cqpoll_mlx5_wqe_raddr(uint8_t *seg, uint64_t raddr, uint32_t rkey)
+{
+	struct mlx5_wqe_raddr_seg *r = (struct mlx5_wqe_raddr_seg *)(void *)seg;
+
+	r->raddr = htobe64(raddr);
+	r->rkey = htobe32(rkey);
+	r->reserved = 0;
+}
+
+/*
+ * Atomic segment (§2.3): swap (CAS) or add (FAA) value, and the compare
+ * value, written for CAS only, as rdma-core's _set_atomic_seg.
+ */
+static inline void
+cqpoll_mlx5_wqe_atomic(uint8_t *seg, uint64_t swap_add, uint64_t compare, int cas)
+{
+	struct mlx5_wqe_atomic_seg *a = (struct mlx5_wqe_atomic_seg *)(void *)seg;
+
+	a->swap_add = htobe64(swap_add);
+	if (cas)
+		a->compare = htobe64(compare);
+}
+
+/* Data pointer segment (§2.3). */
+static inline void
+cqpoll_mlx5_wqe_data(uint8_t *seg, uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	struct mlx5_wqe_data_seg *d = (struct mlx5_wqe_data_seg *)(void *)seg;
+
+	d->byte_count = htobe32(len);
+	d->lkey = htobe32(lkey);
+	d->addr = htobe64(addr);
+}
+
+/*
+ * Inline data (§2.3): a BE32 header len | MLX5_INLINE_SEG, the bytes from
+ * byte 4, wrapping at the ring's end, padding left as it was. @p seg is the
+ * header's segment; returns the DS count, ceil((4 + len) / 16), 0 when there
+ * is no byte (then no header, as rdma-core).
+ */
+static inline uint32_t
+cqpoll_mlx5_wqe_inline(const struct cqpoll_mlx5_qp *qp, uint8_t *seg,
+		       const struct cqpoll_mlx5_sge *sg, uint32_t nsge)
+{
+	uint8_t *dst = seg + sizeof(struct mlx5_wqe_inl_data_seg);
+	uint32_t total = 0, i, len, room;
+	const uint8_t *src;
+
+	for (i = 0; i < nsge; i++) {
+		src = (const uint8_t *)(uintptr_t)sg[i].addr;
+		len = sg[i].length;
+		total += len;
+		while (len != 0) {
+			room = (uint32_t)(qp->sq_end - dst);
+			if (room > len)
+				room = len;
+			memcpy(dst, src, room);
+			dst += room;
+			src += room;
+			len -= room;
+			if (dst == qp->sq_end)
+				dst = qp->sq_buf;
+		}
+	}
+	if (total == 0)
+		return 0;
+	((struct mlx5_wqe_inl_data_seg *)(void *)seg)->byte_count =
+		htobe32(total | MLX5_INLINE_SEG);
+	return (sizeof(struct mlx5_wqe_inl_data_seg) + total + CQPOLL_MLX5_WQE_DS - 1) /
+		CQPOLL_MLX5_WQE_DS;
+}
+
+#endif /* CQPOLL_MLX5_WQE_H */
