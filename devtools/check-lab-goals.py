@@ -1,17 +1,37 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The goals of issue 21, judged from the policy lab's output.
+"""The policy lab's goals (issues 21 and 33), judged from its own output.
 
-usage: devtools/check-lab-goals.py TESTPMD [--cost=SPEC] [--seeds=N]
+usage: devtools/check-lab-goals.py LAB [--cost=SPEC] [--seeds=N]
                                    [--duration=S] [--out=DIR]
+                                   [--traces=T,T] [--rates=R,R]
+                                   [--penalties=P,P]
 
-Runs testpmd-cq --sim on every built-in trace at 1000, 5000, 20000, 50000
-and 100000/s, at penalties 1 and 10, each over --seeds seeds (default 10),
-and reads the lab's own verdicts ("goal NAME POLICY: ...: PASS|MISS", each
-on the median over the seeds). Prints every command, then one line per
-goal: PASS when every run that judged it passed, with the worst runs.
-The hybrid goal is the issue's at penalty 10 only (at penalty 1 a wake-up
-is cheaper than the polling a nap leaves, and hybrid rightly sleeps).
+LAB is cqpoll-lab (or testpmd-cq, run as testpmd-cq --sim). Runs the lab on
+every built-in trace at 1000, 5000, 10000, 20000, 50000 and 100000/s, at
+penalties 1 and 10, each over --seeds seeds (default 10), and reads the
+lab's own verdicts ("goal NAME POLICY: ...: PASS|MISS", each on the median
+over the seeds, with the min..max). Prints every command, then one line
+per goal, policy, trace, rate and penalty:
+
+    PASS|MISS|SKIP NAME POLICY TRACE RATE/s pPEN: the lab's figures
+
+(SKIP: not judged there, with why), then a summary, one line per goal and
+policy: "PASS|MISS NAME POLICY: P of N runs pass, M miss, S not judged",
+and the totals. test/app/check_lab_goals.py recounts the summary from the
+lines above it. The goals:
+  bound           no policy and no fixed budget below the offline optimum
+                  on any seed (the optimum is a lower bound)
+  adaptive-fixed  adaptive <= 1.03x the best fixed budget
+  adaptive-window adaptive <= 1.10x the best per-window budget (onoff,
+                  regime, diurnal)
+  adaptive-opt    adaptive <= 2x the offline optimum
+  adaptive-rate   adaptive <= 1.0x the causal rate rule
+  hybrid-periodic hybrid on periodic traffic, at penalty 10 only (at 1 a
+                  wake-up is cheaper than the polling a nap leaves)
+  target          target-p99:US meets its target where a fixed budget
+                  meets it with 20% margin
+  not-spin0       a policy is not spin:0 where the best budget is not 0
 Deterministic: no timing, the same output on any machine. Exit 0 when every
 goal passes, 1 otherwise.
 """
@@ -22,62 +42,94 @@ import sys
 
 REF = "poll_ns=100,arm_ns=1000,wake_ns=30000,wake_p99_ns=80000,wake_cpu_ns=5000"
 TRACES = ["poisson", "onoff", "pareto", "diurnal", "periodic", "regime"]
-RATES = [1000, 5000, 20000, 50000, 100000]
+RATES = [1000, 5000, 10000, 20000, 50000, 100000]
 PENALTIES = [1, 10]
 POLICIES = "spin:0;adaptive;hybrid;target-p99:100;target-p99:60"
 
 
+def parse_goal(line):
+    """(name, policy, text, verdict) of a lab goal line, or None."""
+    if not line.startswith(" goal "):
+        return None
+    head, text = line[len(" goal "):].split(": ", 1)
+    name, pol = head.split(" ", 1)
+    if text.endswith(": PASS"):
+        return name, pol, text[:-len(": PASS")], "PASS"
+    if text.endswith(": MISS"):
+        return name, pol, text[:-len(": MISS")], "MISS"
+    if text.endswith(": not judged"):
+        return name, pol, text[:-len(": not judged")], "SKIP"
+    raise SystemExit("check-lab-goals: cannot read the lab's line: " + line)
+
+
+def run_lines(lab, args, t, rate, pen):
+    """The lab's run of one trace, rate and penalty: (command shown, output)."""
+    sim = [] if os.path.basename(lab).startswith("cqpoll-lab") else ["--sim"]
+    cmd = [lab] + sim + ["--trace=" + t, "--rate=%d" % rate,
+                         "--duration=%g" % args.duration,
+                         "--sim-seeds=%d" % args.seeds,
+                         "--sim-cost=" + args.cost, "--sim-penalty=%d" % pen,
+                         "--sim-policies=" + POLICIES]
+    out = subprocess.run(cmd, stdin=subprocess.DEVNULL, check=True,
+                         capture_output=True, text=True).stdout
+    shown = " ".join(c if ";" not in c else "'%s'" % c
+                     for c in [os.path.basename(lab)] + cmd[1:])
+    return shown, out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("testpmd")
+    ap.add_argument("lab")
     ap.add_argument("--cost", default=REF)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--duration", type=float, default=1.0)
+    ap.add_argument("--traces", default=",".join(TRACES))
+    ap.add_argument("--rates", default=",".join(str(r) for r in RATES))
+    ap.add_argument("--penalties", default=",".join(str(p) for p in PENALTIES))
     ap.add_argument("--out", default=None,
                     help="directory for each run's output (lab-goals-*.txt)")
     args = ap.parse_args()
-    goals = {}
-    for pen in PENALTIES:
-        for t in TRACES:
-            for rate in RATES:
-                cmd = [args.testpmd, "--sim", "--trace=" + t,
-                       "--rate=%d" % rate, "--duration=%g" % args.duration,
-                       "--sim-seeds=%d" % args.seeds, "--sim-cost=" + args.cost,
-                       "--sim-penalty=%d" % pen, "--sim-policies=" + POLICIES]
-                out = subprocess.run(cmd, stdin=subprocess.DEVNULL, check=True,
-                                     capture_output=True, text=True).stdout
-                shown = " ".join(c if ";" not in c else "'%s'" % c
-                                 for c in ["testpmd-cq"] + cmd[1:])
-                print("$", shown)
+    traces = args.traces.split(",")
+    rates = [int(r) for r in args.rates.split(",")]
+    pens = [int(p) for p in args.penalties.split(",")]
+    lines, goals = [], {}
+    for pen in pens:
+        for t in traces:
+            for rate in rates:
+                shown, out = run_lines(args.lab, args, t, rate, pen)
+                print("$", shown, flush=True)
                 if args.out:
                     with open(os.path.join(args.out, "lab-goals-%s-%d-p%d.txt"
                                            % (t, rate, pen)), "w") as f:
                         f.write("$ " + shown + "\n" + out)
                 for line in out.splitlines():
-                    if not line.startswith(" goal ") or "not judged" in line:
+                    g = parse_goal(line)
+                    if g is None:
                         continue
-                    name, pol = line.split()[1], line.split()[2].rstrip(":")
-                    if name == "hybrid-periodic" and pen != 10:
-                        continue
-                    ok = line.endswith("PASS")
-                    key = (name, pol)
-                    g = goals.setdefault(key, {"pass": 0, "miss": []})
-                    if ok:
-                        g["pass"] += 1
-                    else:
-                        g["miss"].append("%s %d/s p%d: %s" % (
-                            t, rate, pen, line.split(": ", 1)[1]))
+                    name, pol, text, v = g
+                    if name == "hybrid-periodic" and pen != 10 and v != "SKIP":
+                        v, text = "SKIP", "judged at penalty 10 only"
+                    lines.append("%s %s %s %s %d/s p%d: %s" % (
+                        v, name, pol, t, rate, pen, text))
+                    c = goals.setdefault((name, pol),
+                                         {"PASS": 0, "MISS": 0, "SKIP": 0})
+                    c[v] += 1
     print()
-    allok = True
-    for (name, pol), g in sorted(goals.items()):
-        n = g["pass"] + len(g["miss"])
-        ok = not g["miss"]
-        allok = allok and ok
-        print("%s %s %s: %d of %d runs pass" % ("PASS" if ok else "MISS",
-                                                name, pol, g["pass"], n))
-        for m in g["miss"]:
-            print("    miss: " + m)
-    return 0 if allok else 1
+    for l in lines:
+        print(l)
+    print()
+    print("summary, one line per goal and policy:")
+    npass = nmiss = 0
+    for (name, pol), c in sorted(goals.items()):
+        judged = c["PASS"] + c["MISS"]
+        ok = c["MISS"] == 0
+        npass += ok
+        nmiss += not ok
+        print("%s %s %s: %d of %d runs pass, %d miss, %d not judged" % (
+            "PASS" if ok else "MISS", name, pol, c["PASS"], judged, c["MISS"],
+            c["SKIP"]))
+    print("total: %d goals pass, %d miss" % (npass, nmiss))
+    return 0 if nmiss == 0 else 1
 
 
 if __name__ == "__main__":

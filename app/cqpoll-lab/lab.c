@@ -52,19 +52,20 @@ median(double *v, unsigned int n, double *lo, double *hi)
 
 /* What one seed gives one policy: the row's inputs. */
 enum {
-	M_CPU, M_P50, M_P99, M_P999, M_WAKE, M_COST, M_DP, M_FIXED, M_WIN,
-	M_MIX, M_SPIN0, M_CPU_POLL, M_P99_POLL, M_TARGET, M_TARGET_MET, M_N
+	M_CPU, M_P50, M_P99, M_P999, M_WAKE, M_COST, M_DP, M_FIXED, M_WIN, M_RATE,
+	M_MIX, M_SPIN0, M_CPU_POLL, M_P99_POLL, M_TARGET, M_TARGET_MET, M_TP99,
+	M_N
 };
 
 static void
 row_print(const struct tpcq_lab_row *r)
 {
 	printf(" %-22s %6.2f %9.2f %9.2f %9.2f %10.0f %7.2f %6.3f %5.3f..%5.3f "
-	       "%6.3f %5.3f..%5.3f %6.3f %5.3f..%5.3f %7.3f\n", r->policy,
-	       r->cpu_pct, r->p50_us, r->p99_us, r->p999_us, r->wakeups_s,
-	       r->cost_pct, r->x_dp, r->x_dp_lo, r->x_dp_hi, r->x_fixed,
-	       r->x_fixed_lo, r->x_fixed_hi, r->x_win, r->x_win_lo, r->x_win_hi,
-	       r->x_mix);
+	       "%6.3f %5.3f..%5.3f %6.3f %5.3f..%5.3f %6.3f %5.3f..%5.3f %7.3f\n",
+	       r->policy, r->cpu_pct, r->p50_us, r->p99_us, r->p999_us,
+	       r->wakeups_s, r->cost_pct, r->x_dp, r->x_dp_lo, r->x_dp_hi,
+	       r->x_fixed, r->x_fixed_lo, r->x_fixed_hi, r->x_win, r->x_win_lo,
+	       r->x_win_hi, r->x_rate, r->x_rate_lo, r->x_rate_hi, r->x_mix);
 }
 
 static int
@@ -87,7 +88,7 @@ policies_split(const char *list, char (*out)[TPCQ_LAB_SPEC_MAX],
 		}
 		memcpy(out[*n], p, l);
 		out[*n][l] = '\0';
-		if (cqpoll_policy_find(out[*n], &args) == NULL) {
+		if (tpcq_lab_policy_find(out[*n], &args) == NULL) {
 			snprintf(why, len, "--sim-policies: unknown policy '%s'",
 				 out[*n]);
 			return -EINVAL;
@@ -108,12 +109,16 @@ policies_split(const char *list, char (*out)[TPCQ_LAB_SPEC_MAX],
  * gives one.
  */
 static void
-policy_spec(const char *spec, double penalty, char *out, size_t len)
+policy_spec(const char *spec, double penalty, const struct tpcq_lab_cost *c,
+	    char *out, size_t len)
 {
 	const char *args;
-	const struct cqpoll_policy_ops *ops = cqpoll_policy_find(spec, &args);
+	const struct cqpoll_policy_ops *ops = tpcq_lab_policy_find(spec, &args);
 
-	if ((ops == cqpoll_policy_adaptive() || ops == cqpoll_policy_hybrid()) &&
+	if (ops == tpcq_lab_rate_rule() && args == NULL)
+		snprintf(out, len, "%s:cost_ns=%.0f", spec,
+			 tpcq_lab_sleep_cost(c, penalty));
+	else if ((ops == cqpoll_policy_adaptive() || ops == cqpoll_policy_hybrid()) &&
 	    (args == NULL || strstr(args, "penalty=") == NULL) &&
 	    penalty == floor(penalty))
 		snprintf(out, len, "%s%s%.0f", spec, args == NULL ? ":penalty=" :
@@ -135,7 +140,8 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	static char specs[TPCQ_LAB_POLICIES_MAX][TPCQ_LAB_SPEC_MAX];
 	static char run_specs[TPCQ_LAB_POLICIES_MAX][TPCQ_LAB_SPEC_MAX];
 	static struct tpcq_lab_grid grid;
-	struct tpcq_lab_result *rs = NULL;
+	struct tpcq_lab_result *rs = NULL, rr;
+	char rate_spec[TPCQ_LAB_SPEC_MAX];
 	struct tpcq_lab_trace trace;
 	struct tpcq_lab_cost cost;
 	struct tpcq_floors floors;
@@ -143,16 +149,20 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	struct tpcq_lab_summary sum;
 	const char *tname = o->trace != NULL ? o->trace : "poisson";
 	unsigned int n = 0, i, k, seeds = (unsigned int)o->seeds, sd, best;
-	double *m = NULL, *v = NULL, wq[TPCQ_LAB_OPT_QUANTILES], pen = o->penalty;
+	double *m = NULL, *v = NULL, pen = o->penalty;
+	uint64_t *dw = NULL, *dn = NULL;
+	struct tpcq_lab_opt_in oi;
 	double dp, win, span, fixed_us[TPCQ_LAB_SEEDS_MAX], arrivals[TPCQ_LAB_SEEDS_MAX];
 	double gap[TPCQ_LAB_SEEDS_MAX], dps[TPCQ_LAB_SEEDS_MAX], wins[TPCQ_LAB_SEEDS_MAX];
 	double bests[TPCQ_LAB_SEEDS_MAX], polls[TPCQ_LAB_SEEDS_MAX], target, mx;
+	double fixed_lo, rates[TPCQ_LAB_SEEDS_MAX];
 	char why[512], list[1024];
 	int ret = TPCQ_LAB_EXIT_FAIL, r;
 	size_t nwin, w;
 	uint64_t p99, poll_p99, tg;
 
 	memset(&trace, 0, sizeof(trace));
+	memset(&rr, 0, sizeof(rr));
 	memset(&grid, 0, sizeof(grid));
 	if (o->floors && o->cost == NULL) {
 		/* This machine's cost, from the floors measured now. */
@@ -182,7 +192,8 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	if (policies_split(list, specs, &n, why, sizeof(why)) != 0)
 		goto usage;
 	for (i = 0; i < n; i++)
-		policy_spec(specs[i], pen, run_specs[i], sizeof(run_specs[i]));
+		policy_spec(specs[i], pen, &cost, run_specs[i],
+			    sizeof(run_specs[i]));
 	/* Check the trace spec (and a file's contents) once before the seeds. */
 	if (tpcq_lab_trace_make(&trace, tname, (double)o->rate, o->duration_s,
 				o->seed, why, sizeof(why)) != 0)
@@ -203,11 +214,13 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	for (i = 0; i < n; i++)
 		if (tpcq_lab_result_alloc(&rs[i], 0) != 0)
 			goto oom;
+	if (tpcq_lab_result_alloc(&rr, 0) != 0)
+		goto oom;
+	policy_spec("rate-rule", pen, &cost, rate_spec, sizeof(rate_spec));
 	tpcq_lab_grid_budgets(&grid);
 	for (k = 0; k < grid.n; k++)
 		if (tpcq_lab_result_alloc(&grid.pt[k], nwin) != 0)
 			goto oom;
-	tpcq_lab_wake_quantiles(&cost, TPCQ_LAB_OPT_QUANTILES, wq);
 
 #define M(pol, seed, what) m[((size_t)(pol) * M_N + (what)) * seeds + (seed)]
 	for (sd = 0; sd < seeds; sd++) {
@@ -219,8 +232,18 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		arrivals[sd] = (double)trace.n;
 		gap[sd] = (double)(trace.at[trace.n - 1] - trace.at[0]) /
 			  (double)(trace.n - 1);
-		dp = tpcq_lab_opt_cost(trace.at, trace.n, &cost, pen, wq,
-				       TPCQ_LAB_OPT_QUANTILES);
+		/* The bound, on the draws the policies are charged with. */
+		free(dw);
+		free(dn);
+		dw = malloc(trace.n * sizeof(*dw));
+		dn = malloc(trace.n * sizeof(*dn));
+		if (dw == NULL || dn == NULL)
+			goto oom;
+		tpcq_lab_draws(&cost, seed, trace.n, dw, dn);
+		oi = (struct tpcq_lab_opt_in){ .at = trace.at, .n = trace.n,
+			.w = dw, .o = dn, .c = &cost, .penalty = pen,
+			.naps = true };
+		dp = tpcq_lab_opt_bound(&oi);
 		if (dp < 0)
 			goto oom;
 		tpcq_lab_grid_run(&grid, &trace, &cost, seed, pen);
@@ -243,6 +266,12 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		wins[sd] = win;
 		bests[sd] = grid.pt[best].cost;
 		poll_p99 = tpcq_hist_quantile(grid.pt[grid.n - 1].lat, 0.99);
+		/* The causal rate rule, the yardstick of a rule that follows the rate. */
+		tpcq_lab_result_reset(&rr, &trace, pen, false);
+		if (tpcq_lab_sim_policy(rate_spec, &trace, &cost, seed, &rr) != 0)
+			goto oom;
+		rr.cost = (double)rr.cpu_ns + pen * rr.lat_sum_ns;
+		rates[sd] = rr.cost / dp;
 		polls[sd] = (double)grid.pt[grid.n - 1].cpu_ns;
 		for (i = 0; i < n; i++) {
 			tpcq_lab_result_reset(&rs[i], &trace, pen, false);
@@ -265,6 +294,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 			M(i, sd, M_DP) = rs[i].cost / dp;
 			M(i, sd, M_FIXED) = rs[i].cost / grid.pt[best].cost;
 			M(i, sd, M_WIN) = rs[i].cost / win;
+			M(i, sd, M_RATE) = rs[i].cost / rr.cost;
 			mx = tpcq_lab_mix_cpu(&grid, p99);
 			M(i, sd, M_MIX) = mx > 0 ? (double)rs[i].cpu_ns / mx : INFINITY;
 			M(i, sd, M_SPIN0) = rs[i].cost / grid.pt[0].cost;
@@ -282,6 +312,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 				if (mx > 0) {
 					M(i, sd, M_TARGET) = (double)rs[i].cpu_ns / mx;
 					M(i, sd, M_TARGET_MET) = p99 <= tg * 1000;
+					M(i, sd, M_TP99) = (double)p99 / ((double)tg * 1000);
 				}
 			}
 			if (fixed_us[sd] != 0 && same_result(&rs[i], &grid.pt[0]))
@@ -306,6 +337,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		row->x_dp = MED(M_DP, &row->x_dp_lo, &row->x_dp_hi);
 		row->x_fixed = MED(M_FIXED, &row->x_fixed_lo, &row->x_fixed_hi);
 		row->x_win = MED(M_WIN, &row->x_win_lo, &row->x_win_hi);
+		row->x_rate = MED(M_RATE, &row->x_rate_lo, &row->x_rate_hi);
 		row->x_mix = MED(M_MIX, NULL, NULL);
 		row->x_spin0 = MED(M_SPIN0, NULL, NULL);
 		row->cpu_x_poll = MED(M_CPU_POLL, NULL, NULL);
@@ -322,6 +354,11 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		if (nt > 0) {
 			row->x_target = median(v, nt, NULL, NULL);
 			row->target_met /= nt;
+			for (j = 0, nt = 0; j < seeds; j++)
+				if (!isnan(M(i, j, M_TARGET)))
+					v[nt++] = M(i, j, M_TP99);
+			row->p99_x_target = median(v, nt, &row->p99_x_target_lo,
+						   &row->p99_x_target_hi);
 		}
 	}
 #undef M
@@ -348,26 +385,35 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		bests[i] /= dps[i];
 	}
 	mx = median(fixed_us, seeds, NULL, NULL);
-	printf(" yardsticks (median over the seeds): offline optimum (DP, %u "
-	       "wake-up quantiles) %.0f ns per arrival; best fixed budget in "
-	       "hindsight %s%.0f%s, cost %.3fx the optimum; best budget per %u ms "
-	       "window %.3fx\n", TPCQ_LAB_OPT_QUANTILES,
-	       median(dps, seeds, NULL, NULL) / median(arrivals, seeds, NULL, NULL),
+	median(bests, seeds, &fixed_lo, NULL);
+	printf(" offline optimum (the lower bound: every schedule of polls, "
+	       "sleeps and naps, knowing the arrivals and the draws) %.0f ns per "
+	       "arrival (median over the seeds)\n",
+	       median(dps, seeds, NULL, NULL) / median(arrivals, seeds, NULL, NULL));
+	printf(" best fixed budget (not a bound) %s%.0f%s, %.3fx the optimum "
+	       "(%.3f..%.3f); best per-window budget (not a bound: the best "
+	       "budget of each %u ms window) %.3fx\n",
 	       isinf(mx) ? "" : "spin:", isinf(mx) ? 0.0 : mx,
 	       isinf(mx) ? " (poll)" : "", median(bests, seeds, NULL, NULL),
+	       fixed_lo, bests[seeds - 1],
 	       (unsigned int)(TPCQ_LAB_WINDOW_NS / 1000000),
 	       median(wins, seeds, NULL, NULL));
-	printf(" %-22s %6s %9s %9s %9s %10s %7s %6s %12s %6s %12s %6s %12s %7s\n",
-	       "policy", "cpu_%", "p50_us", "p99_us", "p99.9_us", "wakeups/s",
-	       "cost_%", "/opt", "spread", "/fixed", "spread", "/win", "spread",
-	       "cpu/mix");
+	printf(" causal rate rule (not a bound: the rate over the last 2 ms; %d "
+	       "mean gaps of budget when rate x a sleep's cost, %.0f ns, is over "
+	       "1, else 0) %.3fx the optimum\n", 5, tpcq_lab_sleep_cost(&cost, pen),
+	       median(rates, seeds, NULL, NULL));
+	printf(" %-22s %6s %9s %9s %9s %10s %7s %6s %12s %6s %12s %6s %12s %6s "
+	       "%12s %7s\n", "policy", "cpu_%", "p50_us", "p99_us", "p99.9_us",
+	       "wakeups/s", "cost_%", "/opt", "spread", "/fixed", "spread",
+	       "/win", "spread", "/rate", "spread", "cpu/mix");
 	for (i = 0; i < n; i++)
 		row_print(&rows[i]);
 	printf(" cost_%%: (CPU + penalty x latency) per unit of time; /opt, "
-	       "/fixed, /win: total cost over the offline optimum's, the best "
-	       "fixed budget's, the best per-window budget's (median, min..max "
-	       "over the seeds); cpu/mix: CPU over the best mix of two fixed "
-	       "budgets at the policy's p99\n");
+	       "/fixed, /win, /rate: total cost over the offline optimum's (the "
+	       "bound: >= 1 on every seed), the best fixed budget's, the best "
+	       "per-window budget's, the causal rate rule's (median, min..max "
+	       "over the seeds); cpu/mix: "
+	       "CPU over the best mix of two fixed budgets at the policy's p99\n");
 	memset(&sum, 0, sizeof(sum));
 	sum.trace = tname;
 	sum.rate = (double)o->rate;
@@ -376,6 +422,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	sum.wake_p99_ns = cost.wake_p99_ns;
 	sum.seeds = seeds;
 	sum.fixed_us = mx;
+	sum.fixed_x_opt_lo = fixed_lo;
 	tpcq_lab_goals_print(rows, n, &sum);
 	fflush(stdout);
 	ret = TPCQ_LAB_EXIT_OK;
@@ -389,12 +436,15 @@ oom:
 out:
 	for (i = 0; rs != NULL && i < n; i++)
 		tpcq_lab_result_release(&rs[i]);
+	tpcq_lab_result_release(&rr);
 	for (k = 0; k < grid.n; k++)
 		tpcq_lab_result_release(&grid.pt[k]);
 	free(rs);
 	free(rows);
 	free(m);
 	free(v);
+	free(dw);
+	free(dn);
 	tpcq_lab_trace_free(&trace);
 	return ret;
 }

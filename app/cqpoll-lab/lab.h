@@ -94,6 +94,8 @@ struct tpcq_lab_row {
 	double x_dp, x_dp_lo, x_dp_hi;          /* over the offline optimum */
 	double x_fixed, x_fixed_lo, x_fixed_hi; /* over the best fixed budget */
 	double x_win, x_win_lo, x_win_hi;       /* over the best per window */
+	/* Over the causal rate rule (lab_rate.c); NAN: not run. */
+	double x_rate, x_rate_lo, x_rate_hi;
 	double x_mix;         /* cpu over the best mix of two budgets at its p99 */
 	double x_spin0;       /* over spin:0 */
 	double cpu_x_poll;    /* cpu over polling's */
@@ -101,6 +103,8 @@ struct tpcq_lab_row {
 	/* latency-target: cpu over the cheapest budget with p99 <= 0.8 target. */
 	double x_target;
 	double target_met;        /* share of judged seeds where p99 <= target */
+	/* p99 over the target on the judged seeds: median, min..max. */
+	double p99_x_target, p99_x_target_lo, p99_x_target_hi;
 	unsigned int target_seeds; /* seeds where such a budget exists */
 	unsigned int same_as_spin0; /* seeds identical to spin:0 where the best
 				     * fixed budget is not 0 */
@@ -113,28 +117,29 @@ struct tpcq_lab_summary {
 	uint64_t wake_p99_ns;
 	unsigned int seeds;
 	double fixed_us;          /* the best fixed budget, median over seeds */
+	double fixed_x_opt_lo;    /* its cost over the optimum, least over seeds */
 };
 
 /*
- * The offline optimum (lab_opt.c): wake-up latencies as nq equally likely
- * quantiles of the cost model's log-normal (w[0..nq-1], ascending); the
- * least expected cost, CPU + penalty x latency in ns, of a schedule that
- * knows the n arrivals at[] but not the wake-up draws (-1: out of memory).
+ * The offline optimum (lab_opt.c), a lower bound: the least total cost, CPU
+ * + penalty x latency in ns, of any schedule of polls, sleeps and naps of
+ * any length on trace at[0..n-1] that knows every arrival and every draw:
+ * w[k], the wake-up of a sleep that arrival k ends, o[k], the overshoot of
+ * a nap taken while k is the next arrival (tpcq_lab_draws(): the draws the
+ * policies are charged with). naps = false leaves naps out: the negative
+ * control, which the hybrid policy beats. -1: out of memory.
  */
-#define TPCQ_LAB_OPT_QUANTILES 24
-void tpcq_lab_wake_quantiles(const struct tpcq_lab_cost *c, unsigned int nq,
-			     double *w);
-double tpcq_lab_opt_cost(const uint64_t *at, size_t n,
-			 const struct tpcq_lab_cost *c, double penalty,
-			 const double *w, unsigned int nq);
-/* The same by exhaustive search: exponential in n, for tests only. */
-double tpcq_lab_opt_brute(const uint64_t *at, size_t n,
-			  const struct tpcq_lab_cost *c, double penalty,
-			  const double *w, unsigned int nq);
-/* The expected cost of sleeping exactly in the gaps over threshold_ns. */
-double tpcq_lab_greedy_cost(const uint64_t *at, size_t n,
-			    const struct tpcq_lab_cost *c, double penalty,
-			    const double *w, unsigned int nq, double threshold_ns);
+struct tpcq_lab_opt_in {
+	const uint64_t *at;
+	size_t n;
+	const uint64_t *w, *o;
+	const struct tpcq_lab_cost *c;
+	double penalty;
+	bool naps;
+};
+double tpcq_lab_opt_bound(const struct tpcq_lab_opt_in *in);
+/* The same by a search of every schedule at 1 ns: for tests, tiny traces. */
+double tpcq_lab_opt_brute(const struct tpcq_lab_opt_in *in);
 
 int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 			double duration_s, uint64_t seed, char *why, size_t len);
@@ -179,6 +184,22 @@ struct tpcq_lab_grid {
 int tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 			const struct tpcq_lab_cost *c, uint64_t seed,
 			struct tpcq_lab_result *r);
+/*
+ * The same with the policy's ops; naps: its state begins with a struct
+ * cqpoll_policy_nap whose hook the clock takes over (hybrid's does).
+ */
+struct cqpoll_policy_ops;
+int tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
+		     bool naps, const struct tpcq_lab_trace *t,
+		     const struct tpcq_lab_cost *c, uint64_t seed,
+		     struct tpcq_lab_result *r);
+/*
+ * The draws of seed for the n arrivals of a trace, as the clock charges
+ * them: w[k], the wake-up of the sleep that arrival k ends; o[k], the
+ * overshoot of a nap taken while k is the next arrival.
+ */
+void tpcq_lab_draws(const struct tpcq_lab_cost *c, uint64_t seed, size_t n,
+		    uint64_t *w, uint64_t *o);
 void tpcq_lab_result_reset(struct tpcq_lab_result *r,
 			   const struct tpcq_lab_trace *t, double penalty,
 			   bool windows);
@@ -189,6 +210,18 @@ void tpcq_lab_grid_run(struct tpcq_lab_grid *g, const struct tpcq_lab_trace *t,
 		       const struct tpcq_lab_cost *c, uint64_t seed,
 		       double penalty);
 double tpcq_lab_mix_cpu(const struct tpcq_lab_grid *g, uint64_t p99_ns);
+
+/*
+ * lab_rate.c: the causal rate rule, a yardstick ("rate-rule:cost_ns=N", N a
+ * sleep's cost); the lab's policies by name, the rate rule with the
+ * library's; a sleep's expected cost under c at penalty.
+ */
+const struct cqpoll_policy_ops *tpcq_lab_rate_rule(void);
+const struct cqpoll_policy_ops *tpcq_lab_policy_find(const char *spec,
+						     const char **args);
+double tpcq_lab_sleep_cost(const struct tpcq_lab_cost *c, double penalty);
+/* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
+#define TPCQ_LAB_Z99 2.326347874
 
 /* lab.c: the lab's run, an exit status. */
 int tpcq_lab_run(const struct tpcq_lab_opts *o);

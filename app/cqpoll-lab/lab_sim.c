@@ -19,8 +19,6 @@
 
 /* The virtual clock starts here: a policy may read 0 as "never". */
 #define T0_NS 1000000000ULL
-/* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
-#define Z99 2.326347874
 /* The grid of fixed spin budgets (lab.h): each about 15% above the last. */
 #define GRID_STEP 1.15
 
@@ -76,7 +74,7 @@ sim_init(struct sim *s, const struct tpcq_lab_cost *c, uint64_t seed)
 	s->rng = seed ^ 0x5bd1e995ULL;
 	s->mu = log((double)c->wake_ns);
 	s->sigma = c->wake_p99_ns > c->wake_ns ?
-		log((double)c->wake_p99_ns / (double)c->wake_ns) / Z99 : 0.0;
+		log((double)c->wake_p99_ns / (double)c->wake_ns) / TPCQ_LAB_Z99 : 0.0;
 }
 
 static size_t
@@ -120,6 +118,20 @@ collect(const struct tpcq_lab_trace *t, size_t *i, uint64_t now,
 	return k;
 }
 
+void
+tpcq_lab_draws(const struct tpcq_lab_cost *c, uint64_t seed, size_t n,
+	       uint64_t *w, uint64_t *o)
+{
+	struct sim s;
+	size_t k;
+
+	sim_init(&s, c, seed);
+	for (k = 0; k < n; k++) {
+		w[k] = wake_draw(&s, k, DRAW_SLEEP);
+		o[k] = wake_draw(&s, k, DRAW_NAP);
+	}
+}
+
 int
 tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 		    const struct tpcq_lab_cost *c, uint64_t seed,
@@ -127,6 +139,21 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 {
 	const struct cqpoll_policy_ops *ops;
 	const char *args;
+
+	ops = tpcq_lab_policy_find(spec, &args);
+	if (ops == NULL)
+		return -EINVAL;
+	/* The hybrid policy naps through its first member's hook. */
+	return tpcq_lab_sim_ops(ops, args, ops == cqpoll_policy_hybrid(), t, c,
+				seed, r);
+}
+
+int
+tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
+		 bool naps, const struct tpcq_lab_trace *t,
+		 const struct tpcq_lab_cost *c, uint64_t seed,
+		 struct tpcq_lab_result *r)
+{
 	uint64_t now = T0_NS + t->at[0], nap0;
 	enum cqpoll_policy_action a;
 	struct sim s;
@@ -134,9 +161,6 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 	unsigned int k;
 	void *state;
 
-	ops = cqpoll_policy_find(spec, &args);
-	if (ops == NULL)
-		return -EINVAL;
 	state = aligned_alloc(64, (ops->state_size + 63) / 64 * 64);
 	if (state == NULL)
 		return -ENOMEM;
@@ -146,8 +170,7 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 		return -EINVAL;
 	}
 	sim_init(&s, c, seed);
-	/* The hybrid policy naps through its first member's hook. */
-	if (ops == cqpoll_policy_hybrid()) {
+	if (naps) {
 		((struct cqpoll_policy_nap *)state)->fn = sim_nap;
 		((struct cqpoll_policy_nap *)state)->arg = &s;
 	}

@@ -237,6 +237,8 @@ floor_fields(struct builder *b, const struct tpcq_params *p,
 	U64(b, "handoff_p99_ns", b->null ? 0 : f->handoff.p99_ns);
 	U64(b, "wakeup_p50_ns", b->null ? 0 : f->wakeup.p50_ns);
 	U64(b, "wakeup_p99_ns", b->null ? 0 : f->wakeup.p99_ns);
+	/* The sleeper's CPU time per wake-up: the lab's wake_cpu_ns. */
+	U64(b, "wake_cpu_ns", b->null ? 0 : f->wake_cpu_ns);
 	/* At the run's load, paced as its posts; 0: not measured. */
 	fp = b->null || f->npaced == 0 ? NULL : &f->paced[0];
 	U64(b, "handoff_paced_p50_ns", fp != NULL ? fp->handoff.p50_ns : 0);
