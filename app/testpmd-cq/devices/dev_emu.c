@@ -29,6 +29,7 @@
 struct emu {
 	struct cqpoll_completion comp;
 	uint64_t events;          /* mlx5-emu: events the device had fired */
+	uint64_t posts;           /* mlx5-emu: completions posted directly */
 	int (*post)(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 	uint8_t payload[64];      /* with --inline-scatter */
 #ifdef TPCQ_HAVE_MLX5
@@ -154,8 +155,17 @@ mlx5_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	 * its timestamp is on the device clock: latency from the post time.
 	 */
 	if (r == 0) {
+		struct cqpoll_cq_info info;
+
 		dc->wr_id_mask = UINT16_MAX;
 		dc->monotonic_ts = false;
+		/*
+		 * A full CQ refuses the post: no more than its size is ever
+		 * unread, which bounds the post times kept (an interactive
+		 * run, with no total, needs the bound).
+		 */
+		if (cqpoll_cq_info_get(dc->cq, &info) == 0)
+			dc->max_outstanding = info.size;
 	}
 	if (r == 0)
 		dc->compress = p->cqe_compress;
@@ -201,7 +211,9 @@ mlx5_emu_close(struct tpcq_devctx *dc)
 /*
  * A post that fired an event woke a sleeping poller, which reads every CQE
  * before it arms again; one that fired none may race with an arm the device
- * has yet to read (tpcq_devctx::watch).
+ * has yet to read (tpcq_devctx::watch). So may one the device holds for a
+ * compressed session: its CQE is written at a later device look, after the
+ * event another post's CQEs fired (a run that ended on one lost it).
  */
 static int
 mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
@@ -211,8 +223,11 @@ mlx5_emu_post(struct tpcq_devctx *dc, uint64_t seq)
 	int r;
 
 	r = e->qp != NULL ? tpcq_mlx5qp_post(dc, e->qp, seq) : emu_post(dc, seq);
+	if (r == 0 && e->qp == NULL)
+		e->posts++;
 	if (r == 0 && cqpoll_mlx5_emu_stats_get(dc->cq, &st) == 0) {
-		dc->watch = st.events == e->events;
+		dc->watch = st.events == e->events ||
+			    (e->qp == NULL && st.cqes < e->posts);
 		e->events = st.events;
 	}
 	return r;
