@@ -10,9 +10,10 @@
 #   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
 #               fast suite, and cqpoll as a meson subproject of a parent
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
-#               but the SPIN model (no C of ours runs there) and the
-#               subproject (built without this build's options), leak
-#               checking on
+#               but the SPIN model (no C of ours runs there), the
+#               subproject (built without this build's options) and the
+#               lab's long simulations (suite lab: the policies' C runs in
+#               the fast suite here), leak checking on
 #   build-tsan  ThreadSanitizer, the stress suite with 2x10^4 transitions per
 #               arm semantics; clang is tried first, gcc if clang's TSan
 #               cannot build or run here
@@ -292,7 +293,9 @@ if phase build-asan bg_show build-asan; then
     # The model suite runs SPIN on Promela, none of our C: nothing to
     # sanitize. The fuzz suite builds its own ASan+UBSan target with clang:
     # it ran in the normal phase. The subproject suite: see above.
-    phase test-asan run_tests build-asan '!model,fuzz,subproject' "$asan_timeout_mult" \
+    # The lab suite's long simulations run the policies' C, which the fast
+    # suite's policy tests run here too: left out for CI's 20 minutes.
+    phase test-asan run_tests build-asan '!model,fuzz,subproject,lab' "$asan_timeout_mult" \
         "${asan_env[@]}" || true
 else
     skip test-asan "build-asan failed"

@@ -60,6 +60,11 @@ struct cqpoll_cq_fp_counters {
  * thread, cqpoll_cq_fail()); the first empty poll latches the state.
  */
 #define CQPOLL_CQ_FP_PENDING_FAILED  (1u << 2)
+/**
+ * @internal cqpoll_cq_fp::pending, with PENDING_TIMEOUT: the look is a poll
+ * group's health check, not a timed-out sleep (cqpoll_cq_health_mark()).
+ */
+#define CQPOLL_CQ_FP_PENDING_HEALTH  (1u << 3)
 
 /**
  * @internal

@@ -42,6 +42,14 @@
  * four timeouts and a timeout costs at most a quarter of a full pass.
  */
 #define GROUP_NET_SLICE_MIN 64
+/*
+ * The health check counts work it finds in an armed member as a recovery
+ * when its host timestamp is older than the check's own look at the events
+ * by this much: an event raised then would have been taken (1 ms is far
+ * above an emulated or software device's event latency; devices without
+ * host timestamps are never counted by the check).
+ */
+#define GROUP_HEALTH_EVENT_SLACK_NS 1000000u
 
 static void
 deliver(struct cqpoll_group *g, struct cqpoll_group_member *m, int n)
@@ -583,11 +591,12 @@ check_cold(struct cqpoll_group *g, uint64_t now)
  * are woken the normal way; then each armed member left is checked as the
  * net checks it (check_armed()). Active members need nothing: the loop
  * polls them at every iteration. Work found in an armed member is
- * delivered, its arm taken as spent (the next transition arms it again),
- * and it is no timeout recovery: in a group that did not sleep, nothing
- * tells a lost event from one on its way (a shared channel's, read by
- * another member's fd; a device without host timestamps), and the net's
- * rule would count the latter. Cost: one epoll_wait(), and one poll and
+ * delivered, its arm taken as spent (the next transition arms it again).
+ * It counts as a timeout recovery only when a host timestamp says it was
+ * visible well before the check took the events at hand
+ * (GROUP_HEALTH_EVENT_SLACK_NS); without one, nothing tells a lost event
+ * from one on its way (a shared channel's, read by another member's fd), so
+ * it is only reported to the trace hook (cqpoll_cq_health_mark()). Cost: one epoll_wait(), and one poll and
  * one arm per armed member, per period; one compare per iteration.
  */
 static int
@@ -613,6 +622,8 @@ health_check(struct cqpoll_group *g, uint64_t now)
 		if (m->failed || m->active)
 			continue;
 		checked++;
+		cqpoll_cq_health_mark(m->cq, now > GROUP_HEALTH_EVENT_SLACK_NS ?
+				      now - GROUP_HEALTH_EVENT_SLACK_NS : 0);
 		r = check_armed(g, m);
 		if (r < 0)
 			return r;

@@ -120,6 +120,15 @@ cqpoll_sleep_check_run(struct cqpoll_cq *cq)
  * timeout without its event: the next poll judges whether the event was lost.
  */
 void cqpoll_cq_timeout_mark(struct cqpoll_cq *cq, uint64_t t_sleep);
+/*
+ * As cqpoll_cq_timeout_mark(), for a poll group's health check of an armed
+ * member that did not sleep: work found with a host timestamp older than
+ * @p t_since is counted (its event is lost: visible well before the check
+ * took the events at hand); work without one is reported to the trace hook
+ * (a per-CQ recovery) but not counted: nothing tells a lost event from one
+ * on its way.
+ */
+void cqpoll_cq_health_mark(struct cqpoll_cq *cq, uint64_t t_since);
 
 /* The handle of which @p fp is the first member. */
 static inline struct cqpoll_cq *
