@@ -41,7 +41,9 @@ enum cqpoll_trace_wake {
 	 * The safety-net timeout found completions no event announced
 	 * (timeout_recoveries): a group reports it instead of TIMEOUT; each CQ
 	 * that held them reports it too (g NULL, asleep_ns 0) at the poll that
-	 * finds them.
+	 * finds them. A group's health check reports (g NULL) work it finds in
+	 * an armed member without a host timestamp, which it does not count:
+	 * nothing tells its lost event from one on its way.
 	 */
 	CQPOLL_TRACE_WAKE_RECOVERY,
 };
