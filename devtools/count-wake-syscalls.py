@@ -36,7 +36,7 @@ POINTS = {
 }
 # Start-up's calls, left out of the trace to keep it small.
 QUIET = ("access,newfstatat,readlink,openat,mmap,munmap,mprotect,brk,close,"
-         "fstat,lseek,getdents64,statfs,ioctl,prctl,clone3,rt_sigaction,"
+         "lseek,getdents64,statfs,ioctl,prctl,clone3,rt_sigaction,"
          "madvise,rseq,set_robust_list,rt_sigprocmask,sched_setaffinity,"
          "sched_getaffinity,gettid,getpid,uname,prlimit64,getrandom,pread64,"
          "fcntl,mkdir,unlink,flock,statx,mlock,mincore,get_mempolicy,"

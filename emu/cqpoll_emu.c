@@ -90,6 +90,13 @@ cqpoll_cq_arm_naive(struct cqpoll_cq *cq)
 
 	if (cq == NULL)
 		return -EINVAL;
+	/*
+	 * Naive code sleeps on the event fd, where the arm's edge matters: a
+	 * driver's own wait (io_uring: on the ring, which compares the CQ's
+	 * tail with its head itself) cannot lose this wake-up, so the naive
+	 * transition would go uncaught there (issue 36).
+	 */
+	cq->wait = NULL;
 	r = cq->ops.arm(cq->fp.priv);
 	if (r < 0)
 		return r;

@@ -72,6 +72,28 @@ ofi_event_get(void *priv)
 	return 1;
 }
 
+/*
+ * cqpoll_cq_wait()'s sleep: poll(2) on the wait object, and nothing after
+ * it. Readable is the event: event_get would only poll the fd once more to
+ * learn what this poll just said.
+ */
+static int
+ofi_wait(void *priv, int timeout_ms)
+{
+	struct cqpoll_ofi_cq *q = priv;
+	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+	int r;
+
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return 0;
+	/* Woken: for a completion, or for an EQ's event (peer gone). */
+	q->eq_due = q->n_eqs != 0;
+	return 1;
+}
+
 static void
 ofi_destroy(void *priv)
 {
@@ -146,6 +168,7 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		return NULL;
 	}
 	q->handle = cq;
+	cqpoll_cq_set_wait(cq, ofi_wait);
 	return cq;
 }
 

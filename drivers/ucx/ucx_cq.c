@@ -42,6 +42,25 @@ ucx_event_get(void *priv)
 }
 
 /*
+ * cqpoll_cq_wait()'s sleep: poll(2) on the worker's fd, as
+ * ucp_worker_wait() sleeps, and nothing after it. Readable is the event:
+ * event_get would only poll the fd once more to learn what this poll just
+ * said. A wake-up (ucp_worker_signal()) makes the fd readable too.
+ */
+static int
+ucx_wait(void *priv, int timeout_ms)
+{
+	struct cqpoll_ucx_cq *q = priv;
+	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
+	int r;
+
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return -errno;
+	return r > 0 ? 1 : 0;
+}
+
+/*
  * The workers wrapped by a CQ, process-wide: a second CQ on one worker would
  * progress it too, and each would take the other's completions and events.
  */
@@ -199,6 +218,7 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 		return NULL;
 	}
 	cqpoll_cq_set_wake(cq, ucx_wake);
+	cqpoll_cq_set_wait(cq, ucx_wait);
 	return cq;
 }
 

@@ -22,18 +22,31 @@ cqpoll_uring_arm(void *priv)
 {
 	struct cqpoll_uring_cq *q = priv;
 	struct stat st;
-	int r;
 
 	/*
 	 * The ring's fd closed under us (or its number reused by another
 	 * file): nothing can submit to the ring any more, and a sleep on it
-	 * would wait for nothing. Once per sleep, one fstat(2). Another
-	 * io_uring in the same fd number shares the anonymous inode and
-	 * cannot be told apart.
+	 * would wait for nothing. One fstat(2) per sleep on the eventfd
+	 * (a poll group, an external loop), and when the arm is rung on an
+	 * armed CQ (cqpoll_cq_arm_check(): the safety net and the health
+	 * check). A consumer that sleeps on the ring itself (uring_wait.c)
+	 * pays none: its io_uring_enter() finds a lost ring at once, as
+	 * io_uring_wait_cqe() would. Another io_uring in the same fd number
+	 * shares the anonymous inode and cannot be told apart.
 	 */
-	if (fstat(q->ring->ring_fd, &st) < 0 || st.st_dev != q->ring_dev ||
-	    st.st_ino != q->ring_ino)
+	if ((!q->ring_waits || io_uring_cq_eventfd_enabled(q->ring)) &&
+	    (fstat(q->ring->ring_fd, &st) < 0 || st.st_dev != q->ring_dev ||
+	     st.st_ino != q->ring_ino))
 		return -EBADF;
+	return cqpoll_uring_arm_fast(q);
+}
+
+/* The arm itself: the eventfd enabled, then a full barrier. */
+int
+cqpoll_uring_arm_fast(struct cqpoll_uring_cq *q)
+{
+	int r;
+
 	/* The ring has CQ flags: checked when the CQ was made. */
 	r = io_uring_cq_eventfd_toggle(q->ring, true);
 	/* Pairs with the kernel's smp_mb() between tail store and flags load. */
@@ -67,6 +80,8 @@ cqpoll_uring_event_get(void *priv)
 	 * force. A CQE posted between the read and the disarm signals again,
 	 * which only ends a later sleep early (a spurious event), never late.
 	 */
+	/* Woken on the eventfd: the next arm checks the ring's fd again. */
+	q->ring_waits = false;
 	if (read(q->efd, &v, sizeof(v)) != sizeof(v))
 		return errno == EAGAIN ? 0 : -errno;
 	cqpoll_uring_disarm(q);

@@ -37,21 +37,6 @@ uring_destroy(void *priv)
 	uring_free(priv);
 }
 
-/*
- * A failure reported from any thread wakes whoever sleeps on the CQ: the
- * eventfd the kernel signals is an eventfd like any other.
- */
-static int
-uring_wake(void *priv)
-{
-	struct cqpoll_uring_cq *q = priv;
-	const uint64_t one = 1;
-
-	if (write(q->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
-		return -errno;
-	return 0;
-}
-
 const struct cqpoll_driver_ops cqpoll_uring_ops = {
 	.name = "uring",
 	.arm = cqpoll_uring_arm,
@@ -110,7 +95,10 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
 	cq = cqpoll_cq_alloc(&cqpoll_uring_ops, cqpoll_uring_poll, q, &params);
 	if (cq != NULL) {
-		cqpoll_cq_set_wake(cq, uring_wake);
+		cqpoll_cq_set_wake(cq, cqpoll_uring_wake);
+		q->own_wait = cqpoll_uring_wait_usable(q);
+		if (q->own_wait)
+			cqpoll_cq_set_wait(cq, cqpoll_uring_wait);
 		return cq;
 	}
 	r = errno;

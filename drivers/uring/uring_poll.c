@@ -75,6 +75,22 @@ flush_overflow(struct cqpoll_uring_cq *q)
 	return 1;
 }
 
+/*
+ * The CQE that woke a sleeper on the ring after a failure report
+ * (uring_wait.c) is ours, not the application's: dropped.
+ */
+static unsigned int
+drop_wake(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
+	  unsigned int got)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < got; i++)
+		if (comps[i].wr_id != CQPOLL_URING_WAKE_DATA(q))
+			comps[k++] = comps[i];
+	return k;
+}
+
 int
 cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
@@ -83,6 +99,8 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	int r;
 
 	got = read_cqes(q, comps, n);
+	if (__builtin_expect(__atomic_load_n(&q->woken, __ATOMIC_RELAXED), 0))
+		got = drop_wake(q, comps, got);
 	if (got == n)
 		return (int)got;
 	r = flush_overflow(q);
@@ -90,6 +108,8 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return r;
 	if (r > 0)
 		got += read_cqes(q, comps + got, n - got);
+	if (__builtin_expect(__atomic_load_n(&q->woken, __ATOMIC_RELAXED), 0))
+		got = drop_wake(q, comps, got);
 	/*
 	 * Drained, and the kernel dropped CQEs it could not even keep on its
 	 * overflow list (cq.koverflow, io_cqring_event_overflow()): they are

@@ -32,15 +32,38 @@ struct cqpoll_uring_cq {
 	/* What the ring fd was at creation: an arm finds it gone or replaced. */
 	dev_t ring_dev;
 	ino_t ring_ino;
+	/*
+	 * The wait on the ring itself (uring_wait.c), where the kernel has
+	 * what it needs: a timeout on io_uring_enter() (IORING_FEAT_EXT_ARG)
+	 * and IORING_OP_MSG_RING, which is how another thread wakes a sleeper
+	 * there. Any thread: waiting (the consumer is in, or entering, that
+	 * sleep) and woken (a wake-up was asked, its CQE is to be dropped).
+	 */
+	bool own_wait;
+	/*
+	 * Consumer thread: the last sleep was on the ring (the wait found a
+	 * lost ring itself), not on the eventfd: the arm skips its fstat(2).
+	 */
+	bool ring_waits;
+	bool waiting;
+	bool woken;
 };
+
+/* user_data of the CQE that wakes a sleeper on the ring: never delivered. */
+#define CQPOLL_URING_WAKE_DATA(q) ((uint64_t)(uintptr_t)(q))
 
 /* The driver's table, to recognise its own handles. */
 extern const struct cqpoll_driver_ops cqpoll_uring_ops;
 
 int cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
 int cqpoll_uring_arm(void *priv);
+int cqpoll_uring_arm_fast(struct cqpoll_uring_cq *q);
 int cqpoll_uring_event_fd(void *priv);
 int cqpoll_uring_event_get(void *priv);
 void cqpoll_uring_disarm(struct cqpoll_uring_cq *q);
+/* uring_wait.c */
+bool cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q);
+int cqpoll_uring_wait(void *priv, int timeout_ms);
+int cqpoll_uring_wake(void *priv);
 
 #endif /* CQPOLL_URING_PRIVATE_H */

@@ -212,6 +212,51 @@ typedef int (*cqpoll_cq_wake_t)(void *priv);
  */
 int cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake);
 
+/**
+ * Sleep on the CQ's own wait object, for cqpoll_cq_wait(): what a driver
+ * gives when its stack has a blocking wait cheaper than a poll(2) on the
+ * event fd and the consumption of the event that follows (io_uring:
+ * io_uring_enter() with GETEVENTS, which is one system call where the fd
+ * costs a poll and a read). The core calls it only for a CQ that
+ * cqpoll_poll_and_arm() left empty and armed, on the consumer thread.
+ *
+ * It must return once anything the arm covers is visible to the next poll,
+ * once the driver's wake-up (cqpoll_cq_set_wake()) was called, or after
+ * @p timeout_ms, whichever comes first: a wait that misses a completion the
+ * arm covers loses a wake-up. A return > 0 takes the CQ's event, as
+ * event_get returning > 0 would: the arm is spent, and the driver leaves
+ * its event objects so that a later event_get, poll(2) or epoll on the
+ * event fd is at worst woken once for nothing, never kept asleep.
+ *
+ * @param priv
+ *   The driver state given to cqpoll_cq_alloc().
+ * @param timeout_ms
+ *   The longest sleep, 1 to 3600000 ms.
+ * @return
+ *   > 0: woken (an event, or the driver's wake-up); 0: the timeout expired;
+ *   -EINTR: a signal ended the sleep; other < 0: -errno, the CQ has failed
+ *   (the core reports it with cqpoll_cq_fail()).
+ */
+typedef int (*cqpoll_cq_wait_t)(void *priv, int timeout_ms);
+
+/**
+ * Give the core the driver's own wait (cqpoll_cq_wait_t), used by
+ * cqpoll_cq_wait() instead of a poll(2) on the event fd followed by
+ * event_get. Poll groups keep waiting on the event fd.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param cq
+ *   The CQ, just allocated.
+ * @param wait
+ *   The driver's wait, or NULL for the default (poll(2) on the event fd).
+ * @return
+ *   0, or -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: the creating thread, before the CQ is used.
+ */
+int cqpoll_cq_set_wait(struct cqpoll_cq *cq, cqpoll_cq_wait_t wait);
+
 #ifdef __cplusplus
 }
 #endif

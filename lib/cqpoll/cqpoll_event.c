@@ -40,17 +40,15 @@ ack_unacked(struct cqpoll_cq *cq)
 	return 0;
 }
 
-int
-cqpoll_cq_event_get(struct cqpoll_cq *cq)
+/*
+ * What the driver's event_get, or its own wait, returned (@p r): the core's
+ * side of taking an event. Returns what cqpoll_cq_event_get() returns.
+ */
+static int
+event_taken(struct cqpoll_cq *cq, int r)
 {
-	int r, a;
+	int a;
 
-	if (cq == NULL)
-		return -EINVAL;
-	/* Latched: the dead device's events mean nothing, poll for the errno. */
-	if (cq->fail_latched)
-		return 1;
-	r = cq->ops.event_get(cq->fp.priv);
 	if (r < 0) {
 		/*
 		 * The CQ's events failed: it is failed. Taken as an event, so
@@ -80,6 +78,17 @@ cqpoll_cq_event_get(struct cqpoll_cq *cq)
 			return a;
 	}
 	return r;
+}
+
+int
+cqpoll_cq_event_get(struct cqpoll_cq *cq)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	/* Latched: the dead device's events mean nothing, poll for the errno. */
+	if (cq->fail_latched)
+		return 1;
+	return event_taken(cq, cq->ops.event_get(cq->fp.priv));
 }
 
 int
@@ -215,17 +224,42 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
 	/* The start of the sleep: a timeout's recovery is judged against it. */
 	t_sleep = cqpoll_now_ns();
-	pfd.fd = cq->ops.event_fd(cq->fp.priv);
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	r = poll(&pfd, 1, timeout_ms);
-	if (r < 0) {
-		r = -errno;
-		CQPOLL_LOG_LIB(ERR, "cq %p: poll on its event fd: %s", (void *)cq,
-			       strerror(-r));
-		return r;
+	if (cq->wait != NULL) {
+		/*
+		 * The driver's own wait (io_uring: on the ring itself) sleeps and
+		 * takes the event in one call, where the fd costs a poll(2) and
+		 * event_get's system call after it.
+		 */
+		r = cq->wait(cq->fp.priv, timeout_ms);
+		if (r == -EINTR)
+			return r;
+		if (r != 0) {
+			r = event_taken(cq, r);
+			if (r < 0)
+				return r;
+			CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,
+				     cqpoll_now_ns() - t_sleep, 0);
+			return r > 0 ? 1 : 0;
+		}
+	} else {
+		pfd.fd = cq->ops.event_fd(cq->fp.priv);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		r = poll(&pfd, 1, timeout_ms);
+		if (r < 0) {
+			r = -errno;
+			CQPOLL_LOG_LIB(ERR, "cq %p: poll on its event fd: %s",
+				       (void *)cq, strerror(-r));
+			return r;
+		}
 	}
 	if (r == 0) {
+		/* Reported failed while asleep in the driver's wait: poll it. */
+		if (cq->wait != NULL &&
+		    cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+			cq->armed = false;
+			return 1;
+		}
 		cqpoll_stat_add(&cq->counters.wait_timeouts, 1);
 		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
 			       (void *)cq, timeout_ms);

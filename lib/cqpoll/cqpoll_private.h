@@ -70,6 +70,8 @@ struct cqpoll_cq {
 	bool fail_latched;
 	/* Makes the event fd readable after a report (cqpoll_cq_set_wake()). */
 	cqpoll_cq_wake_t wake;
+	/* The driver's own sleep for cqpoll_cq_wait() (cqpoll_cq_set_wait()). */
+	cqpoll_cq_wait_t wait;
 };
 
 /*

@@ -86,6 +86,8 @@ static int
 test_disarmed_while_polling(void)
 {
 	struct cqpoll_completion c[4];
+	uint64_t v = 0;
+	ssize_t r;
 	struct cqpoll_cq *cq = cqpoll_uring_cq_create(NULL);
 	struct io_uring *ring;
 
@@ -97,6 +99,14 @@ test_disarmed_while_polling(void)
 	/* The event disarmed the CQ: these raise nothing. */
 	TEST_ASSERT_EQ(test_uring_nop(ring, 2, 0, false, 0), 0);
 	TEST_ASSERT_EQ(test_uring_nop(ring, 3, 0, false, 0), 0);
+	/*
+	 * The wait slept on the ring itself (uring_wait.c), which takes the
+	 * event without reading the eventfd: NOP 1, posted while armed,
+	 * left its count of 1 there; 2 and 3 must have added nothing.
+	 */
+	r = read(cqpoll_cq_event_fd(cq), &v, sizeof(v));
+	TEST_ASSERT(r < 0 ? errno == EAGAIN : v == 1, "eventfd count %llu after 3 NOPs, 1 armed",
+		    r < 0 ? 0ull : (unsigned long long)v);
 	TEST_ASSERT(!test_cq_event_within(cq, 0), "disarmed while polling");
 	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 3);
 	cqpoll_cq_destroy(cq);

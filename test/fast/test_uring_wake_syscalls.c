@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * uring-wake-syscalls: one sleep-and-wake of an io_uring CQ through
+ * cqpoll_poll_and_arm() and cqpoll_cq_wait() costs the consumer thread one
+ * system call, as io_uring_wait_cqe() does (issue 36): the io_uring_enter()
+ * it sleeps in. Counted by the kernel, not by timing: a perf counter on the
+ * raw_syscalls:sys_enter tracepoint of this thread only (no ptrace, no
+ * seccomp), read before and after each round, less the cost of a read
+ * itself. A round counts only when the thread really slept (a voluntary
+ * context switch, getrusage(RUSAGE_THREAD)): on a loaded machine the NOP
+ * may land before the sleep, and such a round costs nothing at all.
+ *
+ * --control is the negative control: the same rounds on the same CQ with
+ * the driver's own wait taken away (cqpoll_cq_set_wait(cq, NULL)), so that
+ * cqpoll_cq_wait() sleeps in poll(2) on the eventfd, reads it, and the arm
+ * checks the ring's fd with fstat(2): three calls, which the same check
+ * must catch.
+ *
+ * Skips (77) where io_uring or the tracepoint counter is unavailable (not
+ * root, perf_event_paranoid, no tracefs).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cqpoll.h"
+#include "cqpoll_driver.h"
+#include "cqpoll_test.h"
+#include "uring_test.h"
+
+#define ROUNDS 40
+/* Rounds that must have slept for a verdict. */
+#define ROUNDS_SLEPT_MIN 10
+/* How long the submitter waits after the consumer is about to sleep. */
+#define SUBMIT_DELAY_NS 2000000L
+#define WAIT_MS 5000
+
+static const char *const tracepoint_ids[] = {
+	"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+	"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+};
+
+struct shared {
+	struct io_uring *ring;
+	int round;       /* the consumer is about to sleep in this round */
+	int submitted;   /* the submitter posted the NOP of this round */
+	int stop;
+};
+
+/* A counter of this thread's system calls, or -1 with the reason. */
+static int
+syscall_counter(char *why, size_t len)
+{
+	struct perf_event_attr a;
+	unsigned long long id = 0;
+	unsigned int i;
+	FILE *f = NULL;
+	int fd;
+
+	for (i = 0; i < sizeof(tracepoint_ids) / sizeof(tracepoint_ids[0]); i++) {
+		f = fopen(tracepoint_ids[i], "r");
+		if (f != NULL)
+			break;
+	}
+	if (f == NULL) {
+		snprintf(why, len, "no tracefs with raw_syscalls:sys_enter (%s)", strerror(errno));
+		return -1;
+	}
+	if (fscanf(f, "%llu", &id) != 1) {
+		fclose(f);
+		snprintf(why, len, "unreadable tracepoint id");
+		return -1;
+	}
+	fclose(f);
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.size = sizeof(a);
+	a.config = id;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "perf_event_open(raw_syscalls:sys_enter): %s", strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static uint64_t
+count_now(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return UINT64_MAX;
+	return v;
+}
+
+static long
+voluntary_switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+static void *
+submitter(void *arg)
+{
+	struct shared *s = arg;
+	const struct timespec delay = { 0, SUBMIT_DELAY_NS };
+	int done = 0, want;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		want = __atomic_load_n(&s->round, __ATOMIC_ACQUIRE);
+		if (want == done) {
+			sched_yield();
+			continue;
+		}
+		nanosleep(&delay, NULL);
+		if (test_uring_nop(s->ring, (uint64_t)want, 0, false, 0) != 0)
+			break;
+		done = want;
+		__atomic_store_n(&s->submitted, done, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool control = argc > 1 && strcmp(argv[1], "--control") == 0;
+	struct cqpoll_completion c[4];
+	struct shared s = { 0 };
+	uint64_t c0, c1, per_read, calls;
+	unsigned int slept = 0, bad = 0;
+	struct cqpoll_cq *cq;
+	pthread_t tid;
+	char why[256];
+	long v0;
+	int fd, k, r, n;
+
+	if (argc > 1 && !control) {
+		fprintf(stderr, "usage: %s [--control]\n", argv[0]);
+		return TEST_FAIL;
+	}
+	if (test_uring_probe(why, sizeof(why)) < 0) {
+		printf("skip: %s\n", why);
+		return TEST_SKIP;
+	}
+	fd = syscall_counter(why, sizeof(why));
+	if (fd < 0) {
+		printf("skip: %s\n", why);
+		return TEST_SKIP;
+	}
+	cq = cqpoll_uring_cq_create(NULL);
+	if (cq == NULL) {
+		printf("FAIL: cqpoll_uring_cq_create: %s\n", strerror(errno));
+		return TEST_FAIL;
+	}
+	if (control)
+		cqpoll_cq_set_wait(cq, NULL);
+	s.ring = cqpoll_uring_cq_ring(cq);
+	if (pthread_create(&tid, NULL, submitter, &s) != 0) {
+		printf("FAIL: pthread_create\n");
+		return TEST_FAIL;
+	}
+	/* What a read of the counter adds to the next one: its own entry. */
+	c0 = count_now(fd);
+	c1 = count_now(fd);
+	per_read = c1 - c0;
+	/* Round 0 warms up (the first arm checks the ring's fd): not judged. */
+	for (k = 1; k <= ROUNDS; k++) {
+		v0 = voluntary_switches();
+		c0 = count_now(fd);
+		r = cqpoll_poll_and_arm(cq, c, 4);
+		if (r != 0) {
+			printf("FAIL: round %d: poll-and-arm of an empty cq returned %d\n", k, r);
+			bad++;
+			break;
+		}
+		__atomic_store_n(&s.round, k, __ATOMIC_RELEASE);
+		r = cqpoll_cq_wait(cq, WAIT_MS);
+		n = cqpoll_poll_burst(cq, c, 4);
+		c1 = count_now(fd);
+		if (r != 1 || n != 1 || c[0].wr_id != (uint64_t)k) {
+			printf("FAIL: round %d: wait %d, poll %d (wr_id %llu)\n", k, r, n,
+			       n > 0 ? (unsigned long long)c[0].wr_id : 0ull);
+			bad++;
+			break;
+		}
+		/* Counted: the read that ends the round (c1), less per_read. */
+		calls = c1 - c0 - per_read;
+		if (k == 1 || voluntary_switches() == v0)
+			continue;
+		slept++;
+		if (calls != 1) {
+			if (bad++ < 5)
+				printf("round %d: %llu system calls for one sleep-and-wake, want 1 (io_uring_wait_cqe()'s)\n",
+				       k, (unsigned long long)calls);
+		}
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(tid, NULL);
+	cqpoll_cq_destroy(cq);
+	close(fd);
+	printf("%s: %u of %d rounds slept, %u cost other than 1 system call\n",
+	       control ? "control (poll + read on the eventfd)" : "the ring's own wait",
+	       slept, ROUNDS, bad);
+	if (bad != 0)
+		return TEST_FAIL;
+	if (slept < ROUNDS_SLEPT_MIN) {
+		printf("FAIL: only %u rounds slept (at least %d needed for a verdict)\n",
+		       slept, ROUNDS_SLEPT_MIN);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
