@@ -90,18 +90,13 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	unsigned int got = 0, i;
 
 	/*
-	 * Progress until the ring holds something or the worker is idle,
-	 * as a UCX loop does (progress, and wait only after a progress that
-	 * found nothing). Not until the ring holds n: after a wake-up that
-	 * brought one message, the progress that would look for a second is
-	 * a system call on tcp (its epoll_wait()) that ucp_worker_wait()'s
-	 * users do not pay; messages left behind by one call (it reads a
-	 * bounded number of shared-memory FIFO entries) are the next poll's,
-	 * and poll-and-arm arms only after a poll whose progress found
-	 * nothing. Bounded, since progress of other kinds (wire-up,
-	 * keepalive) may go on without completing anything.
+	 * Progress while the ring holds fewer than asked and the worker still
+	 * makes progress: one call reads a bounded number of shared-memory
+	 * FIFO entries (UCX adapts the window), so a single one may leave
+	 * arrived messages behind. Bounded, since progress of other kinds
+	 * (wire-up, keepalive) may go on without completing anything.
 	 */
-	for (i = 0; i < UCX_PROGRESS_MAX && q->tail == q->head; i++)
+	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++)
 		if (ucp_worker_progress(q->worker) == 0)
 			break;
 	while (got < n && q->head != q->tail) {
