@@ -35,7 +35,7 @@ POINTS = {
     "ofi-tcp": ("ofi:tcp", "ofi:tcp", "ofi-sread"),
 }
 # Start-up's calls, left out of the trace to keep it small.
-QUIET = ("access,newfstatat,readlink,openat,mmap,munmap,mprotect,brk,close,"
+QUIET = ("access,readlink,openat,mmap,munmap,mprotect,brk,close,"
          "lseek,getdents64,statfs,ioctl,prctl,clone3,rt_sigaction,"
          "madvise,rseq,set_robust_list,rt_sigprocmask,sched_setaffinity,"
          "sched_getaffinity,gettid,getpid,uname,prlimit64,getrandom,pread64,"

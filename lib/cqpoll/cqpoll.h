@@ -313,6 +313,11 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  * Sleep until the CQ raises an event or @p timeout_ms passes, then consume
  * the event.
  *
+ * The sleep is the driver's own wait where it has one (io_uring: on the
+ * ring, one io_uring_enter() as io_uring_wait_cqe(); UCX, libfabric: one
+ * poll(2) on the event fd, readable taken as the event), else poll(2) on
+ * the event fd and the driver's consumption of the event.
+ *
  * Sleeping is refused unless the CQ is armed, so a caller cannot sleep
  * through a completion that already arrived. Every sleep is bounded: the
  * timeout is the safety net that turns a lost wake-up into a delay, and it is
