@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "uring_private.h"
@@ -34,6 +35,27 @@ cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q)
 	return ok;
 }
 
+/*
+ * io_uring_enter(GETEVENTS, min_complete 1) with a timeout, on the ring's
+ * own fd: not through liburing's wait, which enters by the ring's
+ * registered index once the application registered it
+ * (io_uring_register_ring_fd()), and that index is valid only in the thread
+ * that registered it, maybe not this one. 0 when woken, -errno.
+ */
+static int
+enter_wait(struct cqpoll_uring_cq *q, struct __kernel_timespec *ts)
+{
+	struct io_uring_getevents_arg arg = {
+		.ts = (uint64_t)(uintptr_t)ts,
+	};
+	int r;
+
+	r = io_uring_enter2((unsigned int)q->ring->ring_fd, 0, 1,
+			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+			    (sigset_t *)(void *)&arg, sizeof(arg));
+	return r < 0 ? r : 0;
+}
+
 int
 cqpoll_uring_wait(void *priv, int timeout_ms)
 {
@@ -42,7 +64,6 @@ cqpoll_uring_wait(void *priv, int timeout_ms)
 		.tv_sec = timeout_ms / 1000,
 		.tv_nsec = (long long)(timeout_ms % 1000) * 1000000,
 	};
-	struct io_uring_cqe *cqe;
 	int r;
 
 	/*
@@ -58,10 +79,11 @@ cqpoll_uring_wait(void *priv, int timeout_ms)
 	 */
 	cqpoll_uring_disarm(q);
 	__atomic_store_n(&q->waiting, true, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&q->woken, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&q->woken, __ATOMIC_SEQ_CST) ||
+	    io_uring_cq_ready(q->ring) != 0 || io_uring_cq_has_overflow(q->ring))
 		r = 0;
 	else
-		r = io_uring_wait_cqe_timeout(q->ring, &cqe, &ts);
+		r = enter_wait(q, &ts);
 	__atomic_store_n(&q->waiting, false, __ATOMIC_RELAXED);
 	/* Woken, or the ring busy: the event taken, the CQ disarmed. */
 	if (r == 0 || r == -EAGAIN || r == -EBUSY)

@@ -269,7 +269,8 @@ test_ring_lost(void)
 	struct cqpoll_cq *a, *b;
 	struct cqpoll_group *g;
 	unsigned int got = 0;
-	int devnull, i;
+	uint64_t t0;
+	int devnull, i, r;
 
 	/* Alone: poll-and-arm returns the state's errno, and keeps to it. */
 	a = cqpoll_uring_cq_create(NULL);
@@ -280,6 +281,33 @@ test_ring_lost(void)
 	TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), -EBADF);
 	TEST_ASSERT_EQ(cqpoll_poll_burst(a, c, 4), -EBADF);
 	TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), -EBADF);
+	TEST_ASSERT_EQ(cqpoll_cq_info_get(a, &info), 0);
+	TEST_ASSERT_EQ(info.state, CQPOLL_CQ_STATE_QUEUE_LOST);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(a), 0);
+
+	/*
+	 * Alone, after a sleep on the ring itself (the arm then skips its
+	 * fstat(2)): the next sleep's io_uring_enter() finds the ring lost
+	 * at once, and the poll after it returns the state's errno.
+	 */
+	a = cqpoll_uring_cq_create(NULL);
+	TEST_ASSERT(a != NULL, "create: %s", strerror(errno));
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), 0);
+	TEST_ASSERT_EQ(test_uring_nop(cqpoll_uring_cq_ring(a), 5, 0, false, 0), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(a, c, 4), 1);
+	TEST_ASSERT(dup2(devnull, cqpoll_uring_cq_ring(a)->ring_fd) >= 0, "dup2");
+	r = cqpoll_poll_and_arm(a, c, 4);
+	if (r == 0) {
+		t0 = test_now_ns();
+		TEST_ASSERT_EQ(cqpoll_cq_wait(a, 1000), 1);
+		TEST_ASSERT(test_now_ns() - t0 < 500000000ull, "the lost ring ended the sleep at once");
+		/* The first empty poll after the report latches it. */
+		r = cqpoll_poll_burst(a, c, 4);
+		if (r == 0)
+			r = cqpoll_poll_burst(a, c, 4);
+	}
+	TEST_ASSERT_EQ(r, -EBADF);
 	TEST_ASSERT_EQ(cqpoll_cq_info_get(a, &info), 0);
 	TEST_ASSERT_EQ(info.state, CQPOLL_CQ_STATE_QUEUE_LOST);
 	TEST_ASSERT_EQ(cqpoll_cq_destroy(a), 0);
