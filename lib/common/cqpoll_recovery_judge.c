@@ -168,6 +168,9 @@ static void
 hook_install(void)
 {
 	prev_hook = cqpoll_trace_get_hook();
+#ifdef CQPOLL_RJ_MUTANT_NO_CHAIN
+	prev_hook = NULL;
+#endif
 	if (prev_hook == NULL)
 		prev_hook = &no_hook;
 	cqpoll_trace_set_hook(&judge_hook);

@@ -15,9 +15,11 @@
  * compares them): what was installed before must see each event, with its
  * own arg.
  *
- * Negative control (recovery-judge-control): the same cases against the
- * judge built with -DCQPOLL_RJ_MUTANT_ALL_LOST, which counts every recovery
- * as lost (the library's own count without post times), must fail.
+ * Negative controls, the same cases against the judge built with
+ * -DCQPOLL_RJ_MUTANT_ALL_LOST, which counts every recovery as lost (the
+ * library's own count without post times), and with
+ * -DCQPOLL_RJ_MUTANT_NO_CHAIN, which drops the hook it was installed over
+ * (recovery-judge-control-all-lost, -no-chain): both must fail.
  */
 
 #include <errno.h>
