@@ -230,11 +230,65 @@ fh_parse_mode(const char *arg, int *only)
 	if (strncmp(arg, "--mode=", 7) != 0)
 		return 0;
 	for (m = 0; m < FH_NMODES; m++)
-		if (strcmp(arg + 7, cqpoll_group_mode_name(fh_modes[m])) == 0) {
+		if (strcmp(arg + 7, cqpoll_group_mode_name(fh_modes[m])) == 0)
 			*only = (int)m;
-			return 1;
+	return 1;
+}
+
+int
+fh_parse_choice(const char *arg, const char *prefix, const char *const *names,
+		unsigned int n, int *only)
+{
+	size_t len = strlen(prefix);
+	unsigned int i;
+
+	if (strncmp(arg, prefix, len) != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(arg + len, names[i]) == 0)
+			*only = (int)i;
+	return 1;
+}
+
+struct sweep_round {
+	int (*round)(unsigned int win, enum cqpoll_group_mode mode);
+	unsigned int win;
+	enum cqpoll_group_mode mode;
+};
+
+static int
+sweep_round(void *ctx)
+{
+	struct sweep_round *sr = ctx;
+
+	return sr->round(sr->win, sr->mode);
+}
+
+int
+fh_sweep(int (*round)(unsigned int win, enum cqpoll_group_mode mode),
+	 unsigned int nwin, int only_w, int only_m, unsigned int tries,
+	 unsigned int *rounds, unsigned int *failed)
+{
+	unsigned int w, m;
+	int r;
+
+	for (w = 0; w < nwin; w++) {
+		if (only_w >= 0 && (int)w != only_w)
+			continue;
+		for (m = 0; m < FH_NMODES; m++) {
+			struct sweep_round sr = { round, w, fh_modes[m] };
+
+			if (only_m >= 0 && (int)m != only_m)
+				continue;
+			(*rounds)++;
+			r = fh_retry_late(sweep_round, &sr, tries);
+			if (r == TEST_SKIP)
+				return TEST_SKIP;
+			if (r != TEST_PASS)
+				(*failed)++;
 		}
-	return 0;
+	}
+	return TEST_PASS;
 }
 
 int

@@ -126,14 +126,35 @@ int fh_judge(struct fh_round *fr, uint64_t bound_ns);
 /* Destroy the group and the CQs left. TEST_PASS or TEST_FAIL. */
 int fh_destroy(struct fh_round *fr);
 
-/* "--mode=NAME": *only set to its index in fh_modes. 1 if parsed, else 0. */
+/*
+ * "--mode=NAME": *only set to its index in fh_modes. 1 if @p arg starts with
+ * "--mode=" (a NAME not among them leaves *only as it was), else 0.
+ */
 int fh_parse_mode(const char *arg, int *only);
+
+/*
+ * "PREFIXNAME" with NAME one of @p names (@p n of them): *only set to its
+ * index. 1 if @p arg starts with @p prefix (a NAME not among them leaves
+ * *only as it was), else 0.
+ */
+int fh_parse_choice(const char *arg, const char *prefix, const char *const *names,
+		    unsigned int n, int *only);
 
 /*
  * Run @p round (with @p ctx) again while it says FH_LATE, at most @p tries
  * times in all, saying so; its last result.
  */
 int fh_retry_late(int (*round)(void *ctx), void *ctx, unsigned int tries);
+
+/*
+ * Every window (@p nwin; @p only_w >= 0: that one) in every mode (@p only_m
+ * >= 0: that one) by @p round, each again while only late (fh_retry_late()),
+ * counted in *rounds and *failed. TEST_SKIP as soon as a round skips, else
+ * TEST_PASS.
+ */
+int fh_sweep(int (*round)(unsigned int win, enum cqpoll_group_mode mode),
+	     unsigned int nwin, int only_w, int only_m, unsigned int tries,
+	     unsigned int *rounds, unsigned int *failed);
 
 /*
  * The program's exit: a line "NAME: R rounds, F failed[, U not judged]";

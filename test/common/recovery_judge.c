@@ -5,9 +5,8 @@
  * and counts.
  */
 
-#include <time.h>
-
 #include "cqpoll_recovery_judge.h"
+#include "cqpoll_test.h"
 #include "recovery_judge.h"
 
 /* When each post returned; t_end 0 while the post is under way. */
@@ -23,15 +22,6 @@ static const uint64_t *next;
 static uint64_t late[RJ_MAX_CQS], lost[RJ_MAX_CQS], worst[RJ_MAX_CQS];
 static struct cqpoll_rj_watch watch;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void
 rj_post_begin(unsigned int i, uint64_t seq)
 {
@@ -44,7 +34,7 @@ rj_post_begin(unsigned int i, uint64_t seq)
 void
 rj_post_end(unsigned int i, uint64_t seq)
 {
-	__atomic_store_n(&posts[i][seq % RJ_RING].t_end, now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&posts[i][seq % RJ_RING].t_end, test_now_ns(), __ATOMIC_RELEASE);
 }
 
 static int

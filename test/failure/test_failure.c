@@ -442,10 +442,9 @@ main(int argc, char **argv)
 			driver = argv[a] + 9;
 		} else if (strcmp(argv[a], "--expect-fail") == 0) {
 			expect_fail = true;
-		} else if (strncmp(argv[a], "--window=", 9) == 0) {
-			for (i = 0; i < WIN_COUNT; i++)
-				if (strcmp(argv[a] + 9, window_names[i]) == 0)
-					only = (int)i;
+		} else if (fh_parse_choice(argv[a], "--window=", window_names, WIN_COUNT,
+					   &only)) {
+			continue;
 		} else {
 			k = NULL;
 			break;

@@ -289,13 +289,10 @@ main(int argc, char **argv)
 			expect_fail = true;
 			continue;
 		}
-		if (strncmp(argv[a], "--kind=", 7) == 0) {
-			for (k = 0; k < KIND_COUNT; k++)
-				if (strcmp(argv[a] + 7, kind_names[k]) == 0)
-					only_k = (int)k;
+		if (fh_parse_choice(argv[a], "--kind=", kind_names, KIND_COUNT, &only_k)) {
 			if (only_k >= 0)
 				continue;
-		} else if (fh_parse_mode(argv[a], &only_m)) {
+		} else if (fh_parse_mode(argv[a], &only_m) && only_m >= 0) {
 			continue;
 		}
 		fprintf(stderr, "usage: %s [--kind=ringloss|fail] "

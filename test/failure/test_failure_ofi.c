@@ -514,7 +514,7 @@ teardown(struct round *rd)
 }
 
 static int
-run_round(enum window win, enum cqpoll_group_mode mode)
+run_round(unsigned int win, enum cqpoll_group_mode mode)
 {
 	struct cqpoll_group_conf conf = { .mode = mode, .cold_us = 100,
 					  .wait_timeout_ms = TIMEOUT_MS };
@@ -524,7 +524,7 @@ run_round(enum window win, enum cqpoll_group_mode mode)
 	int r;
 
 	TEST_ASSERT(rd != NULL, "calloc");
-	rd->win = win;
+	rd->win = (enum window)win;
 	rd->mode = mode;
 	rd->fr.victim = VICTIM;
 	rd->fr.victim_ok = VICTIM_OK;
@@ -559,23 +559,10 @@ run_round(enum window win, enum cqpoll_group_mode mode)
 	return r;
 }
 
-struct round_args {
-	enum window win;
-	enum cqpoll_group_mode mode;
-};
-
-static int
-round_again(void *ctx)
-{
-	struct round_args *ra = ctx;
-
-	return run_round(ra->win, ra->mode);
-}
-
 int
 main(int argc, char **argv)
 {
-	unsigned int w, m, failed = 0, rounds = 0;
+	unsigned int failed = 0, rounds = 0;
 	int a, only_w = -1, only_m = -1;
 	bool expect_fail = false;
 	ssize_t n;
@@ -587,12 +574,8 @@ main(int argc, char **argv)
 			no_eq = true;
 		} else if (strcmp(argv[a], "--expect-fail") == 0) {
 			expect_fail = true;
-		} else if (strncmp(argv[a], "--window=", 9) == 0) {
-			for (w = 0; w < WIN_COUNT; w++)
-				if (strcmp(argv[a] + 9, window_names[w]) == 0)
-					only_w = (int)w;
-		} else if (!fh_parse_mode(argv[a], &only_m) &&
-			   strncmp(argv[a], "--mode=", 7) != 0) {
+		} else if (!fh_parse_choice(argv[a], "--window=", window_names, WIN_COUNT, &only_w) &&
+			   !fh_parse_mode(argv[a], &only_m)) {
 			fprintf(stderr, "usage: %s [--window=device|asleep] "
 				"[--mode=busy|interrupt|adaptive] [--no-eq] [--expect-fail]\n",
 				argv[0]);
@@ -603,22 +586,8 @@ main(int argc, char **argv)
 	TEST_ASSERT(n > 0, "readlink /proc/self/exe");
 	self_exe[n] = '\0';
 	signal(SIGPIPE, SIG_IGN);
-	for (w = 0; w < WIN_COUNT; w++) {
-		if (only_w >= 0 && (int)w != only_w)
-			continue;
-		for (m = 0; m < FH_NMODES; m++) {
-			struct round_args ra = { (enum window)w, fh_modes[m] };
-			int r;
-
-			if (only_m >= 0 && (int)m != only_m)
-				continue;
-			rounds++;
-			r = fh_retry_late(round_again, &ra, LATE_TRIES);
-			if (r == TEST_SKIP)
-				return TEST_SKIP;
-			if (r != TEST_PASS)
-				failed++;
-		}
-	}
+	if (fh_sweep(run_round, WIN_COUNT, only_w, only_m, LATE_TRIES, &rounds,
+		     &failed) == TEST_SKIP)
+		return TEST_SKIP;
 	return fh_exit("failure-shutdown-ofi", rounds, failed, -1, expect_fail);
 }

@@ -139,7 +139,7 @@ producer(void *arg)
 }
 
 static int
-run_round(enum window win, enum cqpoll_group_mode mode)
+run_round(unsigned int win, enum cqpoll_group_mode mode)
 {
 	struct cqpoll_group_conf conf = { .mode = mode, .cold_us = 100,
 					  .wait_timeout_ms = TIMEOUT_MS };
@@ -149,7 +149,7 @@ run_round(enum window win, enum cqpoll_group_mode mode)
 	int r;
 
 	TEST_ASSERT(rd != NULL, "calloc");
-	rd->win = win;
+	rd->win = (enum window)win;
 	rd->mode = mode;
 	rd->fr.victim = VICTIM;
 	rd->fr.victim_ok = VICTIM_OK;
@@ -185,36 +185,19 @@ run_round(enum window win, enum cqpoll_group_mode mode)
 	return r;
 }
 
-struct round_args {
-	enum window win;
-	enum cqpoll_group_mode mode;
-};
-
-static int
-round_again(void *ctx)
-{
-	struct round_args *ra = ctx;
-
-	return run_round(ra->win, ra->mode);
-}
-
 int
 main(int argc, char **argv)
 {
-	unsigned int w, m, failed = 0, rounds = 0;
+	unsigned int failed = 0, rounds = 0;
 	int a, only_w = -1, only_m = -1;
 	bool expect_fail = false;
 	char why[256];
 
 	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--expect-fail") == 0) {
+		if (strcmp(argv[a], "--expect-fail") == 0)
 			expect_fail = true;
-		} else if (strncmp(argv[a], "--window=", 9) == 0) {
-			for (w = 0; w < WIN_COUNT; w++)
-				if (strcmp(argv[a] + 9, window_names[w]) == 0)
-					only_w = (int)w;
-		} else if (!fh_parse_mode(argv[a], &only_m) &&
-			   strncmp(argv[a], "--mode=", 7) != 0) {
+		else if (!fh_parse_choice(argv[a], "--window=", window_names, WIN_COUNT, &only_w) &&
+			 !fh_parse_mode(argv[a], &only_m)) {
 			fprintf(stderr, "usage: %s [--window=device|asleep] "
 				"[--mode=busy|interrupt|adaptive] [--expect-fail]\n",
 				argv[0]);
@@ -225,18 +208,6 @@ main(int argc, char **argv)
 		printf("failure-ringloss-uring: skipped: %s\n", why);
 		return TEST_SKIP;
 	}
-	for (w = 0; w < WIN_COUNT; w++) {
-		if (only_w >= 0 && (int)w != only_w)
-			continue;
-		for (m = 0; m < FH_NMODES; m++) {
-			struct round_args ra = { (enum window)w, fh_modes[m] };
-
-			if (only_m >= 0 && (int)m != only_m)
-				continue;
-			rounds++;
-			if (fh_retry_late(round_again, &ra, LATE_TRIES) != TEST_PASS)
-				failed++;
-		}
-	}
+	fh_sweep(run_round, WIN_COUNT, only_w, only_m, LATE_TRIES, &rounds, &failed);
 	return fh_exit("failure-ringloss-uring", rounds, failed, -1, expect_fail);
 }
