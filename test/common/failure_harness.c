@@ -16,6 +16,19 @@ const enum cqpoll_group_mode fh_modes[FH_NMODES] = {
 };
 
 void
+fh_init(struct fh_round *fr, unsigned int victim, uint64_t victim_ok,
+	uint64_t victim_want, uint64_t others_want, fh_check_fn check)
+{
+	unsigned int q;
+
+	fr->victim = victim;
+	fr->victim_ok = victim_ok;
+	fr->check = check;
+	for (q = 0; q < FH_NCQ; q++)
+		fr->rx[q].want = q == victim ? victim_want : others_want;
+}
+
+void
 fh_on_comps(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
 	    unsigned int n, void *arg)
 {

@@ -74,6 +74,14 @@ struct fh_round {
 #define FH_NMODES 3
 extern const enum cqpoll_group_mode fh_modes[FH_NMODES];
 
+/*
+ * A round's victim (its first @p victim_ok completions succeed, the rest
+ * are flushed), what it must deliver (@p victim_want) and each other CQ
+ * (@p others_want), and the check of the report.
+ */
+void fh_init(struct fh_round *fr, unsigned int victim, uint64_t victim_ok,
+	     uint64_t victim_want, uint64_t others_want, fh_check_fn check);
+
 /* The completion callback of every CQ (arg: the fh_round). */
 void fh_on_comps(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
 		 unsigned int n, void *arg);

@@ -331,16 +331,13 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 	rd->k = k;
 	rd->win = win;
 	rd->mode = mode;
-	rd->fr.victim = VICTIM;
-	rd->fr.victim_ok = VICTIM_OK;
-	rd->fr.check = check_failed;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK + k->nflush, PER_CQ, check_failed);
 	/* A long net when the device reports: a report must beat it by far. */
 	rd->timeout_ms = (k->flags & CQPOLL_SW_EMU_FAIL_F_SILENT) ? 20 : 1000;
 	conf.wait_timeout_ms = rd->timeout_ms;
 	for (i = 0; i < NFLUSH; i++)
 		rd->flush_ids[i] = VICTIM_OK + i;
 	for (q = 0; q < NCQ; q++) {
-		rd->fr.rx[q].want = q == VICTIM ? VICTIM_OK + k->nflush : PER_CQ;
 		rd->fr.cq[q] = create_cq(rd, q);
 		TEST_ASSERT(rd->fr.cq[q] != NULL, "cq create: %s", strerror(errno));
 	}

@@ -250,13 +250,9 @@ run_round(enum kind kind, enum cqpoll_group_mode mode)
 	TEST_ASSERT(rd != NULL, "calloc");
 	rd->kind = kind;
 	rd->mode = mode;
-	rd->fr.victim = VICTIM;
-	rd->fr.victim_ok = VICTIM_OK;
-	rd->fr.check = check_failed;
-	rd->fr.on_report = on_report;
 	/* The others' want is what they were sent, known when the traffic ends. */
-	for (q = 0; q < NCQ; q++)
-		rd->fr.rx[q].want = q == VICTIM ? VICTIM_OK : UINT64_MAX;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK, UINT64_MAX, check_failed);
+	rd->fr.on_report = on_report;
 	rd->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	TEST_ASSERT(rd->devnull >= 0, "/dev/null");
 	for (q = 0; q < NCQ; q++) {

@@ -526,11 +526,7 @@ run_round(unsigned int win, enum cqpoll_group_mode mode)
 	TEST_ASSERT(rd != NULL, "calloc");
 	rd->win = (enum window)win;
 	rd->mode = mode;
-	rd->fr.victim = VICTIM;
-	rd->fr.victim_ok = VICTIM_OK;
-	rd->fr.check = check_failed;
-	for (q = 0; q < NCQ; q++)
-		rd->fr.rx[q].want = q == VICTIM ? VICTIM_OK + NFLUSH : PER_CQ;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK + NFLUSH, PER_CQ, check_failed);
 	r = listen_setup(rd, why, sizeof(why));
 	if (r == -ENODEV) {
 		printf("failure-shutdown-ofi: skipped: %s\n", why);

@@ -151,15 +151,12 @@ run_round(unsigned int win, enum cqpoll_group_mode mode)
 	TEST_ASSERT(rd != NULL, "calloc");
 	rd->win = (enum window)win;
 	rd->mode = mode;
-	rd->fr.victim = VICTIM;
-	rd->fr.victim_ok = VICTIM_OK;
-	rd->fr.check = check_failed;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK, PER_CQ, check_failed);
 	rd->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	TEST_ASSERT(rd->devnull >= 0, "/dev/null");
 	for (q = 0; q < NCQ; q++) {
 		struct cqpoll_uring_conf uc = { .size = 4096 };
 
-		rd->fr.rx[q].want = q == VICTIM ? VICTIM_OK : PER_CQ;
 		rd->fr.cq[q] = cqpoll_uring_cq_create(&uc);
 		TEST_ASSERT(rd->fr.cq[q] != NULL, "uring cq: %s", strerror(errno));
 	}
