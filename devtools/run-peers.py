@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """cqpoll against what users run today, on the same transports, paired.
 
-For each transport (ucx tcp, ucx posix, libfabric tcp, io_uring) and load
+For each transport (ucx tcp, ucx posix, libfabric tcp, io_uring, DPDK
+virtio_user) and load
 (ping-pong, 1000/s open loop, and the highest rate the peer's busy loop
 sustains: its ping-pong rate, measured once before the rounds), every round
 runs cqpoll's poll, interrupt and adaptive modes (testpmd-cq) and each
@@ -17,8 +18,9 @@ peer judged by devtools/verdict.py (median of the rounds' ratios with a
 sign-test interval: PASS, FAIL, at the goal, or undecided with the
 interval):
   interrupt p50 <= 1.1x the stack's blocking wait's (ucx-wait, ofi-sread,
-                uring-wait)
-  poll p50      <= 1.1x its busy loop's (ucx-busy, ofi-spin, uring-peek)
+                uring-wait, ethdev-l3fwd-power)
+  poll p50      <= 1.1x its busy loop's (ucx-busy, ofi-spin, uring-peek,
+                ethdev-busy)
   adaptive not dominated by any peer: the peer's p99 <= 0.9x and its CPU per
                 completion <= 0.9x adaptive's both is a domination; each is
                 judged as adaptive / peer <= 1/0.9, and the check passes when
@@ -34,7 +36,8 @@ busy time less this script's children's): a round where they used more than
 
 usage: devtools/run-peers.py [--build=build] [--rounds=9] [--duration=1]
                              [--min-samples=10000] [--loads=pingpong,1000,high]
-                             [--transports=ucx-tcp,ucx-posix,ofi-tcp,uring]
+                             [--transports=ucx-tcp,ucx-posix,ofi-tcp,uring,
+                                           ethdev-virtio]
                              [--seed=N] [--out=DIR] [--page [--force]]
        devtools/run-peers.py --page-only [--out=DIR]   (re-render, no run)
 
@@ -64,6 +67,13 @@ TRANSPORTS = {
     "ucx-posix": ("ucx:posix", "ucx:posix", "ucx-busy", "ucx-wait", []),
     "ofi-tcp": ("ofi:tcp", "ofi:tcp", "ofi-spin", "ofi-sread", []),
     "uring": ("uring", "uring", "uring-peek", "uring-wait", ["uring-defer"]),
+    # DPDK (issue 36 item 5): cqpoll's ethdev driver on a virtio_user Rx
+    # queue fed by vhost in the same process, against a plain
+    # rte_eth_rx_burst() loop and examples/l3fwd-power's transition on the
+    # same port pair. The EAL's lcores float on both CPUs in testpmd-cq
+    # ((0-2)@(0,1)), so the peers' threads do too (tpcq-peer: unpinned).
+    "ethdev-virtio": ("ethdev:virtio_user", "ethdev:virtio_user", "ethdev-busy",
+                      "ethdev-l3fwd-power", []),
 }
 MODES = ["poll", "interrupt", "adaptive"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -164,6 +174,7 @@ def run_one(args, tr, variant, load, rnd):
                    completions=j["completions"],
                    rate=j.get("completions_per_s", 0),
                    lost=j.get("lost_wakeups", 0),
+                   wakeups=j.get("wakeups_per_s"),
                    recoveries=j.get("timeout_recoveries", 0),
                    recoveries_lost=j.get("recoveries_lost", 0))
     else:
