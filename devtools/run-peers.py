@@ -185,10 +185,13 @@ def run_one(args, tr, variant, load, rnd):
 def point_text(rec):
     if "p50" not in rec:
         return "FAILED: " + rec.get("error", "")
-    return "p50 %.1f us p99 %.1f us cpu %.1f%% %s ns/completion, %d samples" % (
+    return "p50 %.1f us p99 %.1f us cpu %.1f%% %s ns/completion, %d samples%s" % (
         rec["p50"] / 1e3, rec["p99"] / 1e3, rec["cpu"],
         "%.0f" % rec["cpu_ns"] if rec.get("cpu_ns") is not None else "-",
-        rec.get("samples", 0))
+        rec.get("samples", 0),
+        ", %.0f wake-ups/s, %d lost" % (rec["wakeups"], rec.get("lost", 0) +
+                                        rec.get("recoveries_lost", 0))
+        if rec.get("wakeups") is not None else "")
 
 
 def resolve_loads(args, high):

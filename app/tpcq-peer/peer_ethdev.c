@@ -16,6 +16,10 @@
  *                No poll after the enable: a packet queued between the last
  *                empty poll and the enable raises no event on virtio_user
  *                (peers-and-pmds.md, section 3) and waits for the timeout.
+ * --dev=ethdev:virtio_user,unregistered is the negative control of
+ * test/app/check_peers.py: l3fwd-power without its event_register(), so
+ * that no Rx interrupt reaches the thread's epoll and every sleep ends by
+ * the timeout, which the test must tell from a working peer.
  * The EAL gets testpmd-cq's layout for a DPDK port: the threads are not
  * pinned, both on the two CPUs of --cpus, as testpmd-cq's lcores are
  * ((0-2)@(CPU0,CPU1)), so that a peer point and a cqpoll point differ only
@@ -54,6 +58,7 @@
 
 struct eth_peer {
 	bool l3fwd;
+	bool unregistered;         /* the negative control */
 	bool eal_up;
 	uint16_t rx_port, tx_port;
 	bool rx_made, tx_made;
@@ -274,15 +279,23 @@ ethdev_open(struct peer_run *r, void **priv)
 	struct eth_peer *e;
 	int rc;
 
-	if (strcmp(r->arg, "virtio_user") != 0) {
+	bool unregistered = strcmp(r->arg, "virtio_user,unregistered") == 0;
+
+	if (strcmp(r->arg, "virtio_user") != 0 && !unregistered) {
 		fprintf(stderr, PEER_PROG ": ethdev: --dev=ethdev:virtio_user (the "
 			"one port pair with a sender in this process), not %s\n", r->dev);
+		return -EINVAL;
+	}
+	if (unregistered && strcmp(r->wait, "l3fwd-power") != 0) {
+		fprintf(stderr, PEER_PROG ": ethdev: ,unregistered: only with "
+			"--peer=ethdev-l3fwd-power (the test's negative control)\n");
 		return -EINVAL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;
 	e->l3fwd = strcmp(r->wait, "l3fwd-power") == 0;
+	e->unregistered = unregistered;
 	memset(e->frame, 0xff, 6);
 	e->frame[6] = 0x02;
 	memcpy(e->frame + 12, &type, 2);
@@ -392,8 +405,9 @@ receive_l3fwd(struct eth_peer *e, struct peer_run *r)
 	int rc, n;
 
 	/* l3fwd-power's event_register(), on the lcore that waits. */
-	rc = rte_eth_dev_rx_intr_ctl_q(e->rx_port, 0, RTE_EPOLL_PER_THREAD,
-				       RTE_INTR_EVENT_ADD, NULL);
+	rc = e->unregistered ? 0 :
+		rte_eth_dev_rx_intr_ctl_q(e->rx_port, 0, RTE_EPOLL_PER_THREAD,
+					  RTE_INTR_EVENT_ADD, NULL);
 	if (rc != 0) {
 		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
 			strerror(-rc));

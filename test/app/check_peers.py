@@ -77,6 +77,28 @@ def run(exe):
                 if not ok:
                     return 1
                 ran += 1
+    # Negative control: l3fwd-power without its event registration sleeps
+    # until every timeout; sleeps_ok must say so.
+    if any(p == "ethdev-l3fwd-power" for p, _ in PEERS) and ran:
+        eng = ["--engine=rate", "--rate=2000"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "p.json")
+            r = subprocess.run([exe, "--peer=ethdev-l3fwd-power",
+                                "--dev=ethdev:virtio_user,unregistered",
+                                "--duration=0.2", "--json=" + out] + eng,
+                               stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=60)
+            if r.returncode == 2 and "no such peer in this build" in r.stderr:
+                pass
+            elif not os.path.exists(out):
+                print("control: exit %d: %s" % (r.returncode, r.stderr))
+                return 1
+            else:
+                caught = not sleeps_ok("ethdev-l3fwd-power", eng, json.load(open(out)))
+                print("control: l3fwd-power unregistered %s" % (
+                    "caught" if caught else "NOT CAUGHT"))
+                if not caught:
+                    return 1
     # Bad input is refused with exit 2, never a crash.
     r = subprocess.run([exe, "--peer=ucx-nope", "--dev=ucx:tcp"],
                        capture_output=True, text=True, timeout=30)
