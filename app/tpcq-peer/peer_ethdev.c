@@ -444,6 +444,11 @@ receive_l3fwd(struct eth_peer *e, struct peer_run *r)
 	return 0;
 }
 
+/*
+ * busy: virtio leaves a queue's interrupt disabled at its setup
+ * (virtio_init_vring()), as cqpoll's probe leaves it, so vhost's Tx signals
+ * no eventfd here either.
+ */
 static int
 ethdev_receive(void *priv, struct peer_run *r)
 {
