@@ -345,11 +345,18 @@ ethdev_send(void *priv, uint64_t seq)
 	return 0;
 }
 
-/* A blocked l3fwd-power wait ends by its 10 ms timeout, or by this packet. */
+/*
+ * A blocked l3fwd-power wait ends by this packet, or by its 10 ms timeout
+ * anyway: one attempt, no retry.
+ */
 static void
 ethdev_kick(void *priv)
 {
-	ethdev_send(priv, STOP);
+	struct eth_peer *e = priv;
+	struct rte_mbuf *m = frame_mbuf(e, STOP);
+
+	if (m != NULL && rte_eth_tx_burst(e->tx_port, 0, &m, 1) != 1)
+		rte_pktmbuf_free(m);
 }
 
 static uint64_t
