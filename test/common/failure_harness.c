@@ -128,7 +128,8 @@ fh_drain(struct fh_round *fr, uint64_t deliver_ns, uint64_t report_ns,
 			idle(fr);
 		test_spin_ns(200000);
 	}
-	deadline = test_now_ns() + report_ns;
+	if (report_ns != 0)
+		deadline = test_now_ns() + report_ns;
 	while (!fh_all_delivered(fr, true) &&
 	       !__atomic_load_n(&fr->group_done, __ATOMIC_ACQUIRE) &&
 	       test_now_ns() < deadline)

@@ -102,9 +102,9 @@ bool fh_all_delivered(struct fh_round *fr, bool report);
 
 /*
  * The producer's end: wait up to @p deliver_ns for everything to be
- * delivered, then up to @p report_ns more for the report (each ends early
- * once the group returned), calling @p idle (NULL: none) in between; then
- * stop the group.
+ * delivered, then up to @p report_ns more for the report (0: within the
+ * same @p deliver_ns), each ending early once the group returned, calling
+ * @p idle (NULL: none) in between; then stop the group.
  */
 void fh_drain(struct fh_round *fr, uint64_t deliver_ns, uint64_t report_ns,
 	      void (*idle)(struct fh_round *fr));
