@@ -16,7 +16,9 @@ Usage: check_lab_sched.py CQPOLL_LAB
    as the candidate (CPU 1.00x at low load) and SPDK's rule (its p99 at high
    load, where its 20 % rule gathers every light group on its main core)
    must be rejected. A judge that passes everything would pass them.
-5. A bad option exits 2.
+5. SPDK's rule keeps its own fact: at low load every group (all under 20 %
+   busy) is on its main lcore.
+6. A bad option exits 2.
 """
 import subprocess
 import sys
@@ -92,6 +94,12 @@ def main():
                 if goals.get((t, load, p)) != judge(rows[(t, load, p)], load):
                     fails.append(f"{t} {load} {p}: the program's goal line "
                                  "disagrees with its table")
+    # SPDK's rule as its source says: groups under 20 % busy all on the
+    # main lcore (at low load every group is).
+    for t in TRACES:
+        if rows[(t, "low", "spdk")]["lcores"] != 1.0:
+            fails.append(f"{t} low: SPDK's rule left light groups off its "
+                         "main lcore")
     # Controls: the same judge must reject these.
     caught_static = [(t, load) for t in TRACES for load in ["low"]
                      if not judge(rows[(t, load, "static")], load)]
