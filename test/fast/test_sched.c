@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The consolidating scheduler on synthetic loads: it refuses bad input;
- * reads a group's load from its counters; packs light groups onto the fewest
+ * reads a group's load from its counters (and from a real group's: an idle
+ * polling group is not loaded, though awake); packs light groups onto the fewest
  * lcores within the pack limit and parks the rest; spreads in one step when
  * load rises above the spread limit; follows a ramp up and down. And it does
  * not ping-pong: on loads that jitter near its limits it settles and stops
@@ -16,7 +17,7 @@
 
 #include "cqpoll_group.h"
 #include "cqpoll_sched.h"
-#include "cqpoll_test.h"
+#include "test_group_common.h"
 
 #define MOVES_MAX 4096
 
@@ -111,6 +112,59 @@ test_load_from_stats(void)
 	/* No poll at all: asleep the whole interval. */
 	TEST_ASSERT_EQ(cqpoll_sched_load_from_stats(&a, &a, 2000000, &busy), 0);
 	TEST_ASSERT(busy == 0, "busy %g, expected 0", busy);
+	return TEST_PASS;
+}
+
+/*
+ * The load of a real group from its counters: a busy group polling an idle
+ * CQ is awake the whole interval but reads 0; fed a completion before every
+ * iteration it reads most of the interval. Control: the awake time alone
+ * (busy_ns over the interval), what a naive reading would take, calls the
+ * idle group loaded, and the same check would reject it.
+ */
+static int
+test_load_of_group(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_BUSY,
+					.cold_us = CQPOLL_GROUP_COLD_NEVER };
+	struct cqpoll_completion c = { .wr_id = 0, .byte_len = 8 };
+	struct cqpoll_group_stats a, b, d;
+	uint64_t consumed = 0, t0, t1, t2;
+	struct tg_rx rx = { .consumed = &consumed };
+	struct cqpoll_group *g = cqpoll_group_create(&gc);
+	struct cqpoll_cq *cq = cqpoll_sw_emu_cq_create(NULL);
+	double idle, naive, loaded;
+	unsigned int i;
+
+	TEST_ASSERT(g != NULL && cq != NULL, "create");
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, tg_cb, &rx), 0);
+	TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "first iteration");
+	cqpoll_group_stats_get(g, &a);
+	t0 = test_now_ns();
+	for (i = 0; i < 20000; i++)
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "idle iteration %u", i);
+	cqpoll_group_stats_get(g, &b);
+	t1 = test_now_ns();
+	for (i = 0; i < 20000; i++) {
+		c.wr_id = i;
+		TEST_ASSERT_EQ(cqpoll_sw_emu_post(cq, &c), 0);
+		TEST_ASSERT(cqpoll_group_run_once(g) >= 0, "busy iteration %u", i);
+	}
+	cqpoll_group_stats_get(g, &d);
+	t2 = test_now_ns();
+	TEST_ASSERT_EQ(rx.expected, 20000);
+	TEST_ASSERT_EQ(rx.errors, 0);
+	TEST_ASSERT_EQ(cqpoll_sched_load_from_stats(&a, &b, t1 - t0, &idle), 0);
+	TEST_ASSERT_EQ(cqpoll_sched_load_from_stats(&b, &d, t2 - t1, &loaded), 0);
+	naive = (double)(b.busy_ns - a.busy_ns) / (double)(t1 - t0);
+	printf("load of a group: idle %.3f (awake share %.3f), fed %.3f\n",
+	       idle, naive, loaded);
+	TEST_ASSERT(idle == 0, "an idle polling group reads %g", idle);
+	TEST_ASSERT(naive > 0.5, "control: the awake share of the idle group "
+		    "is %g, it would not tell idle from loaded", naive);
+	TEST_ASSERT(loaded > 0.3, "a group fed every iteration reads %g", loaded);
+	cqpoll_group_destroy(g);
+	cqpoll_cq_destroy(cq);
 	return TEST_PASS;
 }
 
@@ -299,6 +353,7 @@ test_no_hysteresis_caught(void)
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_input),
 	TEST_CASE(test_load_from_stats),
+	TEST_CASE(test_load_of_group),
 	TEST_CASE(test_pack),
 	TEST_CASE(test_spread),
 	TEST_CASE(test_ramp),
