@@ -189,7 +189,8 @@ move(struct cqpoll_sched *s, uint32_t g, uint32_t to,
 /*
  * Where a group shed by lcore c goes: the least loaded active lcore that
  * stays within the pack limit with it, else the lowest parked lcore, else
- * the least loaded lcore if the move evens the two out. -1: nowhere.
+ * the least loaded lcore if it stays at most as loaded as the old one with
+ * it. -1: nowhere.
  */
 static int
 spread_target(const struct cqpoll_sched *s, uint32_t c, uint32_t g)
@@ -215,7 +216,8 @@ spread_target(const struct cqpoll_sched *s, uint32_t c, uint32_t g)
 		return best;
 	if (parked >= 0)
 		return parked;
-	if (least >= 0 && s->lsum[least] + s->load[g] < s->lsum[c])
+	/* Only if the new lcore stays below the old: no swap back next step. */
+	if (least >= 0 && s->lsum[least] + s->load[g] <= s->lsum[c] - s->load[g])
 		return least;
 	return -1;
 }
