@@ -284,20 +284,29 @@ can_empty(struct cqpoll_sched *s, uint32_t c)
 	return true;
 }
 
-/* The active lcore with the least load (ties: the highest); -1: one or none. */
+/*
+ * The active lcore with the least load; -1: one or none. Loads within 1 %
+ * of an lcore count as equal, and ties go to the highest: groups gather on
+ * the lowest lcores, as SPDK's scheduler gathers threads on its main core
+ * and lower ones, so that at low load the lcore that runs the scheduler
+ * (lcore 0, say) keeps the groups and the others sleep.
+ */
 static int
 least_loaded(const struct cqpoll_sched *s)
 {
 	uint32_t c, active = 0;
+	uint64_t pct, best = 0;
 	int least = -1;
 
 	for (c = 0; c < s->nb_lcores; c++) {
 		if (s->count[c] == 0)
 			continue;
 		active++;
-		/* Ties to the highest lcore: groups gather on the low ones. */
-		if (least < 0 || s->lsum[c] <= s->lsum[least])
+		pct = (uint64_t)(s->lsum[c] * 100);
+		if (least < 0 || pct <= best) {
 			least = (int)c;
+			best = pct;
+		}
 	}
 	return active > 1 ? least : -1;
 }

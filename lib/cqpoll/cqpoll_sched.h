@@ -16,8 +16,9 @@
  * in interrupt mode (or lets it sleep).
  *
  * The rule: pack groups onto the fewest lcores whose summed load stays at
- * most pack_pct of an lcore, emptying (parking) one lcore at a time, the
- * least loaded, once it could be emptied for hold intervals in a row;
+ * most pack_pct of an lcore, emptying (parking) the least loaded lcore
+ * (loads within 1 % equal, ties to the highest: groups gather on the
+ * lowest lcores) once it could be emptied for hold intervals in a row;
  * spread again as soon as an lcore's load rises above spread_pct, moving
  * its largest groups to the least loaded lcores (waking parked ones if
  * needed) until it is back at most at pack_pct. The gap between the two

@@ -47,9 +47,17 @@ tpcq_sched_on_completions(struct cqpoll_cq *cq, const struct cqpoll_completion *
 	struct sched_cq *sc = arg;
 	struct tpcq_run *run = sc->sg->run;
 
+	uint64_t end;
+
 	(void)cq;
 	tpcq_check_burst(run, sc->sg->res, &sc->check, c, n);
 	__atomic_fetch_add(&run->consumed, n, __ATOMIC_RELEASE);
+	/* --work-ns: the application's handler, spun before the next poll. */
+	if (run->params->work_ns != 0) {
+		end = tpcq_now_ns(CLOCK_MONOTONIC) + (uint64_t)run->params->work_ns * n;
+		while (tpcq_now_ns(CLOCK_MONOTONIC) < end)
+			rte_pause();
+	}
 }
 
 void
@@ -197,8 +205,10 @@ iterate(struct runner *r, int timeout_ms)
 		v = epoll_wait(r->epfd, evs, TPCQ_POLLERS_MAX + 1, timeout_ms);
 		if (v < 0 && errno != EINTR)
 			return tpcq_sched_fail(r->res, "epoll_wait", -errno);
-		if (v > 0)
+		if (v > 0) {
 			r->wakeups++;
+			r->wakeups_late += tpcq_now_ns(CLOCK_MONOTONIC) >= r->t_half;
+		}
 	}
 	for (gi = 0; gi < ctx->ngroups; gi++) {
 		if (!r->owned[gi] || !r->sleeping[gi])
@@ -306,15 +316,18 @@ runner_loop(struct runner *r)
 	unsigned int gi;
 	int timeout;
 
-	if (r->id == 0) {
+	/* Poller 0 watches the generator's end, and steps the scheduler. */
+	if (r->id == 0 && !run->params->groups_static) {
 		s = cqpoll_sched_create(&conf);
 		if (s == NULL)
 			return tpcq_sched_fail(r->res, "cqpoll_sched_create", -errno);
 		for (gi = 0; gi < ctx->ngroups; gi++)
 			cqpoll_group_stats_get(ctx->groups[gi].g, &prev[gi]);
-		last = tpcq_now_ns(CLOCK_MONOTONIC);
-		next = last + SCHED_INTERVAL_NS;
 	}
+	last = tpcq_now_ns(CLOCK_MONOTONIC);
+	next = last + SCHED_INTERVAL_NS;
+	/* The second half of the traffic: its wake-ups are counted apart. */
+	r->t_half = last + (uint64_t)(run->params->duration_s * 0.5e9);
 	if (take_mail(r) != 0)
 		goto out;
 	if (__atomic_add_fetch(&run->ready, 1, __ATOMIC_ACQ_REL) == run->npollers)
@@ -324,7 +337,7 @@ runner_loop(struct runner *r)
 		if (take_mail(r) != 0 || serve_moves(r) != 0)
 			break;
 		timeout = -1;
-		if (s != NULL) {
+		if (r->id == 0) {
 			if (__atomic_load_n(&run->gen_done, __ATOMIC_ACQUIRE) ||
 			    __atomic_load_n(&run->stop, __ATOMIC_RELAXED)) {
 				__atomic_store_n(&ctx->done, true, __ATOMIC_RELEASE);
@@ -333,7 +346,7 @@ runner_loop(struct runner *r)
 			}
 			now = tpcq_now_ns(CLOCK_MONOTONIC);
 			if (now >= next) {
-				if (sched_step(r, s, prev, now - last) != 0)
+				if (s != NULL && sched_step(r, s, prev, now - last) != 0)
 					break;
 				last = now;
 				next = now + SCHED_INTERVAL_NS;

@@ -41,6 +41,8 @@ struct runner {
 	unsigned int mbox[TPCQ_POLLERS_MAX], nmbox;
 	bool owned[TPCQ_POLLERS_MAX], sleeping[TPCQ_POLLERS_MAX];
 	uint64_t wakeups;          /* epoll waits that returned with work */
+	uint64_t wakeups_late;     /* those in the second half of the traffic */
+	uint64_t t_half;           /* when that half begins */
 	unsigned int held;         /* groups held when the traffic ended */
 };
 

@@ -83,13 +83,16 @@ report(const struct sched_ctx *ctx, const struct tpcq_result *const *rs)
 {
 	unsigned int k;
 
-	printf("sched: groups=%u pollers=%u moves=%llu", ctx->ngroups,
-	       ctx->nrunners, (unsigned long long)ctx->moves);
+	printf("sched: placement=%s groups=%u pollers=%u moves=%llu",
+	       ctx->run->params->groups_static ? "static" : "cqpoll_sched",
+	       ctx->ngroups, ctx->nrunners, (unsigned long long)ctx->moves);
 	for (k = 0; k < ctx->nrunners; k++)
 		printf(" poller%u_groups=%u poller%u_wakeups=%llu "
-		       "poller%u_wakeups_per_s=%.1f", k, ctx->runners[k].held, k,
+		       "poller%u_wakeups_per_s=%.1f poller%u_wakeups_late=%llu", k,
+		       ctx->runners[k].held, k,
 		       (unsigned long long)ctx->runners[k].wakeups, k,
-		       rs[k]->wall_s > 0 ? ctx->runners[k].wakeups / rs[k]->wall_s : 0);
+		       rs[k]->wall_s > 0 ? ctx->runners[k].wakeups / rs[k]->wall_s : 0,
+		       k, (unsigned long long)ctx->runners[k].wakeups_late);
 	printf("\n");
 }
 
