@@ -53,6 +53,7 @@ struct runner {
 	bool owned[NG], sleeping[NG];
 	/* Epoll waits that returned with something ready, read by main. */
 	uint64_t wakeups;
+	unsigned int held;      /* groups held when the traffic ended */
 	int fail;
 };
 
@@ -65,6 +66,7 @@ static struct runner runners[2];
 static unsigned int dest[NG];
 static bool use_sched = true;
 static int stop_all;
+static unsigned int stopped;
 static uint64_t moves;
 
 static void
@@ -199,6 +201,7 @@ runner_loop(struct runner *r)
 	unsigned int gi, owned, asleep;
 	uint64_t next = 0, now, last = 0;
 	int v, found, timeout;
+	bool ended = false;
 
 	if (r->id == 0 && use_sched) {
 		s = cqpoll_sched_create(&conf);
@@ -262,10 +265,23 @@ runner_loop(struct runner *r)
 			r->sleeping[gi] = false;
 		}
 	}
-	/* The end: finish, and give every group back to the main thread. */
-	if (take_mail(r) == 0)
-		serve_moves(r, true);
+	/*
+	 * The end: once both runners stopped no group is released any more,
+	 * so after this mail each holds what it held when the traffic ended,
+	 * the groups in transit included. Then every group goes back to the
+	 * main thread.
+	 */
+	ended = true;
 out:
+	/* A runner that failed comes here too: the other must not wait for it. */
+	__atomic_add_fetch(&stopped, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) < 2)
+		;
+	if (ended && take_mail(r) == 0) {
+		for (gi = 0; gi < NG; gi++)
+			r->held += r->owned[gi];
+		serve_moves(r, true);
+	}
 	cqpoll_sched_destroy(s);
 	return 0;
 }
@@ -381,8 +397,6 @@ test_sched_move(void)
 	while (test_now_ns() - t0 < PHASE_NS)
 		for (i = 0; i < NG * NCQ; i++)
 			post(i);
-	high_owned[0] = owned_by(0);
-	high_owned[1] = owned_by(1);
 
 	__atomic_store_n(&stop_all, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < 2; i++) {
@@ -390,8 +404,10 @@ test_sched_move(void)
 
 		TEST_ASSERT_EQ(write(runners[i].mbox_fd, &one, sizeof(one)), 8);
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		pthread_join(rt[i], NULL);
+		high_owned[i] = runners[i].held;
+	}
 	TEST_ASSERT(!runners[0].fail && !runners[1].fail, "a runner failed");
 	/* Every group was released to the main thread: drain them here. */
 	for (gi = 0; gi < NG; gi++)

@@ -364,14 +364,15 @@ out:
 		__atomic_store_n(&ctx->done, true, __ATOMIC_RELEASE);
 		tpcq_sched_wake_all(ctx);
 	}
-	for (gi = 0; gi < ctx->ngroups; gi++)
-		r->held += r->owned[gi];
 	/* No release after this: once every poller is here, mail is final. */
 	__atomic_add_fetch(&ctx->stopped, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&ctx->stopped, __ATOMIC_ACQUIRE) < ctx->nrunners)
 		rte_pause();
 	if (take_mail(r) != 0)
 		return r->res->error;
+	/* Held when the traffic ended, the groups then in transit included. */
+	for (gi = 0; gi < ctx->ngroups; gi++)
+		r->held += r->owned[gi];
 	return drain(r);
 }
 
