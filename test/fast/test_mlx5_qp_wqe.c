@@ -85,7 +85,7 @@ test_every_opcode(void)
 
 		TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_recv(p.qp[1], &rw, 1), 1);
 	}
-	for (k = 0; k < 15; k++) {
+	for (k = 0; k < 19; k++) {
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = 0xabc000 + k;
 		wr.sg_list = sg;
@@ -123,11 +123,17 @@ test_every_opcode(void)
 			wr.flags = CQPOLL_MLX5_SEND_F_INLINE; break;
 		case 13: wr.opcode = CQPOLL_MLX5_WR_RDMA_READ; wr.num_sge = 1; sg[0].length = 1;
 			wr.flags = CQPOLL_MLX5_SEND_F_FENCE; break;
+		/* One entry, not inline: the post's one-WQEBB path, with and without imm. */
+		case 14: wr.opcode = CQPOLL_MLX5_WR_RDMA_WRITE; wr.num_sge = 1; break;
+		case 15: wr.opcode = CQPOLL_MLX5_WR_RDMA_WRITE_IMM; wr.num_sge = 1;
+			wr.flags = CQPOLL_MLX5_SEND_F_FENCE | CQPOLL_MLX5_SEND_F_SOLICITED; break;
+		/* One empty entry: no data segment, DS 1. */
+		case 16: wr.opcode = CQPOLL_MLX5_WR_SEND; wr.num_sge = 1; sg[0].length = 0; break;
 		default: wr.opcode = CQPOLL_MLX5_WR_SEND; wr.num_sge = 4; sg[0].length = 0;
 			sg[1].length = 0; sg[2].length = 0; sg[3].length = 7; break;
 		}
 		/* Every other one signalled; each posted alone, so its doorbell names it. */
-		if (k % 2 == 0 || k == 14) {
+		if (k % 2 == 0) {
 			wr.flags |= CQPOLL_MLX5_SEND_F_SIGNALED;
 			signalled++;
 		}
