@@ -220,6 +220,9 @@ fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t tail)
 	uint32_t free_bb = qp->sq_cnt - (head - tail);
 	uint32_t to_end = qp->sq_cnt - (head & (qp->sq_cnt - 1));
 
+	/* No entry allowed: every request is another path's. */
+	if (qp->fast_max_sge == 0)
+		return 0;
 	return (free_bb < to_end ? free_bb : to_end) >> qp->fast_shift;
 }
 
@@ -273,7 +276,7 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	uint64_t *wrid = pos->wrid;
 	const uint8_t *last = pos->last;
 	uint32_t head = pos->head;
-	const uint32_t max_sge = pos->max_sge, qpn_ds_be = pos->qpn_ds_be;
+	const uint32_t qpn_ds_be = pos->qpn_ds_be;
 
 	for (; wr != end; wr++) {
 		const uint32_t op = wr->opcode, nsge = wr->num_sge, flags = wr->flags;
@@ -282,16 +285,15 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 		uint8_t *seg = ctrl + CQPOLL_MLX5_WQE_DS;
 		uint32_t j, ds, nbb;
 
-		if (__builtin_expect(op > CQPOLL_MLX5_WR_RDMA_READ ||
-				     (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
-				     nsge - 1u >= max_sge || sg == NULL, 0))
-			break;
-		*wrid = wr->wr_id;
-		if (__builtin_expect(nsge == 1 && sg->length != 0, 1)) {
-			/*
-			 * One entry, the common request: one WQEBB whatever the
-			 * opcode, DS a constant in each branch.
-			 */
+		/*
+		 * One non-empty entry, not inline: the common request, one WQEBB
+		 * whatever the opcode, DS a constant in each branch (max_sge >= 1
+		 * here, fast_room()).
+		 */
+		if (__builtin_expect(nsge == 1 && op <= CQPOLL_MLX5_WR_RDMA_READ &&
+				     !(flags & CQPOLL_MLX5_SEND_F_INLINE) && sg != NULL &&
+				     sg->length != 0, 1)) {
+			*wrid = wr->wr_id;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
@@ -301,8 +303,17 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 				cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
 				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, flags, wr->imm_data);
 			}
-			nbb = 1;
-		} else {
+			last = ctrl;
+			head++;
+			wrid++;
+			ctrl += MLX5_SEND_WQE_BB;
+			continue;
+		}
+		{
+			if (op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
+			    nsge - 1u >= pos->max_sge || sg == NULL)
+				break;
+			*wrid = wr->wr_id;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				seg += CQPOLL_MLX5_WQE_DS;
