@@ -252,13 +252,6 @@ struct fast_pos {
 };
 
 /*
- * Write the common WQEs of [@p wr, @p end) at @p pos, where they surely fit
- * (fast_room(): no wrap, no room test); stop at the first other one. The
- * request's fields are read before the first store, which could alias them.
- * Out of line, with the few values it keeps in registers. Returns where it
- * stopped, @p pos past what it wrote.
- */
-/*
  * GCC otherwise packs the control segment's four words into one vector store,
  * eight instructions instead of four stores.
  */
@@ -268,6 +261,12 @@ struct fast_pos {
 #define POST_FAST_ATTR __attribute__((noinline))
 #endif
 
+/*
+ * Write the common WQEs of [@p wr, @p end) at @p pos, where they surely fit
+ * (fast_room(): no wrap, no room test); stop at the first other one. Out of
+ * line, so that the few values it keeps are in registers. Returns where it
+ * stopped, @p pos past what it wrote.
+ */
 static POST_FAST_ATTR const struct cqpoll_mlx5_send_wr *
 post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	  const struct cqpoll_mlx5_send_wr *end)
