@@ -164,7 +164,7 @@ _Static_assert(offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) ==
  * first 8 bytes to the BlueFlame register, flushed out of the write-combining
  * buffer; the next doorbell goes to the other half.
  */
-static void
+static inline __attribute__((always_inline)) void
 ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
 {
 	uint64_t w;
@@ -340,14 +340,59 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	return wr;
 }
 
+/*
+ * The post of [@p wr, @p wrs + @p n) from @p pos and @p tail onwards, common
+ * WQEs where they surely fit and the others one at a time, then the
+ * doorbell; what cqpoll_mlx5_qp_post_send() returns.
+ */
+static __attribute__((noinline)) int
+post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsigned int n,
+	  const struct cqpoll_mlx5_send_wr *wr, struct fast_pos *pos, uint32_t tail)
+{
+	const struct cqpoll_mlx5_send_wr *end, *wrs_end = wrs + n;
+	const uint32_t mask = qp->sq_cnt - 1;
+	uint32_t head = pos->head, nbb, k;
+	const char *why = NULL;
+
+	for (;;) {
+		k = fast_room(qp, head, tail);
+		end = (size_t)(wrs_end - wr) < k ? wrs_end : wr + k;
+		if (k != 0) {
+			pos->ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+			pos->wrid = &qp->sq_wrid[head & mask];
+			pos->head = head;
+			wr = post_fast(pos, wr, end);
+			head = pos->head;
+			if (wr == wrs_end)
+				break;
+			/* Room for more of the common ones: go on with them. */
+			if (wr == end)
+				continue;
+		}
+		nbb = post_slow(qp, wr, (unsigned int)(wr - wrs), head, &why);
+		if (nbb == 0)
+			break;
+		pos->last = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+		head += nbb;
+		if (++wr == wrs_end)
+			break;
+		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	}
+	if (wr == wrs)
+		return why != NULL ? -EINVAL : -ENOSPC;
+	/* The records before the head that names them (the poller reads them). */
+	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
+	ring_send(qp, pos->last);
+	return (int)(wr - wrs);
+}
+
 int
 cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs,
 			 unsigned int n)
 {
-	const struct cqpoll_mlx5_send_wr *wr, *end, *wrs_end = wrs + n;
-	const char *why = NULL;
+	const struct cqpoll_mlx5_send_wr *wr = wrs;
 	struct fast_pos pos;
-	uint32_t head, tail, mask, nbb, k;
+	uint32_t head, tail, mask;
 
 	if (qp == NULL || wrs == NULL || n == 0)
 		return -EINVAL;
@@ -364,37 +409,19 @@ cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_sen
 	pos.max_sge = qp->fast_max_sge;
 	pos.qpn_ds_be = htobe32(qp->qpn_ds);
 	pos.last = NULL;
-	wr = wrs;
-	for (;;) {
-		k = fast_room(qp, head, tail);
-		end = (size_t)(wrs_end - wr) < k ? wrs_end : wr + k;
-		if (k != 0) {
-			pos.ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-			pos.wrid = &qp->sq_wrid[head & mask];
-			pos.head = head;
-			wr = post_fast(&pos, wr, end);
-			head = pos.head;
-			if (wr == wrs_end)
-				break;
-			/* Room for more of the common ones: go on with them. */
-			if (wr == end)
-				continue;
+	pos.head = head;
+	/* The usual burst: all of it common WQEs where they surely fit. */
+	if (__builtin_expect(fast_room(qp, head, tail) >= n, 1)) {
+		pos.ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+		pos.wrid = &qp->sq_wrid[head & mask];
+		wr = post_fast(&pos, wrs, wrs + n);
+		if (__builtin_expect(wr == wrs + n, 1)) {
+			__atomic_store_n(&qp->sq_head, pos.head, __ATOMIC_RELEASE);
+			ring_send(qp, pos.last);
+			return (int)n;
 		}
-		nbb = post_slow(qp, wr, (unsigned int)(wr - wrs), head, &why);
-		if (nbb == 0)
-			break;
-		pos.last = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-		head += nbb;
-		if (++wr == wrs_end)
-			break;
-		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
 	}
-	if (wr == wrs)
-		return why != NULL ? -EINVAL : -ENOSPC;
-	/* The records before the head that names them (the poller reads them). */
-	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
-	ring_send(qp, pos.last);
-	return (int)(wr - wrs);
+	return post_rest(qp, wrs, n, wr, &pos, tail);
 }
 
 int

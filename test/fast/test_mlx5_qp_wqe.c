@@ -166,10 +166,11 @@ test_every_opcode(void)
 static int
 test_burst_and_wrap(void)
 {
-	struct cqpoll_mlx5_qp_conf conf = { .max_send_wr = 8, .max_inline_data = 100 };
+	struct cqpoll_mlx5_qp_conf conf = { .max_send_wr = 8, .max_send_sge = 4,
+					    .max_inline_data = 100 };
 	struct cqpoll_mlx5_send_wr wr[8];
 	struct cqpoll_completion c[64];
-	struct cqpoll_mlx5_sge sg[8];
+	struct cqpoll_mlx5_sge sg[8][4];
 	struct model_wqe m;
 	struct mlx5dv_qp dv;
 	struct qp_pair p;
@@ -181,15 +182,29 @@ test_burst_and_wrap(void)
 	cqpoll_mlx5_emu_qp_dv(cqpoll_mlx5_qp_ibv(p.qp[0]), &dv);
 	for (i = 0; i < 65536 / 2; i++)
 		p.buf[i] = (uint8_t)(i ^ (i >> 8));
-	/* 70000 blocks: the 16-bit counter wraps; inline sizes put WQEs across the end. */
+	/*
+	 * 70000 blocks: the 16-bit counter wraps; inline sizes put WQEs across
+	 * the end, and the common path's WQEs up to it.
+	 */
 	for (round = 0; counter < 70000; round++) {
 		k = 1 + (int)(round % 8);
 		for (i = 0; i < (uint32_t)k; i++) {
-			sg[i] = (struct cqpoll_mlx5_sge){ (uintptr_t)p.buf + (round * 37 + i * 101) % 30000,
-				(round + i * 13) % (p.caps[0].max_inline_data + 1), p.mr->lkey };
-			wr[i] = (struct cqpoll_mlx5_send_wr){ .wr_id = round * 8 + i, .sg_list = &sg[i],
-				.num_sge = 1, .opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
-				.flags = CQPOLL_MLX5_SEND_F_INLINE |
+			/*
+			 * One in three by pointer, 1 to 4 entries (1 or 2 blocks):
+			 * the post's common path up to the ring's end.
+			 */
+			const int ptr = (round + i) % 3 == 0;
+			uint32_t j;
+
+			for (j = 0; j < 4; j++)
+				sg[i][j] = (struct cqpoll_mlx5_sge){
+					(uintptr_t)p.buf + (round * 37 + i * 101 + j * 7) % 30000,
+					(round + i * 13 + j) % (p.caps[0].max_inline_data + 1),
+					p.mr->lkey };
+			wr[i] = (struct cqpoll_mlx5_send_wr){ .wr_id = round * 8 + i, .sg_list = sg[i],
+				.num_sge = ptr ? 1 + (round / 3 + i) % 4 : 1,
+				.opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
+				.flags = (ptr ? 0 : CQPOLL_MLX5_SEND_F_INLINE) |
 					(i == (uint32_t)k - 1 ? CQPOLL_MLX5_SEND_F_SIGNALED : 0),
 				.remote_addr = (uintptr_t)p.buf + 32768, .rkey = p.mr->rkey };
 		}
