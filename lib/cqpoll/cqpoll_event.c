@@ -40,17 +40,12 @@ ack_unacked(struct cqpoll_cq *cq)
 	return 0;
 }
 
-int
-cqpoll_cq_event_get(struct cqpoll_cq *cq)
+/* @p r, what the driver's event_get (or fired op) said: its bookkeeping. */
+static int
+event_taken(struct cqpoll_cq *cq, int r)
 {
-	int r, a;
+	int a;
 
-	if (cq == NULL)
-		return -EINVAL;
-	/* Latched: the dead device's events mean nothing, poll for the errno. */
-	if (cq->fail_latched)
-		return 1;
-	r = cq->ops.event_get(cq->fp.priv);
 	if (r < 0) {
 		/*
 		 * The CQ's events failed: it is failed. Taken as an event, so
@@ -80,6 +75,35 @@ cqpoll_cq_event_get(struct cqpoll_cq *cq)
 			return a;
 	}
 	return r;
+}
+
+int
+cqpoll_cq_event_get(struct cqpoll_cq *cq)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	/* Latched: the dead device's events mean nothing, poll for the errno. */
+	if (cq->fail_latched)
+		return 1;
+	return event_taken(cq, cq->ops.event_get(cq->fp.priv));
+}
+
+int
+cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
+		     unsigned int max)
+{
+	int i, n;
+
+	if (cq->fired == NULL)
+		return -ENOTSUP;
+	n = cq->fired(cq->fp.priv, fired, max);
+	if (n < 0)
+		return n;
+	/* One event per CQ named: the driver names a CQ once per arm. */
+	for (i = 0; i < n; i++)
+		if (!fired[i]->fail_latched)
+			(void)event_taken(fired[i], 1);
+	return n;
 }
 
 int

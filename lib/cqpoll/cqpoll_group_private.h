@@ -53,6 +53,11 @@ struct cqpoll_group_member {
  */
 struct cqpoll_group_fd {
 	int fd;
+	/*
+	 * Its driver names the CQs that fired (cqpoll_cq_set_fired()): a wake
+	 * on it polls those, not each member in turn.
+	 */
+	bool fired;
 	unsigned int pos; /* index in the group's fd list */
 	unsigned int n;
 	unsigned int cap;

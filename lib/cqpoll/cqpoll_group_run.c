@@ -497,6 +497,55 @@ begin_sleep(struct cqpoll_group *g, int timeout_ms)
 }
 
 /*
+ * A member woken by its event: back on the active list (its arm fired: it
+ * needs poll-and-arm before the next sleep), and polled at once.
+ */
+static int
+wake_member(struct cqpoll_group *g, struct cqpoll_group_member *m,
+	    uint64_t t_sleep, bool *measured)
+{
+	cqpoll_group_activate(g, m);
+	return poll_woken(g, m, t_sleep, measured);
+}
+
+/* CQs asked of a shared fd's driver at a time (cqpoll_cq_fired_t). */
+#define GROUP_FIRED_BATCH 64
+
+/*
+ * A shared fd whose driver names the CQs that fired: wake those, O(fired),
+ * however many CQs share the fd. A CQ named that is no member here (it left
+ * the group with its event pending) is skipped.
+ */
+static int
+take_fired(struct cqpoll_group *g, struct cqpoll_group_fd *gfd,
+	   uint64_t t_sleep, bool *measured)
+{
+	struct cqpoll_cq *fired[GROUP_FIRED_BATCH];
+	struct cqpoll_group_member *m;
+	int k, i, n, total = 0;
+
+	do {
+		n = cqpoll_cq_fired_take(gfd->members[0]->cq, fired,
+					 GROUP_FIRED_BATCH);
+		if (n < 0) {
+			CQPOLL_LOG_LIB(ERR, "group %p: fd %d: which cqs fired: %s",
+				       (void *)g, gfd->fd, strerror(-n));
+			return n;
+		}
+		for (i = 0; i < n; i++) {
+			m = fired[i]->group_member;
+			if (m == NULL || fired[i]->group != g || m->failed)
+				continue;
+			k = wake_member(g, m, t_sleep, measured);
+			if (k < 0)
+				return k;
+			total += k;
+		}
+	} while (n == GROUP_FIRED_BATCH);
+	return total;
+}
+
+/*
  * The @p r ready entries of an epoll_wait(): consume the events of their CQs,
  * put those CQs back on the active list and poll them; drain the cross-thread
  * wake-up fd. Wake-ups are measured from @p t_sleep.
@@ -518,6 +567,13 @@ take_ready(struct cqpoll_group *g, const struct epoll_event *evs, int r,
 			continue;
 		}
 		*cq_ready = true;
+		if (gfd->fired) {
+			k = take_fired(g, gfd, t_sleep, &measured);
+			if (k < 0)
+				return k;
+			total += k;
+			continue;
+		}
 		/* A shared fd: only the CQs with a consumed event need a poll. */
 		for (j = 0; j < gfd->n; j++) {
 			if (gfd->members[j]->failed)
@@ -529,9 +585,7 @@ take_ready(struct cqpoll_group *g, const struct epoll_event *evs, int r,
 			}
 			if (k == 0)
 				continue;
-			/* Its arm fired: it needs poll-and-arm before the next sleep. */
-			cqpoll_group_activate(g, gfd->members[j]);
-			k = poll_woken(g, gfd->members[j], t_sleep, &measured);
+			k = wake_member(g, gfd->members[j], t_sleep, &measured);
 			if (k < 0)
 				return k;
 			total += k;
