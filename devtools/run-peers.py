@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """cqpoll against what users run today, on the same transports, paired.
 
-For each transport (ucx tcp, ucx posix, libfabric tcp, io_uring) and load
+For each transport (ucx tcp, ucx posix, libfabric tcp, io_uring, DPDK
+virtio_user) and load
 (ping-pong, 1000/s open loop, and the highest rate the peer's busy loop
 sustains: its ping-pong rate, measured once before the rounds), every round
 runs cqpoll's poll, interrupt and adaptive modes (testpmd-cq) and each
@@ -17,8 +18,9 @@ peer judged by devtools/verdict.py (median of the rounds' ratios with a
 sign-test interval: PASS, FAIL, at the goal, or undecided with the
 interval):
   interrupt p50 <= 1.1x the stack's blocking wait's (ucx-wait, ofi-sread,
-                uring-wait)
-  poll p50      <= 1.1x its busy loop's (ucx-busy, ofi-spin, uring-peek)
+                uring-wait, ethdev-l3fwd-power)
+  poll p50      <= 1.1x its busy loop's (ucx-busy, ofi-spin, uring-peek,
+                ethdev-busy)
   adaptive not dominated by any peer: the peer's p99 <= 0.9x and its CPU per
                 completion <= 0.9x adaptive's both is a domination; each is
                 judged as adaptive / peer <= 1/0.9, and the check passes when
@@ -34,7 +36,8 @@ busy time less this script's children's): a round where they used more than
 
 usage: devtools/run-peers.py [--build=build] [--rounds=9] [--duration=1]
                              [--min-samples=10000] [--loads=pingpong,1000,high]
-                             [--transports=ucx-tcp,ucx-posix,ofi-tcp,uring]
+                             [--transports=ucx-tcp,ucx-posix,ofi-tcp,uring,
+                                           ethdev-virtio]
                              [--seed=N] [--out=DIR] [--page [--force]]
        devtools/run-peers.py --page-only [--out=DIR]   (re-render, no run)
 
@@ -64,6 +67,13 @@ TRANSPORTS = {
     "ucx-posix": ("ucx:posix", "ucx:posix", "ucx-busy", "ucx-wait", []),
     "ofi-tcp": ("ofi:tcp", "ofi:tcp", "ofi-spin", "ofi-sread", []),
     "uring": ("uring", "uring", "uring-peek", "uring-wait", ["uring-defer"]),
+    # DPDK (issue 36 item 5): cqpoll's ethdev driver on a virtio_user Rx
+    # queue fed by vhost in the same process, against a plain
+    # rte_eth_rx_burst() loop and examples/l3fwd-power's transition on the
+    # same port pair. The EAL's lcores float on both CPUs in testpmd-cq
+    # ((0-2)@(0,1)), so the peers' threads do too (tpcq-peer: unpinned).
+    "ethdev-virtio": ("ethdev:virtio_user", "ethdev:virtio_user", "ethdev-busy",
+                      "ethdev-l3fwd-power", []),
 }
 MODES = ["poll", "interrupt", "adaptive"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -164,6 +174,7 @@ def run_one(args, tr, variant, load, rnd):
                    completions=j["completions"],
                    rate=j.get("completions_per_s", 0),
                    lost=j.get("lost_wakeups", 0),
+                   wakeups=j.get("wakeups_per_s"),
                    recoveries=j.get("timeout_recoveries", 0),
                    recoveries_lost=j.get("recoveries_lost", 0))
     else:
@@ -174,10 +185,13 @@ def run_one(args, tr, variant, load, rnd):
 def point_text(rec):
     if "p50" not in rec:
         return "FAILED: " + rec.get("error", "")
-    return "p50 %.1f us p99 %.1f us cpu %.1f%% %s ns/completion, %d samples" % (
+    return "p50 %.1f us p99 %.1f us cpu %.1f%% %s ns/completion, %d samples%s" % (
         rec["p50"] / 1e3, rec["p99"] / 1e3, rec["cpu"],
         "%.0f" % rec["cpu_ns"] if rec.get("cpu_ns") is not None else "-",
-        rec.get("samples", 0))
+        rec.get("samples", 0),
+        ", %.0f wake-ups/s, %d lost" % (rec["wakeups"], rec.get("lost", 0) +
+                                        rec.get("recoveries_lost", 0))
+        if rec.get("wakeups") is not None else "")
 
 
 def resolve_loads(args, high):
@@ -290,6 +304,7 @@ def summarize(recs):
             return max(v) - min(v) if v else 0
         out[k] = {"n": len(rs), "p50": med("p50"), "p99": med("p99"),
                   "cpu": med("cpu"), "cpu_ns": med("cpu_ns"), "rate": med("rate"),
+                  "wakeups": med("wakeups"),
                   "samples": min(x.get("samples", 0) for x in rs),
                   "load": k[1], "p50_spread": spread("p50"),
                   "p99_spread": spread("p99"), "cpu_spread": spread("cpu"),
@@ -456,6 +471,17 @@ def plot(summ, tr, load, path):
     return True
 
 
+def lost_text(v, x):
+    """cqpoll: the oracle's lost wake-ups / timeout recoveries. A peer that
+    reports its sleeps (ethdev-l3fwd-power) has no oracle: its lost are the
+    recoveries holding a packet posted over 1 ms before the timeout ended."""
+    if v.startswith("cqpoll-"):
+        return "%d / %d" % (x["lost"], x["recoveries"])
+    if x.get("wakeups") is not None:
+        return "%d / %d" % (x["recoveries_lost"], x["recoveries"])
+    return "-"
+
+
 def first_load(x):
     """A load average as kept: one number, or (before issue 36) the triple."""
     return x[0] if isinstance(x, (list, tuple)) else x
@@ -475,10 +501,15 @@ def section(summ, meta, lines, out):
           "users run today on the same transport (tpcq-peer: UCX busy progress "
           "and `ucp_worker_wait()`, libfabric `fi_cq_read()` spin and "
           "`fi_cq_sread()`, liburing busy peek, `io_uring_wait_cqe()` and "
-          "DEFER_TASKRUN with `io_uring_get_events()`). One-way latency from the "
+          "DEFER_TASKRUN with `io_uring_get_events()`, DPDK's `rte_eth_rx_burst()` "
+          "in a loop and examples/l3fwd-power's transition on virtio_user fed by "
+          "vhost). One-way latency from the "
           "sender's post to the receiver's read, 64-byte messages; CPU is the "
           "receiver's or poller's own thread CPU time (`CLOCK_THREAD_CPUTIME_ID`) "
-          "per completion. Receiver on CPU 0, sender on CPU 1 for every point. "
+          "per completion. Receiver on CPU 0, sender on CPU 1 for every point, "
+          "except ethdev-virtio's, where both threads are free on CPUs 0 and 1 "
+          "on both sides (testpmd-cq's EAL lcores for a DPDK port, "
+          "`(0-2)@(0,1)`). "
           "%d rounds; in each, every load of a transport in a shuffled order and "
           "at each load every point back to back in a shuffled order (seed %s); "
           "ping-pong points of %g s, open-loop points of at least %d samples. "
@@ -518,17 +549,18 @@ def section(summ, meta, lines, out):
             name = "%s, %s" % (tr, load_name(load))
             s += ["### %s" % name, "",
                   "| variant | p50 us | p99 us | CPU % | CPU ns / completion | "
-                  "fewest samples | spread p50 / p99 us, CPU % | lost / recovered | command |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "wake-ups/s | fewest samples | spread p50 / p99 us, CPU % | "
+                  "lost / recovered | command |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
             for (t, l, v), x in sorted(summ.items(), key=lambda kv: kv[0][2]):
                 if t != tr or l != load:
                     continue
-                s.append("| %s | %.1f | %.1f | %.1f | %s | %d | %.1f / %.1f, %.1f | %s | `%s` |" %
+                s.append("| %s | %.1f | %.1f | %.1f | %s | %s | %d | %.1f / %.1f, %.1f | %s | `%s` |" %
                          (v, x["p50"] / 1e3, x["p99"] / 1e3, x["cpu"],
                           "%.0f" % x["cpu_ns"] if x["cpu_ns"] is not None else "-",
+                          "%.0f" % x["wakeups"] if x.get("wakeups") is not None else "-",
                           x["samples"], x["p50_spread"] / 1e3, x["p99_spread"] / 1e3,
-                          x["cpu_spread"], "%d / %d" % (x["lost"], x["recoveries"])
-                          if v.startswith("cqpoll-") else "-", x["cmd"]))
+                          x["cpu_spread"], lost_text(v, x), x["cmd"]))
             png = "%s-%s.png" % (tr, load)
             if plot(summ, tr, load, os.path.join(out, png)):
                 s += ["", "![%s: p99 against CPU](%s/%s)" % (name, rel, png)]
