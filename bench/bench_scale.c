@@ -19,8 +19,8 @@
  *            busy CQ (cold CQs stay armed across sleeps: O(newly cold)).
  *  idle      the group with no traffic at all, in interrupt mode, for
  *            --idle-ms: the consumer's CPU share, and its CPU per
- *            safety-net timeout (each polls a quarter of a large group,
- *            so an idle group's cost grows with N: the price of the net).
+ *            safety-net timeout (each polls at most 256 members, taking
+ *            turns: bounded per timeout, whatever N).
  *  memory    bytes per idle member: the CQ's own (cqpoll_sw_cq_create())
  *            and the group's (cqpoll_group_add()), from the C allocator's
  *            statistics (mallinfo2(): bytes in use, arena and mmap); the

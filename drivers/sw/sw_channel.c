@@ -8,10 +8,12 @@
  * which CQs fired (cqpoll_sw_channel_fired()) and gets them in O(fired).
  *
  * The one race: the consumer takes the list while a device raises. The fd
- * is written only when a raise finds the list empty, under the lock, so
- * the consumer must drain the fd BEFORE it takes the list: a raise after
- * the drain either lands on the list it takes, or finds it emptied and
- * writes the fd again. Taking first and draining after would eat the write
+ * is written only by the raise that found the list empty (after it let go
+ * of the lock: a write under it made the woken consumer wait on the lock,
+ * two more context switches per wake-up), so the consumer must drain the
+ * fd BEFORE it takes the list: a raise after the drain either lands on the
+ * list it takes (its write, if any, is then a spurious wake-up), or finds
+ * it emptied and writes the fd again. Taking first and draining after would eat the write
  * of a raise that came in between and leave its CQ on the list with the fd
  * silent: a lost wake-up (CQPOLL_MUTANT(CHANNEL_NAIVE), the negative control
  * of stress-sw-channel).
@@ -19,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -136,7 +139,7 @@ cqpoll_sw_channel_raise(struct cqpoll_sw_cq *q)
 {
 	struct cqpoll_sw_channel *ch = q->ch;
 	const uint64_t one = 1;
-	int r = 0;
+	bool was_empty = false;
 
 	/* Before the lock: a take that pops the CQ then sees it fired. */
 	__atomic_store_n(&q->ch_fired, 1, __ATOMIC_RELEASE);
@@ -145,24 +148,23 @@ cqpoll_sw_channel_raise(struct cqpoll_sw_cq *q)
 		q->ch_queued = true;
 		q->ch_next = NULL;
 		q->ch_prev = ch->tail;
-		if (ch->tail != NULL) {
+		if (ch->tail != NULL)
 			ch->tail->ch_next = q;
-		} else {
+		else
 			ch->head = q;
-			/*
-			 * Empty to not empty: make the fd readable, under the
-			 * lock, so that a take never sees the list and the fd
-			 * disagree once it holds the lock (file comment).
-			 * EAGAIN: saturated, readable anyway.
-			 */
-			if (write(ch->efd, &one, sizeof(one)) != sizeof(one) &&
-			    errno != EAGAIN)
-				r = -errno;
-		}
 		ch->tail = q;
+		was_empty = ch->head == q;
 	}
 	pthread_mutex_unlock(&ch->lock);
-	return r;
+	/*
+	 * Empty to not empty: make the fd readable (file comment). Raises onto
+	 * a list that is not empty need no write: the one that made it so
+	 * writes. EAGAIN: saturated, readable anyway.
+	 */
+	if (was_empty && write(ch->efd, &one, sizeof(one)) != sizeof(one) &&
+	    errno != EAGAIN)
+		return -errno;
+	return 0;
 }
 
 int
@@ -199,6 +201,7 @@ cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max)
 	struct cqpoll_sw_channel *ch = q->ch;
 	const uint64_t one = 1;
 	unsigned int taken = 0, n = 0;
+	bool left;
 	int r = 0;
 
 #if !CQPOLL_MUTANT(CHANNEL_NAIVE)
@@ -216,11 +219,12 @@ cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max)
 		if (__atomic_exchange_n(&c->ch_fired, 0, __ATOMIC_ACQ_REL) != 0)
 			fired[n++] = c->handle;
 	}
-	/* Left for the next take: the fd must stay readable for it. */
-	if (ch->head != NULL &&
-	    write(ch->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
-		r = -errno;
+	left = ch->head != NULL;
 	pthread_mutex_unlock(&ch->lock);
+	/* Left for the next take: the fd must stay readable for it. */
+	if (left && write(ch->efd, &one, sizeof(one)) != sizeof(one) &&
+	    errno != EAGAIN)
+		r = -errno;
 #if CQPOLL_MUTANT(CHANNEL_NAIVE)
 	/*
 	 * Negative control only (test build): drained after the take, which
