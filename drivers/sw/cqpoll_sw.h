@@ -84,7 +84,9 @@ int cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
  * channel. So 65536 CQs need one descriptor, not 65536.
  *
  * Every CQ of a channel belongs in one poll group (or none): the group that
- * takes the channel's fired list takes it for all of them. cqpoll_cq_wait()
+ * takes the channel's fired list takes it for all of them, so a CQ of the
+ * channel is destroyed on that group's thread (after it left the group),
+ * never by another thread while the group runs. cqpoll_cq_wait()
  * on one CQ of a busy channel returns 0 ("a shared channel's event") while
  * other CQs' events are pending: a channel is meant for groups.
  */
