@@ -19,8 +19,8 @@
  *            busy CQ (cold CQs stay armed across sleeps: O(newly cold)).
  *  idle      the group with no traffic at all, in interrupt mode, for
  *            --idle-ms: the consumer's CPU share, and its CPU per
- *            safety-net timeout (each polls a quarter of a large group,
- *            so an idle group's cost grows with N: the price of the net).
+ *            safety-net timeout (each polls at most 256 members, taking
+ *            turns: bounded per timeout, whatever N).
  *  memory    bytes per idle member: the CQ's own (cqpoll_sw_cq_create())
  *            and the group's (cqpoll_group_add()), from the C allocator's
  *            statistics (mallinfo2(): bytes in use, arena and mmap); the
@@ -30,6 +30,11 @@
  *            the slab objects in use machine-wide (/proc/slabinfo, root):
  *            other processes move it too, so it is a rough figure, and
  *            meaningful at large N only.
+ *
+ * With --channel=shared the sw CQs share one event channel
+ * (cqpoll_sw_cq_create_on(): one fd for all, the group polls the CQs that
+ * fired, O(fired)), so N is not bounded by the descriptor limit; the
+ * default, own, gives each CQ its eventfd.
  *
  * The busy, wake-up and CPU figures are printed as ratios to N = 1 as
  * well (the first size given; goal <= 2 each). One eventfd per CQ: the
@@ -45,7 +50,7 @@
  *
  * Usage: bench_scale [--cqs=N,N,...] [--samples=N] [--gap-us=US]
  *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]
- *                    [--timeout-ms=MS] [--idle-ms=MS]
+ *                    [--timeout-ms=MS] [--idle-ms=MS] [--channel=own|shared]
  *        defaults: --cqs=1,4096,65536 --samples=2000 --gap-us=100
  *                  --cq-size=64 --cold-us=1000 --timeout-ms=10 (the build's
  *                  default safety-net timeout) --idle-ms=1000
@@ -89,6 +94,8 @@ struct opts {
 	int check; /* --check */
 	uint64_t timeout_ms; /* the group's safety-net timeout */
 	uint64_t idle_ms;
+	/* --channel=shared: the sw CQs share one event channel (one fd). */
+	int shared;
 };
 
 /* What one size measured. */
@@ -183,7 +190,7 @@ rss_bytes(void)
 }
 
 static struct cqpoll_cq *
-cq_create(const struct opts *o)
+cq_create(const struct opts *o, struct cqpoll_sw_channel *ch)
 {
 	struct cqpoll_sw_conf sc = { .size = (uint32_t)o->cq_size,
 				     .arm = CQPOLL_ARM_EDGE };
@@ -195,7 +202,7 @@ cq_create(const struct opts *o)
 		return cqpoll_uring_cq_create(&uc);
 	}
 #endif
-	return cqpoll_sw_cq_create(&sc);
+	return cqpoll_sw_cq_create_on(&sc, ch);
 }
 
 /* One completion for @p cq, from the device's side; 0 or < 0. */
@@ -431,6 +438,7 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	uint64_t *sv = calloc(SLEEP_LOOPS, sizeof(*sv));
 	struct cqpoll_group_stats st;
 	struct cqpoll_group *g = NULL;
+	struct cqpoll_sw_channel *ch = NULL;
 	size_t h0, h1, h2;
 	uint64_t i, k0, k2, t0, wakes, cpu, m0, m1;
 	int ret = -1;
@@ -440,7 +448,7 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	l.v = calloc(o->samples, sizeof(*l.v));
 	if (cqs == NULL || sv == NULL || l.v == NULL)
 		goto out;
-	row->skipped_fd_limit = fd_limit(n, o->uring ? 2 : 1);
+	row->skipped_fd_limit = fd_limit(o->shared ? 1 : n, o->uring ? 2 : 1);
 	if (row->skipped_fd_limit != 0) {
 		ret = 0;
 		goto out;
@@ -448,8 +456,16 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	k0 = slab_bytes();
 	m0 = rss_bytes();
 	h0 = heap_bytes();
+	/* The channel is the CQs' own cost: its bytes count in cq_B. */
+	if (o->shared) {
+		ch = cqpoll_sw_channel_create();
+		if (ch == NULL) {
+			fprintf(stderr, "bench_scale: channel: %s\n", strerror(errno));
+			goto out;
+		}
+	}
 	for (i = 0; i < n; i++) {
-		cqs[i] = cq_create(o);
+		cqs[i] = cq_create(o, ch);
 		if (cqs[i] == NULL) {
 			fprintf(stderr, "bench_scale: CQ %" PRIu64 " of %" PRIu64 ": %s\n",
 				i, n, strerror(errno));
@@ -517,6 +533,8 @@ out:
 	cqpoll_group_destroy(g);
 	for (i = 0; cqs != NULL && i < n; i++)
 		cqpoll_cq_destroy(cqs[i]);
+	if (ch != NULL && cqpoll_sw_channel_destroy(ch) != 0)
+		ret = -1;
 	free(cqs);
 	free(sv);
 	free(l.v);
@@ -618,7 +636,8 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 
 	printf("bench_scale: %s CQs (size %" PRIu64 "), 1 active; %" PRIu64
 	       " samples per figure, gaps %" PRIu64 "..%" PRIu64 " us, cold_us %"
-	       PRIu64 "\n", o->uring ? "io_uring" : "sw (edge arm)", o->cq_size,
+	       PRIu64 "\n", o->uring ? "io_uring" : o->shared ?
+	       "sw (edge arm, one shared channel)" : "sw (edge arm)", o->cq_size,
 	       o->samples, o->gap_us / 2,
 	       o->gap_us / 2 + o->gap_us, o->cold_us);
 	printf("%7s %9s %9s %9s %9s %11s %6s %6s %6s %9s %12s\n", "cqs",
@@ -628,7 +647,8 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 		if (r[i].skipped_fd_limit != 0) {
 			printf("%7" PRIu64 " skipped: needs %" PRIu64 " fds, hard limit %"
 			       PRIu64 " (ulimit -Hn)\n", r[i].n,
-			       r[i].n * (o->uring ? 2 : 1) + 64, r[i].skipped_fd_limit);
+			       (o->shared ? 1 : r[i].n) * (o->uring ? 2 : 1) + 64,
+			       r[i].skipped_fd_limit);
 			continue;
 		}
 		printf("%7" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %9" PRIu64
@@ -684,6 +704,7 @@ main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "idle-ms", required_argument, NULL, 'i' },
+		{ "channel", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -731,6 +752,15 @@ main(int argc, char **argv)
 		case 'C':
 			o.check = 1;
 			break;
+		case 'H':
+			if (strcmp(optarg, "own") == 0 || strcmp(optarg, "shared") == 0) {
+				o.shared = strcmp(optarg, "shared") == 0;
+			} else {
+				fprintf(stderr, "bench_scale: --channel: own or shared, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 't':
 			r = parse_u64("timeout-ms", optarg, 1, 3600000, &o.timeout_ms, NULL);
 			break;
@@ -740,7 +770,7 @@ main(int argc, char **argv)
 		case 'h':
 			printf("usage: %s [--cqs=N,N,...] [--samples=N] [--gap-us=US] "
 			       "[--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]\n"
-			       "       [--timeout-ms=MS] [--idle-ms=MS]\n",
+			       "       [--timeout-ms=MS] [--idle-ms=MS] [--channel=own|shared]\n",
 			       argv[0]);
 			return 0;
 		default:
@@ -758,6 +788,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_scale: --gap-us=%" PRIu64 " lets the busy CQ go cold"
 			" (gaps up to 1.5x must stay under --cold-us=%" PRIu64 ")\n",
 			o.gap_us, o.cold_us);
+		return 2;
+	}
+	if (o.shared && o.uring) {
+		fprintf(stderr, "bench_scale: --channel=shared is for sw CQs (--dev=sw)\n");
 		return 2;
 	}
 	for (i = 0; i < o.nsizes; i++) {

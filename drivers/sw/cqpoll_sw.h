@@ -74,6 +74,85 @@ struct cqpoll_cq *cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf);
  */
 int cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
 
+/**
+ * A shared event channel: one event fd for many software CQs, as one verbs
+ * completion channel (ibv_create_comp_channel()) serves many CQs. A CQ
+ * created on it (cqpoll_sw_cq_create_on()) has no eventfd of its own: its
+ * arm, when it fires, puts the CQ on the channel's fired list (once per
+ * arm) and makes the channel's fd readable; a poll group that holds the
+ * channel's CQs polls those that fired, O(fired), not every CQ of the
+ * channel. So 65536 CQs need one descriptor, not 65536.
+ *
+ * Every CQ of a channel belongs in one poll group (or none): the group that
+ * takes the channel's fired list takes it for all of them, so a CQ of the
+ * channel is destroyed on that group's thread (after it left the group),
+ * never by another thread while the group runs. cqpoll_cq_wait()
+ * on one CQ of a busy channel returns 0 ("a shared channel's event") while
+ * other CQs' events are pending: a channel is meant for groups.
+ */
+struct cqpoll_sw_channel;
+
+/**
+ * Create a shared event channel.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @return
+ *   The channel, or NULL with errno set (ENOMEM, or an errno of
+ *   eventfd(2)). The reason is logged.
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_sw_channel *cqpoll_sw_channel_create(void);
+
+/**
+ * Destroy a channel that no CQ uses any more.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param ch
+ *   The channel.
+ * @return
+ *   - 0: destroyed.
+ *   - -EBUSY: CQs created on it still exist (destroy them first); logged.
+ *   - -EINVAL: @p ch is NULL.
+ *
+ * Thread safety: one thread, once no other uses the channel.
+ */
+int cqpoll_sw_channel_destroy(struct cqpoll_sw_channel *ch);
+
+/**
+ * The channel's event fd: the one fd its CQs' cqpoll_cq_event_fd() return.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param ch
+ *   The channel.
+ * @return
+ *   The fd, or -EINVAL if @p ch is NULL.
+ *
+ * Thread safety: safe from any thread while the channel exists.
+ */
+int cqpoll_sw_channel_event_fd(const struct cqpoll_sw_channel *ch);
+
+/**
+ * Create a software CQ whose events go to a shared channel.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param conf
+ *   Configuration, as for cqpoll_sw_cq_create(); NULL for defaults.
+ * @param ch
+ *   The channel, or NULL for the CQ's own eventfd (cqpoll_sw_cq_create()).
+ *   It must outlive the CQ.
+ * @return
+ *   The CQ, or NULL with errno set, as cqpoll_sw_cq_create().
+ *
+ * Thread safety: safe from any thread.
+ */
+struct cqpoll_cq *cqpoll_sw_cq_create_on(const struct cqpoll_sw_conf *conf,
+					 struct cqpoll_sw_channel *ch);
+
 #ifdef __cplusplus
 }
 #endif

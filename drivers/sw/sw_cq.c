@@ -20,6 +20,7 @@ sw_cq_free(struct cqpoll_sw_cq *q)
 {
 	if (q->dev != NULL)
 		q->dev->fini(q->dev_arg);
+	cqpoll_sw_channel_leave(q);
 	if (q->efd >= 0)
 		close(q->efd);
 	cqpoll_mem_free(q->ring);
@@ -39,6 +40,8 @@ sw_wake(void *priv)
 	struct cqpoll_sw_cq *q = priv;
 	const uint64_t one = 1;
 
+	if (q->ch != NULL)
+		return cqpoll_sw_channel_raise(q);
 	/* EAGAIN: the counter is saturated, a wake-up is pending anyway. */
 	if (write(q->efd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
 		return -errno;
@@ -56,6 +59,13 @@ const struct cqpoll_driver_ops cqpoll_sw_ops = {
 
 struct cqpoll_cq *
 cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
+{
+	return cqpoll_sw_cq_create_on(conf, NULL);
+}
+
+struct cqpoll_cq *
+cqpoll_sw_cq_create_on(const struct cqpoll_sw_conf *conf,
+		       struct cqpoll_sw_channel *ch)
 {
 	static const struct cqpoll_sw_conf defaults = { .arm = CQPOLL_ARM_EDGE };
 	struct cqpoll_cq_params params = { .arm = CQPOLL_ARM_EDGE };
@@ -95,6 +105,11 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	}
 	q->efd = -1;
 	q->dev = NULL;
+	q->ch = NULL;
+	q->ch_fired = 0;
+	q->ch_queued = false;
+	q->ch_prev = NULL;
+	q->ch_next = NULL;
 	/* A power of two, 1 included: the phase bit is then the index's own. */
 	q->log2_size = 0;
 	while ((1u << q->log2_size) < size)
@@ -111,8 +126,12 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 	/* Owner 1 everywhere: the first lap writes phase 0, so nothing is valid yet. */
 	for (i = 0; i < size; i++)
 		q->ring[i].owner = 1;
-	q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (q->efd < 0) {
+	/* On a channel, its fd is the channel's: no descriptor of its own. */
+	if (ch != NULL)
+		cqpoll_sw_channel_join(ch, q);
+	else
+		q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ch == NULL && q->efd < 0) {
 		r = -errno;
 		CQPOLL_LOG(ERR, "sw", "cq create: event fds: %s", strerror(-r));
 		sw_cq_free(q);
@@ -133,7 +152,10 @@ cqpoll_sw_cq_create(const struct cqpoll_sw_conf *conf)
 		errno = r;
 		return NULL;
 	}
+	q->handle = cq;
 	cqpoll_cq_set_wake(cq, sw_wake);
+	if (ch != NULL)
+		cqpoll_cq_set_fired(cq, cqpoll_sw_channel_fired);
 	return cq;
 }
 
@@ -158,6 +180,9 @@ cqpoll_sw_set_dev_ops(struct cqpoll_cq *cq, const struct cqpoll_sw_dev_ops *ops,
 		return -EINVAL;
 	if (q->dev != NULL)
 		return -EBUSY;
+	/* The kit's events go through its own fds: not a channel's. */
+	if (q->ch != NULL)
+		return -EINVAL;
 	q->dev_arg = f;
 	q->dev = ops;
 	return 0;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Software CQ events: raising them through an eventfd, and consuming them. */
+/*
+ * Software CQ events: raising them through the CQ's eventfd or its shared
+ * channel (sw_channel.c), and consuming them.
+ */
 
 #include <errno.h>
 #include <unistd.h>
@@ -13,6 +16,9 @@ cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count)
 
 	if (r <= 0)
 		return r;
+	/* One entry on the channel's list, however many events were asked. */
+	if (q->ch != NULL)
+		return cqpoll_sw_channel_raise(q);
 	if (write(q->efd, &count, sizeof(count)) != sizeof(count))
 		return -errno;
 	return 0;
@@ -30,8 +36,11 @@ cqpoll_sw_event_fd(void *priv)
 {
 	struct cqpoll_sw_cq *q = priv;
 
-	int fd = sw_dev_event_fd(q);
+	int fd;
 
+	if (q->ch != NULL)
+		return cqpoll_sw_channel_fd(q);
+	fd = sw_dev_event_fd(q);
 	return fd >= 0 ? fd : q->efd;
 }
 
@@ -54,6 +63,8 @@ cqpoll_sw_event_get(void *priv)
 	uint64_t events = 0;
 	int r;
 
+	if (q->ch != NULL)
+		return cqpoll_sw_channel_event_get(q);
 	r = drain_fd(q->efd, &events);
 	if (r == 0)
 		r = sw_dev_event_get(q, &events);

@@ -87,6 +87,17 @@ struct cqpoll_sw_cq {
 	/* Fault injection: set by the kit only (NULL: none), and its state. */
 	const struct cqpoll_sw_dev_ops *dev;
 	void *dev_arg;
+	/*
+	 * A shared event channel (sw_channel.c), or NULL: the CQ's events go
+	 * to the channel's fired list and fd, not to efd. Set at creation.
+	 */
+	struct cqpoll_sw_channel *ch;
+	struct cqpoll_cq *handle;
+	/* Its arm fired and the event was not taken yet (atomic). */
+	uint32_t ch_fired;
+	/* On the channel's fired list, and its links: under the channel's lock. */
+	bool ch_queued;
+	struct cqpoll_sw_cq *ch_prev, *ch_next;
 };
 
 #define SW_ARMED (1ull << 32)
@@ -191,6 +202,19 @@ int cqpoll_sw_event_get(void *priv);
 int cqpoll_sw_raise(struct cqpoll_sw_cq *q, int consumer);
 /* Deliver @p count events (through the device table's delay, if any). INTERNAL. */
 int cqpoll_sw_deliver(struct cqpoll_sw_cq *q, uint64_t count);
+/*
+ * Shared event channel (sw_channel.c). A CQ joins at creation and leaves at
+ * destruction; its raise marks it fired and puts it on the channel's fired
+ * list once; the consumer takes the list (cqpoll_sw_channel_fired, the
+ * driver's cqpoll_cq_fired_t) or one CQ's event (event_get).
+ */
+int cqpoll_sw_channel_join(struct cqpoll_sw_channel *ch, struct cqpoll_sw_cq *q);
+void cqpoll_sw_channel_leave(struct cqpoll_sw_cq *q);
+int cqpoll_sw_channel_raise(struct cqpoll_sw_cq *q);
+int cqpoll_sw_channel_fd(const struct cqpoll_sw_cq *q);
+int cqpoll_sw_channel_event_get(struct cqpoll_sw_cq *q);
+int cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max);
+
 /* Where the next entry will appear (cqpoll_monitor.h). */
 int cqpoll_sw_get_monitor_addr(void *priv, struct cqpoll_monitor_cond *cond);
 

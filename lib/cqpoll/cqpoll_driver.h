@@ -257,6 +257,50 @@ typedef int (*cqpoll_cq_wait_t)(void *priv, int timeout_ms);
  */
 int cqpoll_cq_set_wait(struct cqpoll_cq *cq, cqpoll_cq_wait_t wait);
 
+/**
+ * A driver's answer to "which CQs of this shared event fd fired": for CQs
+ * that share one event fd (a completion channel), the consumer of the fd
+ * asks once per readiness instead of asking each CQ of the fd in turn
+ * (verbs: ibv_get_cq_event() names the CQ). The driver consumes the fd's
+ * pending events and stores the CQs whose arm fired, each once with its
+ * event consumed (the core counts one event per CQ), FIFO. Where it stores
+ * @p max CQs and more remain, it leaves the fd readable (or the caller asks
+ * again). A CQ whose event was already taken by its own event_get is not
+ * stored again.
+ *
+ * @param priv
+ *   The driver state of any CQ on the fd.
+ * @param fired
+ *   Where to store the CQs that fired.
+ * @param max
+ *   Room in @p fired (> 0).
+ * @return
+ *   The number stored (0..@p max), or -errno: the fd failed (the caller
+ *   polls each CQ of the fd, as after a wake-up).
+ */
+typedef int (*cqpoll_cq_fired_t)(void *priv, struct cqpoll_cq **fired,
+				 unsigned int max);
+
+/**
+ * Give the core the driver's "which CQs fired" (cqpoll_cq_fired_t) for a
+ * CQ on a shared event fd, so that a poll group whose fd is readable polls
+ * the CQs that fired, O(fired), instead of asking each CQ of the fd
+ * (O(CQs on the fd)). Without it the group asks each CQ's event_get. Every
+ * CQ of one fd must give the same function (or none).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param cq
+ *   The CQ, just allocated, not yet in a group.
+ * @param fired
+ *   The driver's function, or NULL for none.
+ * @return
+ *   0, or -EINVAL if @p cq is NULL.
+ *
+ * Thread safety: the creating thread, before the CQ is used.
+ */
+int cqpoll_cq_set_fired(struct cqpoll_cq *cq, cqpoll_cq_fired_t fired);
+
 #ifdef __cplusplus
 }
 #endif

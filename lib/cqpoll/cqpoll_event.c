@@ -41,8 +41,9 @@ ack_unacked(struct cqpoll_cq *cq)
 }
 
 /*
- * What the driver's event_get, or its own wait, returned (@p r): the core's
- * side of taking an event. Returns what cqpoll_cq_event_get() returns.
+ * What the driver's event_get, its own wait or its fired op returned (@p r):
+ * the core's side of taking an event. Returns what cqpoll_cq_event_get()
+ * returns.
  */
 static int
 event_taken(struct cqpoll_cq *cq, int r)
@@ -89,6 +90,24 @@ cqpoll_cq_event_get(struct cqpoll_cq *cq)
 	if (cq->fail_latched)
 		return 1;
 	return event_taken(cq, cq->ops.event_get(cq->fp.priv));
+}
+
+int
+cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
+		     unsigned int max)
+{
+	int i, n;
+
+	if (cq->fired == NULL)
+		return -ENOTSUP;
+	n = cq->fired(cq->fp.priv, fired, max);
+	if (n < 0)
+		return n;
+	/* One event per CQ named: the driver names a CQ once per arm. */
+	for (i = 0; i < n; i++)
+		if (!fired[i]->fail_latched)
+			(void)event_taken(fired[i], 1);
+	return n;
 }
 
 int

@@ -173,6 +173,7 @@ group_free(struct cqpoll_group *g)
 	for (i = 0; i < g->n; i++) {
 		/* The CQ outlives the group: it may be destroyed or added again. */
 		count_waits(g, g->members[i]);
+		g->members[i]->cq->group_member = NULL;
 		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
 	}
@@ -297,6 +298,7 @@ fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
 		if (gfd == NULL)
 			return -ENOMEM;
 		gfd->fd = fd;
+		gfd->fired = m->cq->fired != NULL;
 		ev.data.ptr = gfd;
 		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			r = -errno;
@@ -476,6 +478,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 	g->members[g->n++] = m;
 	g->noracle += m->oracle;
 	cq->group = g;
+	cq->group_member = m;
 	/* Not armed by the group yet: the next transition must arm it. */
 	cqpoll_group_activate(g, m);
 	return 0;
@@ -491,6 +494,7 @@ member_remove(struct cqpoll_group *g, unsigned int i)
 	count_waits(g, m);
 	g->noracle -= m->oracle;
 	fd_detach(g, m);
+	m->cq->group_member = NULL;
 	m->cq->group = NULL;
 	/* Keep the order of the others: polling order is fairness order. */
 	memmove(&g->members[i], &g->members[i + 1],

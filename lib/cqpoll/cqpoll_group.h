@@ -337,8 +337,8 @@ struct cqpoll_group_stats {
 	 * completions visible before the sleep began (see
 	 * cqpoll_cq_stats::timeout_recoveries): the detector that works on
 	 * hardware. After such a timeout the group polls its members for lost
-	 * work: all of them up to 64, else a quarter of the group per timeout,
-	 * taking turns.
+	 * work: all of them up to 256, else 256 per timeout, taking turns (a
+	 * full round takes ceil(n / 256) timeouts).
 	 */
 	uint64_t timeout_recoveries;
 	/** Time awake, from the first iteration on: what is not asleep. */

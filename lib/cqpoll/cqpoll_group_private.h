@@ -53,6 +53,11 @@ struct cqpoll_group_member {
  */
 struct cqpoll_group_fd {
 	int fd;
+	/*
+	 * Its driver names the CQs that fired (cqpoll_cq_set_fired()): a wake
+	 * on it polls those, not each member in turn.
+	 */
+	bool fired;
 	unsigned int pos; /* index in the group's fd list */
 	unsigned int n;
 	unsigned int cap;
@@ -89,8 +94,9 @@ struct cqpoll_group {
 	uint64_t t_net;
 	/*
 	 * When the next health check is due (cqpoll_group_run.c): every
-	 * wait_timeout_ms, whatever the traffic, each armed member is polled
-	 * and its arm rung, so that a silent death is found within two periods.
+	 * wait_timeout_ms, whatever the traffic, the armed members of the next
+	 * slice are polled and their arms rung, so that a silent death is found
+	 * within ceil(n / 256) + 1 periods (two up to 256 members).
 	 */
 	uint64_t t_health;
 	/* Inside the failure callback (in_callback is set too). */
@@ -106,8 +112,9 @@ struct cqpoll_group {
 	/* Members with a device oracle, and where the next check starts. */
 	unsigned int noracle;
 	unsigned int oracle_next;
-	/* Where the safety net's next slice starts. */
+	/* Where the safety net's and the health check's next slices start. */
 	unsigned int net_next;
+	unsigned int health_next;
 	/* Members that may hold completions no event will announce. */
 	struct cqpoll_group_member **active;
 	unsigned int nactive;

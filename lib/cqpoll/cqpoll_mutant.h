@@ -11,6 +11,10 @@
  * -DCQPOLL_MUTANT_<NAME>=1, and link it into their control programs.
  */
 
+/* A sw shared channel drains its fd after taking its fired list. */
+#ifndef CQPOLL_MUTANT_CHANNEL_NAIVE
+#define CQPOLL_MUTANT_CHANNEL_NAIVE 0
+#endif
 /* A cold CQ is armed without the poll that closes the race. */
 #ifndef CQPOLL_MUTANT_COLD_NAIVE
 #define CQPOLL_MUTANT_COLD_NAIVE 0

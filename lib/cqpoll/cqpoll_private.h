@@ -72,6 +72,10 @@ struct cqpoll_cq {
 	cqpoll_cq_wake_t wake;
 	/* The driver's own sleep for cqpoll_cq_wait() (cqpoll_cq_set_wait()). */
 	cqpoll_cq_wait_t wait;
+	/* Names the CQs of a shared fd that fired (cqpoll_cq_set_fired()). */
+	cqpoll_cq_fired_t fired;
+	/* Its member in cqpoll_cq::group (struct cqpoll_group_member), or NULL. */
+	void *group_member;
 };
 
 /*
@@ -90,6 +94,13 @@ int cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r);
  * errno), rung or reported from elsewhere.
  */
 int cqpoll_cq_arm_check(struct cqpoll_cq *cq);
+/*
+ * The CQs of @p cq's shared event fd that fired (cqpoll_cq_fired_t), up to
+ * @p max, each with its event taken as cqpoll_cq_event_get() takes one.
+ * Returns how many were stored, or -errno. Consumer thread only.
+ */
+int cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
+			 unsigned int max);
 
 /* cqpoll_cq::state while a report writes its cause: still alive to readers. */
 #define CQPOLL_CQ_STATE_CLAIMED 0x100

@@ -127,6 +127,15 @@ cqpoll_cq_set_wait(struct cqpoll_cq *cq, cqpoll_cq_wait_t wait)
 	return 0;
 }
 
+int
+cqpoll_cq_set_fired(struct cqpoll_cq *cq, cqpoll_cq_fired_t fired)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	cq->fired = fired;
+	return 0;
+}
+
 /* One poll function per state: a failed CQ is never polled on the device. */
 #define FAILED_POLL(st) \
 static int \

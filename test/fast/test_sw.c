@@ -2,10 +2,12 @@
 /*
  * The software CQ on its own: configuration checks, the owner-bit ring across
  * laps, a full ring refusing entries, each arm semantics' reaction to entries
- * already present, and each injected fault.
+ * already present, each injected fault, and the shared event channel (one
+ * fd for many CQs; a group woken on it polls the CQs that fired).
  */
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 #include "cqpoll.h"
 #include "cqpoll_config.h"
 #include "cqpoll_driver.h"
+#include "cqpoll_group.h"
 #include "cqpoll_sw.h"
 #include "cqpoll_test.h"
 
@@ -361,6 +364,119 @@ test_fault_delays_keep_order(void)
 	return TEST_PASS;
 }
 
+static unsigned int chan_got[3];
+
+static void
+chan_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	void *arg)
+{
+	(void)cq;
+	(void)c;
+	chan_got[(uintptr_t)arg] += n;
+}
+
+static int
+fd_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0);
+}
+
+/*
+ * Three CQs on one channel in one group: one fd for all; two of them get
+ * work while the group is asleep; the wake polls those two once each (the
+ * third is not asked: O(fired)), each counts one event (once per arm, two
+ * posts to one CQ raise once), and the fd is quiet afterwards.
+ */
+static int
+test_channel(void)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT };
+	struct cqpoll_sw_conf sc = { .size = 16, .arm = CQPOLL_ARM_EDGE };
+	struct cqpoll_completion comp = { .wr_id = 1 };
+	struct cqpoll_group_stats st;
+	struct cqpoll_cq_stats cs;
+	struct cqpoll_sw_channel *ch;
+	struct cqpoll_cq *cq[3];
+	struct cqpoll_group *g;
+	uint64_t polls;
+	unsigned int i;
+	int fd;
+
+	TEST_ASSERT_EQ(cqpoll_sw_channel_destroy(NULL), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_sw_channel_event_fd(NULL), -EINVAL);
+	ch = cqpoll_sw_channel_create();
+	TEST_ASSERT(ch != NULL, "channel create");
+	fd = cqpoll_sw_channel_event_fd(ch);
+	TEST_ASSERT(fd >= 0, "channel fd");
+	g = cqpoll_group_create(&gc);
+	TEST_ASSERT(g != NULL, "group");
+	for (i = 0; i < 3; i++) {
+		cq[i] = cqpoll_sw_cq_create_on(&sc, ch);
+		TEST_ASSERT(cq[i] != NULL, "cq %u on the channel", i);
+		TEST_ASSERT_EQ(cqpoll_cq_event_fd(cq[i]), fd);
+		TEST_ASSERT_EQ(cqpoll_group_add(g, cq[i], chan_cb, (void *)(uintptr_t)i), 0);
+	}
+	TEST_ASSERT_EQ(cqpoll_sw_channel_destroy(ch), -EBUSY);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(fd_readable(fd), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[1], &comp), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[1], &comp), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[2], &comp), 0);
+	TEST_ASSERT_EQ(fd_readable(fd), 1);
+	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, &st), 0);
+	polls = st.polls;
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 3);
+	TEST_ASSERT_EQ(cqpoll_group_stats_get(g, &st), 0);
+	TEST_ASSERT_EQ(st.polls - polls, 2);
+	TEST_ASSERT_EQ(st.wakeups_event, 1);
+	TEST_ASSERT(chan_got[0] == 0 && chan_got[1] == 2 && chan_got[2] == 1,
+		    "delivered %u %u %u", chan_got[0], chan_got[1], chan_got[2]);
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq[1], &cs), 0);
+	TEST_ASSERT_EQ(cs.events, 1);
+	TEST_ASSERT_EQ(fd_readable(fd), 0);
+	/* Asleep again: the two woken are armed again, the third still is. */
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(cq[0], &comp), 0);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), 1);
+	TEST_ASSERT_EQ(chan_got[0], 1);
+	cqpoll_group_destroy(g);
+	for (i = 0; i < 3; i++)
+		cqpoll_cq_destroy(cq[i]);
+	TEST_ASSERT_EQ(cqpoll_sw_channel_destroy(ch), 0);
+	return TEST_PASS;
+}
+
+/*
+ * A CQ destroyed while its event waits on the channel's list is taken off
+ * it: the channel names only CQs that exist, and its fd stays as it was.
+ */
+static int
+test_channel_destroy_queued(void)
+{
+	struct cqpoll_sw_conf sc = { .arm = CQPOLL_ARM_LEVEL };
+	struct cqpoll_completion comp = { .wr_id = 1 }, c[4];
+	struct cqpoll_sw_channel *ch = cqpoll_sw_channel_create();
+	struct cqpoll_cq *a, *b;
+
+	TEST_ASSERT(ch != NULL, "channel create");
+	a = cqpoll_sw_cq_create_on(&sc, ch);
+	b = cqpoll_sw_cq_create_on(&sc, ch);
+	TEST_ASSERT(a != NULL && b != NULL, "cqs");
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(a, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(b, c, 4), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(a, &comp), 0);
+	TEST_ASSERT_EQ(cqpoll_sw_post(b, &comp), 0);
+	cqpoll_cq_destroy(a);
+	/* b's own event is still there, through its own event_get. */
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(b), 1);
+	TEST_ASSERT_EQ(cqpoll_cq_event_get(b), 0);
+	cqpoll_cq_destroy(b);
+	TEST_ASSERT_EQ(cqpoll_sw_channel_destroy(ch), 0);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_bad_config),
 	TEST_CASE(test_ring_laps),
@@ -371,6 +487,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_fault_delayed_event),
 	TEST_CASE(test_fault_duplicate_and_spurious),
 	TEST_CASE(test_fault_delays_keep_order),
+	TEST_CASE(test_channel),
+	TEST_CASE(test_channel_destroy_queued),
 };
 
 TEST_MAIN("sw", cases)
