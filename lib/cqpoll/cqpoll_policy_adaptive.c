@@ -92,7 +92,7 @@
  *
  * The running difference still takes a few silences of a slow stretch to
  * cross its margin, each polled at the fast stretch's threshold. Two
- * silences in a row over JUMP mean gaps say the rate fell (on Poisson
+ * silences in a row over `jump` (4) mean gaps say the rate fell (on Poisson
  * gaps one in 3000 pairs, e^-8; after an on/off burst the first gap of the
  * next is short again), so the rate rule decides the next silence at
  * once, as it does while it has been the cheaper. One long silence is not
@@ -181,7 +181,7 @@
 /* Weight of a silence in the two rules' running cost difference: 2^-3. */
 #define EXPERT_SHIFT 3
 /* Two silences in a row this many mean gaps long: the rate fell. */
-#define JUMP 4
+#define JUMP_DEFAULT 4
 
 struct adaptive_state {
 	uint64_t mult;
@@ -198,6 +198,7 @@ struct adaptive_state {
 	uint64_t spin_ns;     /* The threshold: sleep once idle this long. */
 	uint64_t chosen;      /* Silences counted since it was chosen. */
 	uint64_t memory_ns;   /* The silences' half-life; 0: by count alone. */
+	uint64_t jump;        /* Mean gaps two silences last when the rate fell; 0: off. */
 	uint64_t halved_ns;   /* When they were last halved by time. */
 	uint64_t woke_ns;     /* Wake-up reported for the current sleep. */
 	uint64_t lead_ns;     /* The last arrival came this long before last_ns. */
@@ -214,7 +215,7 @@ struct adaptive_state {
 	uint64_t own_b;       /* The threshold's budget at the last arrival. */
 	int64_t diff;         /* Rate rule's cost minus the threshold's (EWMA). */
 	int use_rate;         /* The rate rule has been the cheaper. */
-	int rate_jump;        /* The last two silences were over JUMP mean gaps. */
+	int rate_jump;        /* The last two silences were over jump mean gaps. */
 	uint64_t prev_sil;    /* The silence before the last. */
 	int measured;         /* wake_ns holds a measurement, not the guess. */
 	int woke;             /* woke_ns holds one. */
@@ -246,6 +247,8 @@ set_param(void *ctx, const char *key, size_t klen, const char *val,
 		s->sleep_cpu_ns = v * 1000;
 	else if (cqpoll_policy_key_is(key, klen, "memory_us"))
 		s->memory_ns = v * 1000;
+	else if (cqpoll_policy_key_is(key, klen, "jump") && v <= 1000)
+		s->jump = v;
 	else if (cqpoll_policy_key_is(key, klen, "penalty") && v <= PENALTY_MAX)
 		s->penalty = v;
 	else
@@ -379,6 +382,7 @@ adaptive_init(void *state, const char *args)
 	s->max_spin_ns = MAX_SPIN_US_DEFAULT * 1000;
 	s->probe_ns = PROBE_MS_DEFAULT * 1000000ull;
 	s->memory_ns = MEMORY_US_DEFAULT * 1000ull;
+	s->jump = JUMP_DEFAULT;
 	if (cqpoll_policy_parse_kv(args, set_param, s) < 0 ||
 	    s->min_spin_ns > s->max_spin_ns)
 		return -EINVAL;
@@ -561,9 +565,9 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 					   now_ns - (s->woke ? s->woke_ns : 0));
 
 			experts_seen(s, idle + s->lead_ns);
-			s->rate_jump = s->gap_ns != 0 &&
-				       idle + s->lead_ns > JUMP * s->gap_ns &&
-				       s->prev_sil > JUMP * s->gap_ns;
+			s->rate_jump = s->jump != 0 && s->gap_ns != 0 &&
+				       idle + s->lead_ns > s->jump * s->gap_ns &&
+				       s->prev_sil > s->jump * s->gap_ns;
 			s->prev_sil = idle + s->lead_ns;
 			forget(s, now_ns);
 			if (counted)
