@@ -50,6 +50,9 @@ struct side {
 	uint32_t cq_ci;
 	uint64_t elts[4096];
 	uint16_t elts_head, elts_tail;
+	/* elts_head at each completion request, by CQ index (DPDK's fcqs). */
+	uint16_t fcqs[4096];
+	uint32_t cq_pi;
 };
 
 static struct ibv_context *ctx;
@@ -110,32 +113,36 @@ bench_measure_poll_driver(struct side *s)
 	return n == 1 ? c[0].wr_id : UINT64_MAX;
 }
 
-/* The floor: DPDK's Tx WQE writing and doorbell, for an RDMA write. */
+/*
+ * The floor: DPDK's Tx path (mlx5_tx_burst_tmpl, the no-offload single-send
+ * route mlx5_tx_burst_single_send) writing an RDMA write's WQE. Per request,
+ * as DPDK: the WQE's stores, its element, and the resources counted down and
+ * tested (loc.wqe_free, loc.elts_free). Per burst: the free counts once, the
+ * completion asked on the last WQE after the loop and its elts head kept
+ * (mlx5_tx_request_completion, fcqs), mlx5_doorbell_ring().
+ */
 __attribute__((noinline)) static int
 bench_measure_post_floor(struct side *s, unsigned int burst)
 {
 	const uint16_t mask = (uint16_t)(s->dv.sq.wqe_cnt - 1);
-	uint8_t *wqe = NULL;
-	unsigned int i;
+	uint16_t wqe_free = (uint16_t)(s->dv.sq.wqe_cnt - (uint16_t)(s->wqe_ci - s->wqe_pi));
+	uint16_t elts_free = (uint16_t)(4096 - (uint16_t)(s->elts_head - s->elts_tail));
+	struct mlx5_wqe_ctrl_seg *cs = NULL;
+	unsigned int i = 0;
 
-	/* Room for the burst, once (mlx5_tx_burst's wqe_free). */
-	if ((uint16_t)(s->dv.sq.wqe_cnt - (uint16_t)(s->wqe_ci - s->wqe_pi)) < burst)
+	if (wqe_free == 0 || elts_free == 0)
 		return 0;
-	for (i = 0; i < burst; i++) {
+	for (;;) {
 		const struct cqpoll_mlx5_send_wr *w = &wrs[i];
-		struct mlx5_wqe_ctrl_seg *cs;
-		struct mlx5_wqe_raddr_seg *rs;
-		struct mlx5_wqe_data_seg *ds;
+		uint8_t *wqe = (uint8_t *)s->dv.sq.buf + (size_t)(s->wqe_ci & mask) * MLX5_SEND_WQE_BB;
+		struct mlx5_wqe_raddr_seg *rs = (struct mlx5_wqe_raddr_seg *)(void *)(wqe + 16);
+		struct mlx5_wqe_data_seg *ds = (struct mlx5_wqe_data_seg *)(void *)(wqe + 32);
 
-		wqe = (uint8_t *)s->dv.sq.buf + (size_t)(s->wqe_ci & mask) * MLX5_SEND_WQE_BB;
 		cs = (struct mlx5_wqe_ctrl_seg *)(void *)wqe;
-		rs = (struct mlx5_wqe_raddr_seg *)(void *)(wqe + 16);
-		ds = (struct mlx5_wqe_data_seg *)(void *)(wqe + 32);
 		cs->opmod_idx_opcode = htobe32((uint32_t)s->wqe_ci << 8 | MLX5_OPCODE_RDMA_WRITE);
 		cs->qpn_ds = htobe32(s->qpn << 8 | 3);
-		/* mlx5_tx_cseg_init: flags word, misc 0; completion on the last. */
-		*(uint32_t *)(void *)&cs->signature =
-			htobe32(i == burst - 1 ? MLX5_WQE_CTRL_CQ_UPDATE : 0);
+		/* mlx5_tx_cseg_init: the flags word, no completion yet. */
+		*(uint32_t *)(void *)&cs->signature = 0;
 		cs->imm = 0;
 		rs->raddr = htobe64(w->remote_addr);
 		rs->rkey = htobe32(w->rkey);
@@ -145,40 +152,68 @@ bench_measure_post_floor(struct side *s, unsigned int burst)
 		ds->addr = htobe64(w->sg_list[0].addr);
 		s->elts[s->elts_head++ & 4095] = w->wr_id;
 		s->wqe_ci++;
+		--wqe_free;
+		--elts_free;
+		if (++i == burst || wqe_free == 0 || elts_free == 0)
+			break;
 	}
+	/* mlx5_tx_request_completion: on the burst's last WQE. */
+	*(uint32_t *)(void *)&cs->signature = htobe32(MLX5_WQE_CTRL_CQ_UPDATE);
+	s->fcqs[s->cq_pi++ & 4095] = s->elts_head;
 	/* mlx5_doorbell_ring(). */
 	__asm__ volatile("" ::: "memory");
 	s->dv.dbrec[MLX5_SND_DBR] = htobe32(s->wqe_ci);
 	__asm__ volatile("sfence" ::: "memory");
-	*(volatile uint64_t *)s->dv.bf.reg = *(const uint64_t *)(const void *)wqe;
+	*(volatile uint64_t *)s->dv.bf.reg = *(const uint64_t *)(const void *)cs;
 	__asm__ volatile("sfence" ::: "memory");
-	return (int)burst;
+	return (int)i;
 }
 
-/* mlx5_tx_handle_completion / mlx5_tx_comp_flush, for one CQE. */
+/* check_cqe(): owner and opcode of the CQE at @p ci; 1 software's, 0 not yet, -1 error. */
+static inline int
+floor_check_cqe(const struct side *s, uint32_t ci, const struct mlx5_cqe64 **cqep)
+{
+	const uint32_t n = s->cdv.cqe_cnt;
+	const struct mlx5_cqe64 *cqe = (const struct mlx5_cqe64 *)(const void *)
+		((const uint8_t *)s->cdv.buf + (size_t)(ci & (n - 1)) * 64);
+	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
+
+	*cqep = cqe;
+	if ((op_own & MLX5_CQE_OWNER_MASK) != !!(ci & n) || (op_own >> 4) == MLX5_CQE_INVALID)
+		return 0;
+	__asm__ volatile("" ::: "memory");
+	return (op_own >> 4) == MLX5_CQE_REQ_ERR || (op_own >> 4) == MLX5_CQE_RESP_ERR ? -1 : 1;
+}
+
+/*
+ * mlx5_tx_handle_completion(): CQEs until one the device still owns (at
+ * most MLX5_TX_COMP_MAX_CQE), the
+ * CQ's record, then mlx5_tx_comp_flush(): the last CQE's WQE counter as the
+ * consumer index (the conservative free, §6), the elements up to the head
+ * kept at its request freed; the last one's wr_id handed back.
+ */
 __attribute__((noinline)) static uint64_t
 bench_measure_poll_floor(struct side *s)
 {
-	const uint32_t n = s->cdv.cqe_cnt;
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(void *)
-		((uint8_t *)s->cdv.buf + (size_t)(s->cq_ci & (n - 1)) * 64);
-	uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-	uint16_t last;
-	uint64_t id;
+	const struct mlx5_cqe64 *cqe, *last = NULL;
+	unsigned int count = 2; /* MLX5_TX_COMP_MAX_CQE */
+	uint16_t tail;
+	int r;
 
-	if ((op_own & MLX5_CQE_OWNER_MASK) != !!(s->cq_ci & n) ||
-	    (op_own >> 4) == MLX5_CQE_INVALID)
+	while ((r = floor_check_cqe(s, s->cq_ci, &cqe)) == 1) {
+		s->cq_ci++;
+		last = cqe;
+		if (--count == 0)
+			break;
+	}
+	if (r < 0 || last == NULL)
 		return UINT64_MAX;
 	__asm__ volatile("" ::: "memory");
-	/* The WQE counter is the consumer index (the conservative free, §6). */
-	last = be16toh(cqe->wqe_counter);
-	s->wqe_pi = (uint16_t)(last + 1);
-	id = s->elts[(uint16_t)(s->elts_head - 1) & 4095];
-	s->elts_tail = s->elts_head;
-	s->cq_ci++;
-	__asm__ volatile("" ::: "memory");
 	s->cdv.dbrec[0] = htobe32(s->cq_ci & 0xffffff);
-	return id;
+	s->wqe_pi = be16toh(last->wqe_counter);
+	tail = s->fcqs[(s->cq_ci - 1) & 4095];
+	s->elts_tail = tail;
+	return s->elts[(uint16_t)(tail - 1) & 4095];
 }
 
 /* One round: REQS requests in bursts; the cycles of post and poll only. */

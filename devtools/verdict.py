@@ -24,9 +24,18 @@ Outcomes, for a goal "ratio <= g" (or ">= g"):
   FAIL          the whole interval is on the wrong side
   at the goal   it straddles g but lies within +-10 % of g: a result
   undecided     it straddles g and reaches further: printed with it
+
+Both also write their section of the results page the same way, so that is
+here too: the load-average guard (a page is a verdict on a quiet machine,
+or marked LOADED), the run's conditions (commit, start time, load, command)
+and the section's place on the page.
 """
 import math
+import os
 import statistics
+import subprocess
+import sys
+import time
 
 LEVEL = 0.90          # two-sided confidence level of the interval, at least
 AT_GOAL = 0.10        # "at the goal": the interval within g * (1 +- this)
@@ -120,3 +129,76 @@ def method_text():
             "wholly on the other, 'at the goal' when it straddles the goal "
             "within +-%d %% of it, else undecided (interval printed)" %
             (round(LEVEL * 100), round(AT_GOAL * 100)))
+
+
+# The results page: the guard, the conditions, the section's place.
+
+QUIET_LOAD = 0.3      # load average per CPU above which a page is refused
+
+
+def loaded(load, ncpu):
+    """The machine was not quiet: load average over QUIET_LOAD per CPU."""
+    return load > QUIET_LOAD * max(ncpu, 1)
+
+
+def load_guard(tool, load, ncpu, force):
+    """Whether --page may write the page at @load on @ncpu CPUs: not when
+    loaded unless @force (then the section says LOADED); the refusal is
+    said on stderr, prefixed with @tool."""
+    if not loaded(load, ncpu) or force:
+        return True
+    print("%s: --page: load average %.2f on %d CPUs is over %.1f per "
+          "CPU: not a quiet machine, the page is not rewritten (wait, or "
+          "--force to write it marked LOADED)" % (tool, load, ncpu, QUIET_LOAD),
+          file=sys.stderr)
+    return False
+
+
+def loaded_banner(load, ncpu):
+    """The section's first lines when the run was loaded (else none)."""
+    if not loaded(load, ncpu):
+        return []
+    return ["# LOADED: load average %.2f on %d CPUs before this run (over %.1f "
+            "per CPU): not a verdict on a quiet machine" % (load, ncpu, QUIET_LOAD), ""]
+
+
+def git_commit(top):
+    """The checkout's commit as `git describe --always --dirty` names it."""
+    r = subprocess.run(["git", "-C", top, "describe", "--always", "--dirty",
+                        "--abbrev=12"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def run_conditions(top, script, t0, load_before):
+    """What a section says of its run: commit, command (@script and this
+    process's arguments), start (@t0, UTC), CPUs, load before and now."""
+    return {"commit": git_commit(top),
+            "command": " ".join([script] + sys.argv[1:]),
+            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t0)),
+            "ncpu": os.cpu_count() or 1,
+            "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def write_section(page, sec, begin, end, after=(), before="## Policy lab"):
+    """Put the lines @sec (from @begin to @end) on @page: where the section
+    was; else right after the first of the markers @after found; else before
+    the heading @before; else at the end. The page is replaced at once."""
+    with open(page) as f:
+        text = f.read()
+    if begin in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
+    else:
+        mark = next((m for m in after if m in text), None)
+        if mark is not None:
+            head, tail = text.split(mark, 1)
+            head += mark + "\n\n"
+            tail = tail.lstrip("\n")
+        elif before in text:
+            head, tail = text.split(before, 1)
+            tail = before + tail
+        else:
+            head, tail = text.rstrip("\n") + "\n\n", ""
+    with open(page + ".tmp", "w") as f:
+        f.write(head + "\n".join(sec) + "\n\n" + tail)
+    os.replace(page + ".tmp", page)

@@ -166,6 +166,7 @@ struct tpcq_lab_opts {
 	const char *policies;     /* --sim-policies, ';' between; NULL: defaults */
 	double penalty;           /* --sim-penalty: CPU ns per ns of latency */
 	unsigned int seeds;       /* --sim-seeds: traces of seeds seed.. */
+	bool sched;               /* --sim-sched: placement of groups (lab_sched.c) */
 };
 
 /*

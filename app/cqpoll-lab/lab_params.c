@@ -15,6 +15,7 @@
 
 #include "interrupt.h"
 #include "lab.h"
+#include "lab_sched.h"
 
 /* testpmd-cq's bounds of --rate and --duration, which the lab shares. */
 #define LAB_RATE_MAX 1000000000ULL
@@ -31,6 +32,7 @@ enum {
 	OPT_SIM_POLICIES,
 	OPT_SIM_PENALTY,
 	OPT_SIM_SEEDS,
+	OPT_SIM_SCHED,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +46,7 @@ static const struct option long_opts[] = {
 	{ "sim-policies", required_argument, NULL, OPT_SIM_POLICIES },
 	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
 	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
+	{ "sim-sched", no_argument, NULL, OPT_SIM_SCHED },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -81,6 +84,11 @@ tpcq_lab_usage(FILE *f, const char *prog)
 "  --sim-penalty=X            CPU ns a ns of latency costs (default 1)\n"
 "  --sim-seeds=N              traces of seeds --seed to --seed+N-1, medians\n"
 "                             and spread printed (1..%d, default %d)\n"
+"  --sim-sched                instead of the policies: 64 poll groups on 16\n"
+"                             lcores placed statically, by cqpoll_sched and\n"
+"                             by SPDK's rule, on onoff and diurnal traces at\n"
+"                             a low and a high load (its own rates and\n"
+"                             length; --seed, --sim-seeds, --sim-cost apply)\n"
 "  -h, --help                 show this help\n"
 "\n"
 "Exit status: 0 on a completed run, 1 when the floors cannot be measured or\n"
@@ -196,6 +204,9 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 				r = bad("--sim-penalty: expected a number 0..1e6, "
 					"got '%s'", optarg);
 			break;
+		case OPT_SIM_SCHED:
+			o->sched = true;
+			break;
 		case OPT_SIM_SEEDS:
 			r = parse_u64("sim-seeds", optarg, 1, TPCQ_LAB_SEEDS_MAX,
 				      &seeds);
@@ -230,5 +241,7 @@ tpcq_lab_main(const char *prog, int argc, char **argv)
 		return r > 0 ? TPCQ_LAB_EXIT_OK : TPCQ_LAB_EXIT_USAGE;
 	/* Ctrl-C ends a floor's measurement early instead of the process. */
 	tpcq_signals_install();
+	if (o.sched)
+		return tpcq_lab_sched_run(&o);
 	return tpcq_lab_run(&o);
 }

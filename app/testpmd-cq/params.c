@@ -58,6 +58,9 @@ enum {
 	OPT_PATTERN,
 	OPT_ENGINE,
 	OPT_POLLERS,
+	OPT_GROUPS,
+	OPT_GROUPS_STATIC,
+	OPT_WORK_NS,
 	OPT_FLOORS,
 	OPT_RECORD,
 	OPT_LAB,                  /* the lab's options: only with --sim */
@@ -106,6 +109,9 @@ static const struct option long_opts[] = {
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
 	{ "engine", required_argument, NULL, OPT_ENGINE },
 	{ "pollers", required_argument, NULL, OPT_POLLERS },
+	{ "groups", required_argument, NULL, OPT_GROUPS },
+	{ "groups-static", no_argument, NULL, OPT_GROUPS_STATIC },
+	{ "work-ns", required_argument, NULL, OPT_WORK_NS },
 	{ "interactive", no_argument, NULL, OPT_INTERACTIVE },
 	{ "sweep", no_argument, NULL, OPT_SWEEP },
 	{ "sweep-loads", required_argument, NULL, OPT_SWEEP },
@@ -428,6 +434,17 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_u64("pollers", optarg, 1, TPCQ_POLLERS_MAX, &v);
 			p->pollers = (unsigned int)v;
 			break;
+		case OPT_GROUPS:
+			r = parse_u64("groups", optarg, 1, TPCQ_POLLERS_MAX, &v);
+			p->groups = (unsigned int)v;
+			break;
+		case OPT_GROUPS_STATIC:
+			p->groups_static = true;
+			break;
+		case OPT_WORK_NS:
+			r = parse_u64("work-ns", optarg, 0, 1000000, &v);
+			p->work_ns = (uint32_t)v;
+			break;
 		case OPT_ENGINE:
 			p->engine = tpcq_engine_find(optarg);
 			if (p->engine == NULL)
@@ -546,6 +563,13 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	if (p->pollers > p->cqs)
 		return bad("--pollers=%u: each poller needs a CQ of its own; give "
 			   "--cqs=%u or more", p->pollers, p->pollers);
+	if ((p->groups_static || p->work_ns != 0) && p->groups == 0)
+		return bad("--groups-static, --work-ns: go with --groups");
+	if (p->groups > 0 && (p->groups > p->cqs || p->mode != TPCQ_MODE_INTERRUPT ||
+			      p->interactive || p->sweep.on))
+		return bad("--groups=%u: needs --cqs=%u or more and --mode=interrupt "
+			   "(the pollers sleep when their groups are idle), not -i "
+			   "or --sweep", p->groups, p->groups);
 	if (p->active_cqs > p->cqs)
 		return bad("--active-cqs=%u: more than the %u CQs of --cqs",
 			   p->active_cqs, p->cqs);

@@ -25,6 +25,10 @@ struct tpcq_params {
 	bool cqe_compress;        /* mlx5-emu: the device compresses CQEs */
 	bool cqe_compress_enhanced; /* ... in the enhanced layout */
 	unsigned int pollers;     /* poller lcores, each with its own group */
+	/* --groups: poll groups over the pollers, placed by cqpoll_sched; 0: off */
+	unsigned int groups;
+	bool groups_static;       /* --groups-static: never moved (a control) */
+	uint32_t work_ns;         /* --work-ns: a handler's work per completion */
 	const char *policy;       /* adaptive mode: policy spec, e.g. "spin:50" */
 	const struct cqpoll_policy_ops *policy_ops; /* NULL unless adaptive */
 	const char *policy_args;  /* in policy, after ':'; NULL if none */

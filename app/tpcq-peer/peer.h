@@ -8,7 +8,8 @@
  * as testpmd-cq's devices), a receiver thread waits for each message with
  * the stack's own wait (busy progress, ucp_worker_wait(), fi_cq_read() spin,
  * fi_cq_sread(), io_uring_wait_cqe(), busy peek, DEFER_TASKRUN with
- * io_uring_get_events()), and no cqpoll code runs. Latency is one way, from
+ * io_uring_get_events(), rte_eth_rx_burst() busy and DPDK's l3fwd-power
+ * loop), and no cqpoll code runs. Latency is one way, from
  * the post time the sender records to the receiver's read; CPU is the
  * receiver's (testpmd-cq's cpu_pct: the poller's).
  */
@@ -41,11 +42,25 @@ struct peer_run {
 	struct tpcq_hist *lat;
 	uint64_t rx_cpu_ns, rx_wall_ns;
 	int error;
+	/*
+	 * Set by a peer that sleeps on an interrupt (ethdev-l3fwd-power), in
+	 * testpmd-cq's terms: sleeps (waits), those that ended by their
+	 * timeout, those that then found packets (recoveries), and of these
+	 * the ones holding a packet posted over 1 ms before the timeout ended
+	 * (lost: the sleep began with it queued and no event coming).
+	 */
+	bool counts_sleeps;
+	uint64_t sleeps, wait_timeouts, recoveries, recoveries_lost;
 };
 
 struct peer_transport {
 	const char *name;                 /* "ucx", "ofi", "uring" */
 	const char *const *waits;         /* NULL-terminated */
+	/*
+	 * Threads left on the CPUs open() gave the process (the EAL's lcores
+	 * for a DPDK port, as testpmd-cq runs them), not pinned by --cpus.
+	 */
+	bool unpinned;
 	int (*open)(struct peer_run *r, void **priv);
 	/* Sender thread: message @p seq; 0, or < 0 (fatal). */
 	int (*send)(void *priv, uint64_t seq);
@@ -83,6 +98,6 @@ peer_stopping(struct peer_run *r)
 	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
 }
 
-extern const struct peer_transport peer_ucx, peer_ofi, peer_uring;
+extern const struct peer_transport peer_ucx, peer_ofi, peer_uring, peer_ethdev;
 
 #endif /* TPCQ_PEER_H */

@@ -9,6 +9,7 @@
  *   ucx-busy, ucx-wait      --dev=ucx:tcp|ucx:posix|ucx:sysv
  *   ofi-spin, ofi-sread     --dev=ofi:tcp
  *   uring-wait, uring-peek, uring-defer   --dev=uring
+ *   ethdev-busy, ethdev-l3fwd-power       --dev=ethdev:virtio_user
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +32,9 @@ static const struct peer_transport *const transports[] = {
 #endif
 #ifdef TPCQ_PEER_URING
 	&peer_uring,
+#endif
+#ifdef TPCQ_PEER_ETHDEV
+	&peer_ethdev,
 #endif
 };
 
@@ -88,7 +92,8 @@ sender(void *arg)
 	uint64_t t0, end, seq = 0, gap;
 	int rc = 0;
 
-	pin(r->cpu_tx);
+	if (!c->t->unpinned)
+		pin(r->cpu_tx);
 	gap = r->pingpong ? 0 : (uint64_t)(1e9 / r->rate);
 	t0 = peer_now_ns();
 	end = t0 + (uint64_t)(r->duration * 1e9);
@@ -133,7 +138,8 @@ receiver(void *arg)
 	struct ctx *c = arg;
 	uint64_t cpu0, t0;
 
-	pin(c->r->cpu_rx);
+	if (!c->t->unpinned)
+		pin(c->r->cpu_rx);
 	t0 = peer_now_ns();
 	cpu0 = thread_cpu_ns();
 	c->rc = c->t->receive(c->priv, c->r);
@@ -214,23 +220,39 @@ parse(int argc, char **argv, struct peer_run *r, const char **json)
 	return 0;
 }
 
+/* testpmd-cq's names; wakeups_per_s counts sleeps, as its waits. */
 static void
-print_json(FILE *f, const struct peer_run *r, double cpu_process)
+print_sleeps(FILE *f, const struct peer_run *r)
+{
+	if (!r->counts_sleeps)
+		return;
+	fprintf(f, "\"waits\": %llu, \"wakeups_per_s\": %.1f, \"wait_timeouts\": %llu, "
+		"\"timeout_recoveries\": %llu, \"recoveries_lost\": %llu, ",
+		(unsigned long long)r->sleeps,
+		r->rx_wall_ns != 0 ? (double)r->sleeps * 1e9 / (double)r->rx_wall_ns : 0.0,
+		(unsigned long long)r->wait_timeouts, (unsigned long long)r->recoveries,
+		(unsigned long long)r->recoveries_lost);
+}
+
+static void
+print_json(FILE *f, const struct peer_run *r, double cpu_process, bool pinned)
 {
 	const struct tpcq_hist *h = r->lat;
 	double secs = r->duration;
 
 	fprintf(f, "{\"peer\": \"%s\", \"dev\": \"%s\", \"engine\": \"%s\", "
 		"\"rate\": %.0f, \"duration_s\": %.3f, \"cpus\": [%d, %d], "
-		"\"posted\": %llu, \"completions\": %llu, "
-		"\"latency_ns\": {\"samples\": %llu, \"p50\": %llu, \"p90\": %llu, "
+		"\"pinned\": %s, \"posted\": %llu, \"completions\": %llu, ",
+		r->peer, r->dev, r->pingpong ? "pingpong" : "rate",
+		r->pingpong ? 0.0 : r->rate, secs, r->cpu_rx, r->cpu_tx,
+		pinned ? "true" : "false",
+		(unsigned long long)r->posted, (unsigned long long)r->consumed);
+	print_sleeps(f, r);
+	fprintf(f, "\"latency_ns\": {\"samples\": %llu, \"p50\": %llu, \"p90\": %llu, "
 		"\"p99\": %llu, \"p99.9\": %llu, \"max\": %llu}, "
 		"\"cpu_pct\": %.1f, \"cpu_pct_process\": %.1f, "
 		"\"rx_cpu_ns\": %llu, \"cpu_ns_per_completion\": %.1f, "
 		"\"completions_per_s\": %.0f}\n",
-		r->peer, r->dev, r->pingpong ? "pingpong" : "rate",
-		r->pingpong ? 0.0 : r->rate, secs, r->cpu_rx, r->cpu_tx,
-		(unsigned long long)r->posted, (unsigned long long)r->consumed,
 		(unsigned long long)h->count,
 		(unsigned long long)tpcq_hist_quantile(h, 0.5),
 		(unsigned long long)tpcq_hist_quantile(h, 0.9),
@@ -308,14 +330,14 @@ main(int argc, char **argv)
 			r->error != 0 ? r->error : c.rc);
 		return 1;
 	}
-	print_json(stdout, r, cpu_process);
+	print_json(stdout, r, cpu_process, !c.t->unpinned);
 	if (json != NULL) {
 		f = fopen(json, "w");
 		if (f == NULL) {
 			fprintf(stderr, PEER_PROG ": %s: %s\n", json, strerror(errno));
 			return 1;
 		}
-		print_json(f, r, cpu_process);
+		print_json(f, r, cpu_process, !c.t->unpinned);
 		fclose(f);
 	}
 	if (r->consumed != r->posted) {

@@ -384,7 +384,8 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
  *   - -EINVAL: NULL argument, @p n 0, the QP not yet in RTS, or the first
  *     request is invalid (opcode, more entries than max_send_sge, inline
  *     over max_inline_data or on a read or atomic, an atomic whose entry is
- *     not 8 bytes); the reason is logged.
+ *     not 8 bytes, a WQE of more than 63 16-byte units); the reason is
+ *     logged.
  *
  * Thread safety: one thread posts sends on a QP at a time.
  */

@@ -115,7 +115,6 @@ static void
 qp_free(struct cqpoll_mlx5_qp *qp)
 {
 	free(qp->sq_wrid);
-	free(qp->sq_nbb);
 	free(qp->rq_wrid);
 	free(qp);
 }
@@ -139,6 +138,15 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 	qp->max_recv_sge = attr->cap.max_recv_sge < qp->rq_max_gs ?
 		attr->cap.max_recv_sge : qp->rq_max_gs;
 	qp->max_inline = attr->cap.max_inline_data;
+	/*
+	 * The post's common path: control, remote address and the entries in
+	 * at most 63 DS (what the control segment can say); its largest WQE
+	 * rounded up to a power of two of blocks.
+	 */
+	qp->fast_max_sge = qp->max_send_sge < CQPOLL_MLX5_FAST_SGE_MAX ?
+		qp->max_send_sge : CQPOLL_MLX5_FAST_SGE_MAX;
+	for (qp->fast_shift = 0; (1u << qp->fast_shift) < (2 + qp->fast_max_sge + 3) / 4;)
+		qp->fast_shift++;
 	qp->qpn_ds = qp->ibqp->qp_num << 8;
 	qp->state = IBV_QPS_RESET;
 	qp->caps = (struct cqpoll_mlx5_qp_caps){
@@ -152,9 +160,8 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 		.rq_wqe_cnt = qp->rq_cnt,
 	};
 	qp->sq_wrid = calloc(qp->sq_cnt, sizeof(*qp->sq_wrid));
-	qp->sq_nbb = calloc(qp->sq_cnt, sizeof(*qp->sq_nbb));
 	qp->rq_wrid = calloc(qp->rq_cnt != 0 ? qp->rq_cnt : 1, sizeof(*qp->rq_wrid));
-	return qp->sq_wrid != NULL && qp->sq_nbb != NULL && qp->rq_wrid != NULL ? 0 : -ENOMEM;
+	return qp->sq_wrid != NULL && qp->rq_wrid != NULL ? 0 : -ENOMEM;
 }
 
 static struct cqpoll_mlx5_qp *

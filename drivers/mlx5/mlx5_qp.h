@@ -19,6 +19,8 @@ struct ibv_qp;
 
 /* QPs one CQ can serve; a CQ's completions are matched against them by number. */
 #define CQPOLL_MLX5_QP_PER_CQ 16
+/* Entries of a WQE of the post's common path: with control and remote address, DS <= 63. */
+#define CQPOLL_MLX5_FAST_SGE_MAX 61u
 
 struct cqpoll_mlx5_qp {
 	/* Send queue, poster's thread; the tail is the poller's. */
@@ -33,8 +35,9 @@ struct cqpoll_mlx5_qp {
 	uint32_t bf_size;         /* 0: one half only; else the offset toggles */
 	uint32_t bf_offset;
 	uint64_t *sq_wrid;        /* by WQEBB index of a WQE's first block */
-	uint8_t *sq_nbb;          /* WQEBBs of the WQE starting there */
 	uint32_t max_send_sge;
+	uint32_t fast_max_sge;    /* entries of the post's common path (DS < 64) */
+	uint32_t fast_shift;      /* its largest WQE fits in 2^fast_shift WQEBBs */
 	uint32_t max_inline;
 	/* Receive queue. */
 	uint8_t *rq_buf;
@@ -62,7 +65,5 @@ struct cqpoll_mlx5_qp_set {
 
 /* The poll of a CQ that serves QPs: its own, then wr_ids and retirement. */
 int cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
-/* Give @p c its wr_id and retire its work, if it is a completion of a QP of @p s. */
-void cqpoll_mlx5_qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c);
 
 #endif /* CQPOLL_MLX5_QP_H */

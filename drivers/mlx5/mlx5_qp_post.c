@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 
 #include <infiniband/verbs.h>
 
@@ -121,77 +122,41 @@ wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint3
 	return ctrl;
 }
 
-/* fm_ce_se by the SIGNALED, INLINE, FENCE and SOLICITED flags (as wqe_write). */
-#define FM_CE_SE(f) ((uint8_t)(((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
-	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
-	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0)))
-static const uint8_t fm_ce_se_of[16] = {
-	FM_CE_SE(0), FM_CE_SE(1), FM_CE_SE(2), FM_CE_SE(3), FM_CE_SE(4), FM_CE_SE(5),
-	FM_CE_SE(6), FM_CE_SE(7), FM_CE_SE(8), FM_CE_SE(9), FM_CE_SE(10), FM_CE_SE(11),
-	FM_CE_SE(12), FM_CE_SE(13), FM_CE_SE(14), FM_CE_SE(15),
-};
-/* Opcodes of the common path: the immediate is kept for the *_IMM ones. */
-static const uint32_t imm_mask_of[CQPOLL_MLX5_WR_RDMA_READ + 1] = {
-	[CQPOLL_MLX5_WR_SEND_IMM] = 0xffffffffu,
-	[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = 0xffffffffu,
-};
-
-/* What the common path reads of the QP, kept in registers across the stores to the ring. */
-struct ring {
-	uint8_t *buf;
-	/* Last start of a WQE of max_sge entries that does not cross the end. */
-	const uint8_t *last_start;
-	uint32_t mask;
-	uint32_t max_sge;
-	uint32_t max_nbb;   /* blocks of such a WQE */
-	uint32_t qpn_ds;
-};
-
 /*
- * The common WQE: a send, write or read with data segments, not crossing
- * the ring's end. One pass, no per-segment wrap test, flags by table; the
- * request's fields are read before the first store (which could alias
- * them). Returns its control segment, or NULL to leave it to the general
- * path.
+ * The common path's tables, one object so that one register holds their
+ * base: by the SIGNALED, INLINE, FENCE and SOLICITED flags, bytes 8-11 of
+ * the control segment (signature, two reserved, fm_ce_se) as one
+ * little-endian word, as wqe_write sets them, for one store as DPDK's
+ * mlx5_tx_cseg_init; by opcode (send, write, read), the WQE opcode and which
+ * immediate is kept.
  */
-static inline uint8_t *
-wqe_fast(const struct ring *rg, const struct cqpoll_mlx5_send_wr *wr, uint32_t head,
-	 uint32_t room, uint32_t *dsp)
-{
-	const uint32_t op = wr->opcode, nsge = wr->num_sge, flags = wr->flags;
-	const struct cqpoll_mlx5_sge *sg = wr->sg_list;
-	const uint64_t raddr = wr->remote_addr;
-	const uint32_t rkey = wr->rkey, imm = wr->imm_data;
-	uint8_t *ctrl = rg->buf + (size_t)(head & rg->mask) * MLX5_SEND_WQE_BB;
-	uint8_t *seg = ctrl + CQPOLL_MLX5_WQE_DS;
-	uint32_t i, ds;
-
-	/* One to max_sge entries, room for the largest such WQE, before the end. */
-	if (__builtin_expect(op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
-			     nsge - 1u >= rg->max_sge || room < rg->max_nbb ||
-			     ctrl > rg->last_start || sg == NULL, 0))
-		return NULL;
-	if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
-		cqpoll_mlx5_wqe_raddr(seg, raddr, rkey);
-		seg += CQPOLL_MLX5_WQE_DS;
-	}
-	if (nsge == 1 && sg[0].length != 0) {
-		cqpoll_mlx5_wqe_data(seg, sg[0].length, sg[0].lkey, sg[0].addr);
-		seg += CQPOLL_MLX5_WQE_DS;
-	} else {
-		for (i = 0; i < nsge; i++) {
-			if (sg[i].length == 0)
-				continue;
-			cqpoll_mlx5_wqe_data(seg, sg[i].length, sg[i].lkey, sg[i].addr);
-			seg += CQPOLL_MLX5_WQE_DS;
-		}
-	}
-	ds = (uint32_t)(seg - ctrl) / CQPOLL_MLX5_WQE_DS;
-	cqpoll_mlx5_wqe_ctrl(ctrl, head, wr_opcode[op], rg->qpn_ds, ds,
-			     fm_ce_se_of[flags & 0xf], imm & imm_mask_of[op]);
-	*dsp = ds;
-	return ctrl;
-}
+#define FM_CE_SE(f) ((uint32_t)(((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0)) << 24)
+struct fast_op {
+	uint32_t imm_mask;
+	uint32_t wqe_op;
+};
+static const struct {
+	uint32_t fm_ce_se_word[16];
+	struct fast_op op[CQPOLL_MLX5_WR_RDMA_READ + 1];
+} fast_tab = {
+	.fm_ce_se_word = {
+		FM_CE_SE(0), FM_CE_SE(1), FM_CE_SE(2), FM_CE_SE(3), FM_CE_SE(4), FM_CE_SE(5),
+		FM_CE_SE(6), FM_CE_SE(7), FM_CE_SE(8), FM_CE_SE(9), FM_CE_SE(10), FM_CE_SE(11),
+		FM_CE_SE(12), FM_CE_SE(13), FM_CE_SE(14), FM_CE_SE(15),
+	},
+	.op = {
+		[CQPOLL_MLX5_WR_SEND] = { 0, MLX5_OPCODE_SEND },
+		[CQPOLL_MLX5_WR_SEND_IMM] = { 0xffffffffu, MLX5_OPCODE_SEND_IMM },
+		[CQPOLL_MLX5_WR_RDMA_WRITE] = { 0, MLX5_OPCODE_RDMA_WRITE },
+		[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = { 0xffffffffu, MLX5_OPCODE_RDMA_WRITE_IMM },
+		[CQPOLL_MLX5_WR_RDMA_READ] = { 0, MLX5_OPCODE_RDMA_READ },
+	},
+};
+_Static_assert(offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) ==
+	       offsetof(struct mlx5_wqe_ctrl_seg, signature) + 3,
+	       "fm_ce_se is the last byte of the word at the signature");
 
 /*
  * One doorbell for the burst (§4.1): the WQEs before the record, the record
@@ -199,7 +164,7 @@ wqe_fast(const struct ring *rg, const struct cqpoll_mlx5_send_wr *wr, uint32_t h
  * first 8 bytes to the BlueFlame register, flushed out of the write-combining
  * buffer; the next doorbell goes to the other half.
  */
-static void
+static inline __attribute__((always_inline)) void
 ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
 {
 	uint64_t w;
@@ -217,47 +182,220 @@ ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
 /*
  * Every other WQE (inline, atomics, across the ring's end, a ring nearly
  * full, invalid): out of line, so that the common loop keeps its registers.
- * NULL with *why set (invalid) or not (no room).
+ * Returns the WQE's blocks; 0 with *why set (invalid) or not (no room).
  */
-static __attribute__((noinline)) uint8_t *
+static __attribute__((noinline)) uint32_t
 post_slow(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsigned int i,
-	  uint32_t head, uint32_t *used, uint32_t *nbb, const char **why)
+	  uint32_t head, const char **why)
 {
-	uint32_t ds;
+	uint32_t ds, nbb;
 
 	*why = wr_invalid(qp, wr);
+	if (*why == NULL && (ds = wr_ds(wr)) > CQPOLL_MLX5_WQE_DS_MAX)
+		*why = "a WQE of more than 63 data units (DS)";
 	if (*why != NULL) {
 		CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: request %u: %s",
 			   qp->caps.qp_num, i, *why);
-		return NULL;
+		return 0;
 	}
-	ds = wr_ds(wr);
-	*nbb = (ds + 3) / 4;
+	nbb = (ds + 3) / 4;
 	/* Never over work the device may still read (retired by a completion). */
-	if (*used + *nbb > qp->sq_cnt) {
-		*used = head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
-		if (*used + *nbb > qp->sq_cnt)
-			return NULL;
+	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) + nbb > qp->sq_cnt)
+		return 0;
+	(void)wqe_write(qp, wr, ds, head);
+	qp->sq_wrid[head & (qp->sq_cnt - 1)] = wr->wr_id;
+	return nbb;
+}
+
+/*
+ * The common WQEs (a send, write or read of 1 to max_sge entries, not
+ * inline) that surely fit from @p head: in the free space and before the
+ * ring's end, counted as WQEs of the largest such size (a power of two of
+ * blocks, 2^fast_shift, so that no division is needed). Their loop tests no
+ * room and no wrap; the rest of the burst goes on after it.
+ */
+static inline uint32_t
+fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t tail)
+{
+	uint32_t free_bb = qp->sq_cnt - (head - tail);
+	uint32_t to_end = qp->sq_cnt - (head & (qp->sq_cnt - 1));
+
+	/* No entry allowed: every request is another path's. */
+	if (qp->fast_max_sge == 0)
+		return 0;
+	return (free_bb < to_end ? free_bb : to_end) >> qp->fast_shift;
+}
+
+/*
+ * The control segment of a common WQE as cqpoll_mlx5_wqe_ctrl() writes it, a
+ * word at a time: @p qpn_ds_be the big-endian second word, DS (< 64) its
+ * last byte; the flags' word from a table.
+ */
+static inline __attribute__((always_inline)) void
+fast_ctrl(struct mlx5_wqe_ctrl_seg *c, uint32_t head, uint32_t op, uint32_t qpn_ds_be,
+	  uint32_t flags, uint32_t imm)
+{
+	c->opmod_idx_opcode = htobe32((head & 0xffffu) << 8 | fast_tab.op[op].wqe_op);
+	c->qpn_ds = qpn_ds_be;
+	memcpy(&c->signature, &fast_tab.fm_ce_se_word[flags & 0xf], sizeof(uint32_t));
+	c->imm = imm & fast_tab.op[op].imm_mask;
+}
+
+/* Where the common loop writes: the next WQE, its wr_id record and counter. */
+struct fast_pos {
+	uint8_t *ctrl;
+	const uint8_t *last; /* the last control segment written */
+	uint64_t *wrid;
+	uint32_t head;
+	uint32_t max_sge;
+	uint32_t qpn_ds_be;  /* the control segment's second word but DS, big-endian */
+};
+
+/*
+ * GCC otherwise packs the control segment's four words into one vector store,
+ * eight instructions instead of four stores.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define POST_FAST_ATTR __attribute__((noinline, optimize("no-tree-slp-vectorize")))
+#else
+#define POST_FAST_ATTR __attribute__((noinline))
+#endif
+
+/*
+ * Write the common WQEs of [@p wr, @p end) at @p pos, where they surely fit
+ * (fast_room(): no wrap, no room test); stop at the first other one. Out of
+ * line, so that the few values it keeps are in registers. Returns where it
+ * stopped, @p pos past what it wrote.
+ */
+static POST_FAST_ATTR const struct cqpoll_mlx5_send_wr *
+post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
+	  const struct cqpoll_mlx5_send_wr *end)
+{
+	uint8_t *ctrl = pos->ctrl;
+	uint64_t *wrid = pos->wrid;
+	const uint8_t *last = pos->last;
+	uint32_t head = pos->head;
+	const uint32_t qpn_ds_be = pos->qpn_ds_be;
+
+	for (; wr != end; wr++) {
+		const uint32_t op = wr->opcode, nsge = wr->num_sge, flags = wr->flags;
+		const struct cqpoll_mlx5_sge *sg = wr->sg_list;
+		struct mlx5_wqe_ctrl_seg *c = (struct mlx5_wqe_ctrl_seg *)(void *)ctrl;
+		uint8_t *seg = ctrl + CQPOLL_MLX5_WQE_DS;
+		uint32_t j, ds, nbb;
+
+		/*
+		 * One non-empty entry, not inline: the common request, one WQEBB
+		 * whatever the opcode, DS a constant in each branch (max_sge >= 1
+		 * here, fast_room()).
+		 */
+		if (__builtin_expect(nsge == 1 && op <= CQPOLL_MLX5_WR_RDMA_READ &&
+				     !(flags & CQPOLL_MLX5_SEND_F_INLINE) && sg != NULL &&
+				     sg->length != 0, 1)) {
+			*wrid = wr->wr_id;
+			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
+				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
+				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
+						     sg->addr);
+				fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, flags, wr->imm_data);
+			} else {
+				cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
+				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, flags, wr->imm_data);
+			}
+			last = ctrl;
+			head++;
+			wrid++;
+			ctrl += MLX5_SEND_WQE_BB;
+			continue;
+		}
+		{
+			if (op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
+			    nsge - 1u >= pos->max_sge || sg == NULL)
+				break;
+			*wrid = wr->wr_id;
+			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
+				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
+				seg += CQPOLL_MLX5_WQE_DS;
+			}
+			/* Empty entries get no segment (rdma-core). */
+			for (j = 0; j < nsge; j++) {
+				if (sg[j].length == 0)
+					continue;
+				cqpoll_mlx5_wqe_data(seg, sg[j].length, sg[j].lkey, sg[j].addr);
+				seg += CQPOLL_MLX5_WQE_DS;
+			}
+			ds = (uint32_t)(seg - ctrl) / CQPOLL_MLX5_WQE_DS;
+			fast_ctrl(c, head, op, qpn_ds_be | ds << 24, flags, wr->imm_data);
+			nbb = (ds + 3) / 4;
+		}
+		last = ctrl;
+		head += nbb;
+		wrid += nbb;
+		ctrl += (size_t)nbb * MLX5_SEND_WQE_BB;
 	}
-	return wqe_write(qp, wr, ds, head);
+	pos->ctrl = ctrl;
+	pos->last = last;
+	pos->wrid = wrid;
+	pos->head = head;
+	return wr;
+}
+
+/*
+ * The post of [@p wr, @p wrs + @p n) from @p pos and @p tail onwards, common
+ * WQEs where they surely fit and the others one at a time, then the
+ * doorbell; what cqpoll_mlx5_qp_post_send() returns.
+ */
+static __attribute__((noinline)) int
+post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsigned int n,
+	  const struct cqpoll_mlx5_send_wr *wr, struct fast_pos *pos, uint32_t tail)
+{
+	const struct cqpoll_mlx5_send_wr *end, *wrs_end = wrs + n;
+	const uint32_t mask = qp->sq_cnt - 1;
+	uint32_t head = pos->head, nbb, k;
+	const char *why = NULL;
+
+	for (;;) {
+		k = fast_room(qp, head, tail);
+		end = (size_t)(wrs_end - wr) < k ? wrs_end : wr + k;
+		if (k != 0) {
+			pos->ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+			pos->wrid = &qp->sq_wrid[head & mask];
+			pos->head = head;
+			wr = post_fast(pos, wr, end);
+			head = pos->head;
+			if (wr == wrs_end)
+				break;
+			/* Room for more of the common ones: go on with them. */
+			if (wr == end)
+				continue;
+		}
+		nbb = post_slow(qp, wr, (unsigned int)(wr - wrs), head, &why);
+		if (nbb == 0)
+			break;
+		pos->last = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+		head += nbb;
+		if (++wr == wrs_end)
+			break;
+		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	}
+	if (wr == wrs)
+		return why != NULL ? -EINVAL : -ENOSPC;
+	/* The records before the head that names them (the poller reads them). */
+	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
+	ring_send(qp, pos->last);
+	return (int)(wr - wrs);
 }
 
 int
 cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs,
 			 unsigned int n)
 {
-	const uint8_t *last = NULL;
-	uint32_t ds, nbb = 0, idx, used, head;
-	const char *why = NULL;
-	uint64_t *wrid;
-	uint8_t *ctrl, *nbbs;
-	struct ring rg;
-	unsigned int i;
+	const struct cqpoll_mlx5_send_wr *wr = wrs;
+	struct fast_pos pos;
+	uint32_t head, tail, mask;
 
 	if (qp == NULL || wrs == NULL || n == 0)
 		return -EINVAL;
-	wrid = qp->sq_wrid;
-	nbbs = qp->sq_nbb;
 	/* rdma-core refuses sends before RTS (qp_state_max_gs, §5); error states flush. */
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
 	    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
@@ -266,34 +404,24 @@ cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_sen
 		return -EINVAL;
 	}
 	head = qp->sq_head;
-	used = head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
-	rg = (struct ring){ .buf = qp->sq_buf, .mask = qp->sq_cnt - 1,
-			    .max_sge = qp->max_send_sge, .qpn_ds = qp->qpn_ds,
-			    .max_nbb = (2 + qp->max_send_sge + 3) / 4 };
-	rg.last_start = qp->sq_end - (size_t)(2 + qp->max_send_sge) * CQPOLL_MLX5_WQE_DS;
-	for (i = 0; i < n; i++) {
-		/* The common WQE where it surely fits; anything else below. */
-		ctrl = wqe_fast(&rg, &wrs[i], head, rg.mask + 1 - used, &ds);
-		if (ctrl != NULL) {
-			nbb = (ds + 3) / 4;
-		} else {
-			ctrl = post_slow(qp, &wrs[i], i, head, &used, &nbb, &why);
-			if (ctrl == NULL)
-				break;
+	tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	mask = qp->sq_cnt - 1;
+	pos.max_sge = qp->fast_max_sge;
+	pos.qpn_ds_be = htobe32(qp->qpn_ds);
+	pos.last = NULL;
+	pos.head = head;
+	/* The usual burst: all of it common WQEs where they surely fit. */
+	if (__builtin_expect(fast_room(qp, head, tail) >= n, 1)) {
+		pos.ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
+		pos.wrid = &qp->sq_wrid[head & mask];
+		wr = post_fast(&pos, wrs, wrs + n);
+		if (__builtin_expect(wr == wrs + n, 1)) {
+			__atomic_store_n(&qp->sq_head, pos.head, __ATOMIC_RELEASE);
+			ring_send(qp, pos.last);
+			return (int)n;
 		}
-		idx = head & rg.mask;
-		wrid[idx] = wrs[i].wr_id;
-		nbbs[idx] = (uint8_t)nbb;
-		last = ctrl;
-		head += nbb;
-		used += nbb;
 	}
-	if (i == 0)
-		return why != NULL ? -EINVAL : -ENOSPC;
-	/* The records before the head that names them (the poller reads them). */
-	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
-	ring_send(qp, last);
-	return (int)i;
+	return post_rest(qp, wrs, n, wr, &pos, tail);
 }
 
 int

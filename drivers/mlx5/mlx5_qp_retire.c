@@ -6,10 +6,14 @@
  * swapped at the QP's creation; every other CQ keeps the bare poll.
  */
 
+#include <stddef.h>
+
+#include <infiniband/mlx5dv.h>
+
 #include "cqpoll_mutant.h"
 #include "mlx5_qp.h"
 
-static struct cqpoll_mlx5_qp *
+static inline struct cqpoll_mlx5_qp *
 qp_find(const struct cqpoll_mlx5_qp_set *s, uint32_t qpn)
 {
 	uint32_t i;
@@ -21,12 +25,27 @@ qp_find(const struct cqpoll_mlx5_qp_set *s, uint32_t qpn)
 }
 
 /*
+ * WQEBBs of the WQE that starts at ring index @p idx, from the DS its control
+ * segment gives the device (the byte at offset 7, below 64 as the post
+ * ensures). The poster does not write there again before the WQE is retired,
+ * and the acquire load of the head ordered its stores before this load; so
+ * no per-WQE record is kept for it.
+ */
+static inline uint32_t
+sq_nbb(const struct cqpoll_mlx5_qp *qp, uint32_t idx)
+{
+	const uint8_t *ctrl = qp->sq_buf + (size_t)idx * MLX5_SEND_WQE_BB;
+
+	return ((ctrl[offsetof(struct mlx5_wqe_ctrl_seg, qpn_ds) + 3] & 0x3fu) + 3) / 4;
+}
+
+/*
  * The completion's WQE counter names a WQE posted and not yet retired: its
  * distance from the tail, in the counter's 16 bits, is below what is
  * outstanding. Anything else (a completion of the QP's life before a RESET)
  * is left without wr_id.
  */
-static int
+static inline __attribute__((always_inline)) int
 sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 {
 	uint32_t tail = qp->sq_tail;
@@ -45,15 +64,15 @@ sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 	 * poster may then reuse them.
 	 */
 #if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
-	__atomic_store_n(&qp->sq_tail, tail + qp->sq_nbb[idx], __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->sq_tail, tail + sq_nbb(qp, idx), __ATOMIC_RELEASE);
 #else
-	__atomic_store_n(&qp->sq_tail, at + qp->sq_nbb[idx], __ATOMIC_RELEASE);
+	__atomic_store_n(&qp->sq_tail, at + sq_nbb(qp, idx), __ATOMIC_RELEASE);
 #endif
 	return 1;
 }
 
 /* Receives complete in order; the CQE's counter names the WQE (rdma-core HEAD 7e8db6fbd). */
-static int
+static inline __attribute__((always_inline)) int
 rq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 {
 	uint32_t tail = qp->rq_tail;
@@ -67,8 +86,9 @@ rq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 	return 1;
 }
 
-void
-cqpoll_mlx5_qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
+/* Give @p c its wr_id and retire its work, if it is a completion of a QP of @p s. */
+static inline __attribute__((always_inline)) void
+qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
 {
 	struct cqpoll_mlx5_qp *qp;
 	int done;
@@ -95,6 +115,6 @@ cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	int r = s->inner(priv, comps, n), i;
 
 	for (i = 0; i < r; i++)
-		cqpoll_mlx5_qp_complete(s, &comps[i]);
+		qp_complete(s, &comps[i]);
 	return r;
 }

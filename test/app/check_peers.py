@@ -24,7 +24,28 @@ import tempfile
 
 PEERS = [("ucx-busy", "ucx:posix"), ("ucx-wait", "ucx:tcp"),
          ("ofi-spin", "ofi:tcp"), ("ofi-sread", "ofi:tcp"),
-         ("uring-wait", "uring"), ("uring-peek", "uring"), ("uring-defer", "uring")]
+         ("uring-wait", "uring"), ("uring-peek", "uring"), ("uring-defer", "uring"),
+         ("ethdev-busy", "ethdev:virtio_user"),
+         ("ethdev-l3fwd-power", "ethdev:virtio_user")]
+
+
+def sleeps_ok(peer, eng, j):
+    """l3fwd-power sleeps between packets 500 us apart (over its ~300 us of
+    empty polls) and its Rx interrupt wakes it: most sleeps end by an event,
+    not by the 10 ms timeout (an interrupt never raised would time them all
+    out); a busy loop never sleeps and reports no sleeps."""
+    if peer == "ethdev-busy":
+        return "waits" not in j and j.get("pinned") is False
+    if peer != "ethdev-l3fwd-power":
+        return True
+    ok = j.get("pinned") is False and "waits" in j
+    if ok and eng[-1] == "--rate=2000":
+        ok = j["waits"] > 0 and 2 * j["wait_timeouts"] < j["waits"]
+    print("  %s %s: %d sleeps, %d ended by the timeout, %d then found packets "
+          "(%d holding one posted over 1 ms before)" % (
+              peer, eng[-1], j.get("waits", -1), j.get("wait_timeouts", -1),
+              j.get("timeout_recoveries", -1), j.get("recoveries_lost", -1)))
+    return ok
 
 
 def run(exe):
@@ -49,12 +70,35 @@ def run(exe):
                     j["cpu_ns_per_completion"] > 0 and \
                     abs(j["cpu_ns_per_completion"] * j["completions"] -
                         j["rx_cpu_ns"]) <= j["completions"]
+                ok = ok and sleeps_ok(peer, eng, j)
                 print("%s %s: %d messages, p50 %d ns, cpu %.1f%%: %s" %
                       (peer, eng[-1], j["completions"], j["latency_ns"]["p50"],
                        j["cpu_pct"], "ok" if ok else "FAIL"))
                 if not ok:
                     return 1
                 ran += 1
+    # Negative control: l3fwd-power without its event registration sleeps
+    # until every timeout; sleeps_ok must say so.
+    if any(p == "ethdev-l3fwd-power" for p, _ in PEERS) and ran:
+        eng = ["--engine=rate", "--rate=2000"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "p.json")
+            r = subprocess.run([exe, "--peer=ethdev-l3fwd-power",
+                                "--dev=ethdev:virtio_user,unregistered",
+                                "--duration=0.2", "--json=" + out] + eng,
+                               stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=60)
+            if r.returncode == 2 and "no such peer in this build" in r.stderr:
+                pass
+            elif not os.path.exists(out):
+                print("control: exit %d: %s" % (r.returncode, r.stderr))
+                return 1
+            else:
+                caught = not sleeps_ok("ethdev-l3fwd-power", eng, json.load(open(out)))
+                print("control: l3fwd-power unregistered %s" % (
+                    "caught" if caught else "NOT CAUGHT"))
+                if not caught:
+                    return 1
     # Bad input is refused with exit 2, never a crash.
     r = subprocess.run([exe, "--peer=ucx-nope", "--dev=ucx:tcp"],
                        capture_output=True, text=True, timeout=30)
@@ -70,14 +114,14 @@ ROUND = [1.0, 1.8, 0.7, 1.3, 1.0, 2.5, 0.9, 1.1, 1.6]
 OWN = [0.00, 0.02, -0.02, 0.01, -0.01, 0.03, -0.03, 0.015, -0.015]
 
 
-def records(pts, rounds=9, load="pingpong", rate=0.0, own=0.03):
+def records(pts, rounds=9, load="pingpong", rate=0.0, own=0.03, tr="ucx-tcp"):
     """Made-up raw records: @pts variant -> (p50, p99, cpu ns/completion)."""
     recs = []
     for rnd in range(rounds):
         for i, (v, (p50, p99, cpu)) in enumerate(sorted(pts.items())):
             f = ROUND[rnd % len(ROUND)] * (1 + own / 0.03 *
                                           OWN[(rnd + 2 * i) % len(OWN)])
-            recs.append({"transport": "ucx-tcp", "variant": v, "load": load,
+            recs.append({"transport": tr, "variant": v, "load": load,
                          "round": rnd, "p50": p50 * f, "p99": p99 * f,
                          "cpu": 50.0, "cpu_ns": cpu * f, "rate": rate,
                          "samples": 10000, "lost": 0, "recoveries": 0,
@@ -102,6 +146,9 @@ def verdicts():
             "cqpoll-adaptive": (11, 25, 1500), "ucx-busy": (10, 26, 5000),
             "ucx-wait": (14, 175, 1800)}
     noisy = {"ucx-wait": (14, 25, 1500), "ucx-busy": (10, 25, 1500)}
+    eth = {("ethdev-" + k[4:] if k.startswith("ucx-") else k): v
+           for k, v in good.items()}
+    eth["ethdev-l3fwd-power"] = eth.pop("ethdev-wait")
     cases = [
         # name, records, text in the line, not in it, transports failed
         ("clear", records(good), "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
@@ -121,6 +168,13 @@ def verdicts():
          "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
         ("sender behind", records(good, load=20000, rate=5000),
          "ucx-tcp: undecided: 4 undecided", "PASS", 0),
+        # The DPDK row: the same checks against its busy loop and l3fwd-power.
+        ("ethdev clear", records(eth, tr="ethdev-virtio"),
+         "ethdev-virtio: PASS: 4 PASS (interrupt p50 / ethdev-l3fwd-power's at "
+         "ping-pong, poll p50 / ethdev-busy's at ping-pong", "FAIL", 0),
+        ("ethdev slow", records(dict(eth, **{"cqpoll-interrupt": (20, 100, 2000)}),
+                                tr="ethdev-virtio"),
+         "1 FAIL (interrupt p50 / ethdev-l3fwd-power's at ping-pong)", "undecided", 1),
     ]
     bad = 0
     for name, recs, want, unwanted, fails in cases:

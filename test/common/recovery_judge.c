@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Late or lost: see recovery_judge.h. */
+/*
+ * Late or lost: see recovery_judge.h. The rule and the hook are
+ * lib/common/cqpoll_recovery_judge.h's; this keeps the tests' post records
+ * and counts.
+ */
 
-#include <time.h>
-
-#include "cqpoll_trace.h"
+#include "cqpoll_recovery_judge.h"
+#include "cqpoll_test.h"
 #include "recovery_judge.h"
 
 /* When each post returned; t_end 0 while the post is under way. */
@@ -17,20 +20,7 @@ static struct cqpoll_cq *const *cqs;
 static unsigned int ncqs;
 static const uint64_t *next;
 static uint64_t late[RJ_MAX_CQS], lost[RJ_MAX_CQS], worst[RJ_MAX_CQS];
-
-/* The consumer's sleep, as the hooks saw it (the consumer's thread only). */
-static int asleep;          /* from a sleep hook to a group's wake/transition */
-static uint64_t t_sleep;    /* when it began */
-static uint64_t timeout_ns; /* the last sleep's timeout: also the net's period */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static struct cqpoll_rj_watch watch;
 
 void
 rj_post_begin(unsigned int i, uint64_t seq)
@@ -44,77 +34,56 @@ rj_post_begin(unsigned int i, uint64_t seq)
 void
 rj_post_end(unsigned int i, uint64_t seq)
 {
-	__atomic_store_n(&posts[i][seq % RJ_RING].t_end, now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&posts[i][seq % RJ_RING].t_end, test_now_ns(), __ATOMIC_RELEASE);
+}
+
+static int
+cq_index(const struct cqpoll_cq *cq, unsigned int *i)
+{
+	for (*i = 0; *i < ncqs; (*i)++)
+		if (cqs[*i] == cq)
+			return 1;
+	return 0;
+}
+
+/* The record of the consumer's next expected post; another post's: 0. */
+static int
+post_end(void *arg, const struct cqpoll_cq *cq, uint64_t *t_end)
+{
+	const struct post_rec *pr;
+	uint64_t want, seq;
+	unsigned int i;
+
+	(void)arg;
+	if (!cq_index(cq, &i))
+		return 0;
+	want = __atomic_load_n(&next[i], __ATOMIC_ACQUIRE);
+	pr = &posts[i][want % RJ_RING];
+	/* The sequence number first: a t_end read after it is that post's. */
+	seq = __atomic_load_n(&pr->seq, __ATOMIC_ACQUIRE);
+	*t_end = __atomic_load_n(&pr->t_end, __ATOMIC_ACQUIRE);
+	if (seq != want)
+		*t_end = 0;
+	return 1;
 }
 
 static void
-judge(unsigned int i, uint64_t now)
+verdict(void *arg, const struct cqpoll_cq *cq, enum cqpoll_rj_verdict v,
+	uint64_t early_ns)
 {
-	uint64_t want = __atomic_load_n(&next[i], __ATOMIC_ACQUIRE);
-	const struct post_rec *pr = &posts[i][want % RJ_RING];
-	uint64_t seq = __atomic_load_n(&pr->seq, __ATOMIC_ACQUIRE);
-	uint64_t t_end = __atomic_load_n(&pr->t_end, __ATOMIC_ACQUIRE);
-	uint64_t deadline;
+	unsigned int i;
 
-	if (asleep)
-		deadline = t_sleep + timeout_ns;
-	else
-		deadline = now > timeout_ns ? now - timeout_ns : 0;
-	if (seq != want || t_end == 0 || t_end + RJ_SLACK_NS >= deadline) {
+	(void)arg;
+	if (!cq_index(cq, &i))
+		return;
+	if (v == CQPOLL_RJ_LATE) {
 		__atomic_fetch_add(&late[i], 1, __ATOMIC_RELAXED);
 		return;
 	}
 	__atomic_fetch_add(&lost[i], 1, __ATOMIC_RELAXED);
-	if (deadline - t_end > __atomic_load_n(&worst[i], __ATOMIC_RELAXED))
-		__atomic_store_n(&worst[i], deadline - t_end, __ATOMIC_RELAXED);
+	if (early_ns > __atomic_load_n(&worst[i], __ATOMIC_RELAXED))
+		__atomic_store_n(&worst[i], early_ns, __ATOMIC_RELAXED);
 }
-
-static void
-hook_transition(void *arg, const struct cqpoll_group *g, uint32_t active,
-		uint32_t n, uint32_t found)
-{
-	(void)arg, (void)g, (void)active, (void)n, (void)found;
-	asleep = 0;
-}
-
-static void
-hook_sleep(void *arg, const struct cqpoll_group *g, const struct cqpoll_cq *cq,
-	   int timeout_ms)
-{
-	(void)arg, (void)g, (void)cq;
-	t_sleep = now_ns();
-	timeout_ns = (uint64_t)timeout_ms * 1000000u;
-	asleep = 1;
-}
-
-/*
- * A group reports its wake-up after its net ran; a CQ alone finds what its
- * timeout left at its next poll, after its own wake report: only a group's
- * ends the sleep for the judge.
- */
-static void
-hook_wake(void *arg, const struct cqpoll_group *g, const struct cqpoll_cq *cq,
-	  enum cqpoll_trace_wake why, uint64_t asleep_ns, uint32_t completions)
-{
-	unsigned int i;
-
-	(void)arg, (void)asleep_ns, (void)completions;
-	if (g != NULL) {
-		asleep = 0;
-		return;
-	}
-	if (why != CQPOLL_TRACE_WAKE_RECOVERY)
-		return;
-	for (i = 0; i < ncqs; i++)
-		if (cqs[i] == cq)
-			judge(i, now_ns());
-}
-
-static const struct cqpoll_trace_hook hook = {
-	.transition = hook_transition,
-	.sleep = hook_sleep,
-	.wake = hook_wake,
-};
 
 void
 rj_init(struct cqpoll_cq *const *c, unsigned int n, const uint64_t *nx)
@@ -122,13 +91,14 @@ rj_init(struct cqpoll_cq *const *c, unsigned int n, const uint64_t *nx)
 	cqs = c;
 	ncqs = n < RJ_MAX_CQS ? n : RJ_MAX_CQS;
 	next = nx;
-	cqpoll_trace_set_hook(&hook);
+	watch = (struct cqpoll_rj_watch){ .post_end = post_end, .verdict = verdict };
+	cqpoll_rj_watch_all(&watch);
 }
 
 void
 rj_fini(void)
 {
-	cqpoll_trace_set_hook(NULL);
+	cqpoll_rj_unwatch_all();
 	ncqs = 0;
 }
 

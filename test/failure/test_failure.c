@@ -42,6 +42,7 @@
 #include "cqpoll.h"
 #include "cqpoll_group.h"
 #include "cqpoll_test.h"
+#include "failure_harness.h"
 #ifdef CQPOLL_TEST_VERBS
 #include <infiniband/verbs.h>
 
@@ -52,7 +53,7 @@
 #include "cqpoll_mlx5_emu.h"
 #endif
 
-#define NCQ 8
+#define NCQ FH_NCQ
 #define VICTIM 3
 #define PER_CQ 1000
 #define VICTIM_OK (PER_CQ / 2)  /* completions the victim delivers before it fails */
@@ -82,7 +83,6 @@ enum driver { DRV_SW = 0, DRV_MLX5, DRV_VERBS };
  * times, since two cores shared with other work can stall any thread for
  * milliseconds. A wake-up that waits for the safety net is late every time.
  */
-#define TEST_LATE 2
 #define LATE_TRIES 3
 
 struct kind {
@@ -107,35 +107,19 @@ static const struct kind kinds[] = {
 	{ "silent", -ENODEV, CQPOLL_CQ_STATE_DEVICE_LOST, 0, CQPOLL_SW_EMU_FAIL_F_SILENT, -1 },
 };
 
-struct cq_rx {
-	uint64_t next;       /* next wr_id expected */
-	uint64_t got;        /* completions delivered (atomic: the producer reads) */
-	int bad;             /* out of order, duplicate or wrong status */
-};
-
 struct round {
+	struct fh_round fr;  /* first: the harness's callbacks get it */
 	enum driver drv;
 	const struct kind *k;
 	enum window win;
 	enum cqpoll_group_mode mode;
 	uint32_t timeout_ms;
-	struct cqpoll_group *g;
-	struct cqpoll_cq *cq[NCQ];
-	struct cq_rx rx[NCQ];
 	uint64_t flush_ids[NFLUSH];
 	/* The producer stopped posting to the victim: the hook may fail it. */
 	int handoff;
 	int fired;           /* the failure was injected (once) */
 	int injected;        /* ... and the injecting call has returned */
 	int fired_in_window; /* by the arm hook */
-	uint64_t t_fail;
-	/* What the failure callback saw. */
-	int reports;
-	uint64_t t_report;
-	int report_ok;
-	char report_err[256];
-	int group_done;
-	int run_ret;
 #ifdef CQPOLL_TEST_MLX5
 	/* mlx5: the victim's context and channel, and the others'. */
 	struct ibv_context *ctx[2];
@@ -148,20 +132,20 @@ inject(struct round *rd)
 {
 	int r;
 
-	__atomic_store_n(&rd->t_fail, test_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&rd->fr.t_fail, test_now_ns(), __ATOMIC_RELEASE);
 #ifdef CQPOLL_TEST_MLX5
 	if (rd->drv == DRV_MLX5)
-		r = cqpoll_mlx5_emu_fail(rd->cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
+		r = cqpoll_mlx5_emu_fail(rd->fr.cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
 					 rd->flush_ids, rd->k->nflush);
 	else
 #endif
 #ifdef CQPOLL_TEST_VERBS
 	if (rd->drv == DRV_VERBS)
-		r = cqpoll_verbs_emu_fail(rd->cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
+		r = cqpoll_verbs_emu_fail(rd->fr.cq[VICTIM], (enum ibv_event_type)rd->k->ibv_event,
 					  rd->flush_ids, rd->k->nflush);
 	else
 #endif
-	r = cqpoll_sw_emu_fail(rd->cq[VICTIM], rd->k->error, rd->flush_ids,
+	r = cqpoll_sw_emu_fail(rd->fr.cq[VICTIM], rd->k->error, rd->flush_ids,
 			       rd->k->nflush, rd->k->flags);
 	if (r != 0)
 		fprintf(stderr, "injecting the failure: %s\n", strerror(-r));
@@ -181,71 +165,26 @@ arm_hook(void *arg)
 	inject(rd);
 }
 
-static void
-on_comps(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
-	 unsigned int n, void *arg)
-{
-	struct round *rd = arg;
-	struct cq_rx *rx = NULL;
-	unsigned int i, q;
-
-	for (q = 0; q < NCQ; q++)
-		if (rd->cq[q] == cq)
-			rx = &rd->rx[q];
-	if (rx == NULL)
-		return;
-	for (i = 0; i < n; i++) {
-		uint8_t want = CQPOLL_STATUS_SUCCESS;
-
-		if (rx == &rd->rx[VICTIM] && rx->next >= VICTIM_OK)
-			want = CQPOLL_STATUS_WR_FLUSH_ERR;
-		/* mlx5 names the request by its WQE counter (contract.md, 10). */
-		uint64_t id = (c[i].flags & CQPOLL_COMPLETION_F_WQE_COUNTER) ?
-			c[i].wqe_counter : c[i].wr_id;
-
-		if (id != rx->next || c[i].status != want) {
-			if (rx->bad++ == 0)
-				fprintf(stderr, "cq %u: got id %llu status %u, want %llu status %u\n",
-					q, (unsigned long long)id, c[i].status,
-					(unsigned long long)rx->next, want);
-		}
-		rx->next = id + 1;
-		__atomic_store_n(&rx->got, rx->got + 1, __ATOMIC_RELEASE);
-	}
-}
-
-#define REPORT_FAIL(...) do { \
-	snprintf(rd->report_err, sizeof(rd->report_err), __VA_ARGS__); \
-	return; \
-} while (0)
-
 /* What an application does when told: look, then destroy the CQ. */
 static void
-check_failed(struct round *rd, struct cqpoll_cq *cq, const struct cqpoll_cq_failure *f)
+check_failed(struct fh_round *fr, struct cqpoll_cq *cq, const struct cqpoll_cq_failure *f)
 {
-	struct cqpoll_completion c[4];
+	struct round *rd = (struct round *)fr;
 	struct cqpoll_cq_info info;
 	uint64_t t0;
 	int r;
 
-	if (cq != rd->cq[VICTIM])
-		REPORT_FAIL("the callback named cq %p, not the victim", (void *)cq);
+	if (cq != fr->cq[VICTIM])
+		FH_REPORT_FAIL(fr, "the callback named cq %p, not the victim", (void *)cq);
 	if (f->state != rd->k->state || f->error != rd->k->error || f->cause == NULL)
-		REPORT_FAIL("reported state %s error %d cause %s, want %s %d",
-			    cqpoll_cq_state_name(f->state), f->error,
-			    f->cause != NULL ? f->cause : "NULL",
-			    cqpoll_cq_state_name(rd->k->state), rd->k->error);
+		FH_REPORT_FAIL(fr, "reported state %s error %d cause %s, want %s %d",
+			       cqpoll_cq_state_name(f->state), f->error,
+			       f->cause != NULL ? f->cause : "NULL",
+			       cqpoll_cq_state_name(rd->k->state), rd->k->error);
 	if (cqpoll_cq_info_get(cq, &info) != 0 || info.state != rd->k->state)
-		REPORT_FAIL("cqpoll_cq_info_get: state %s", cqpoll_cq_state_name(info.state));
-	if ((r = cqpoll_poll_burst(cq, c, 4)) != rd->k->error)
-		REPORT_FAIL("poll of the failed cq returned %d", r);
-	if ((r = cqpoll_poll_and_arm(cq, c, 4)) != rd->k->error)
-		REPORT_FAIL("poll-and-arm of the failed cq returned %d", r);
-	t0 = test_now_ns();
-	r = cqpoll_cq_wait(cq, 2000);
-	if (r != rd->k->error || test_now_ns() - t0 > 100000000ull)
-		REPORT_FAIL("wait on the failed cq returned %d after %llu us", r,
-			    (unsigned long long)((test_now_ns() - t0) / 1000));
+		FH_REPORT_FAIL(fr, "cqpoll_cq_info_get: state %s", cqpoll_cq_state_name(info.state));
+	if (fh_check_calls(fr, cq, rd->k->error, true) != 0)
+		return;
 	/*
 	 * Out of the group already: the application owns it again. But the
 	 * emulated device (the producer thread) may still be inside the call
@@ -255,56 +194,14 @@ check_failed(struct round *rd, struct cqpoll_cq *cq, const struct cqpoll_cq_fail
 	t0 = test_now_ns();
 	while (!__atomic_load_n(&rd->injected, __ATOMIC_ACQUIRE)) {
 		if (test_now_ns() - t0 > 5000000000ull) {
-			REPORT_FAIL("the injecting call did not return within 5 s");
+			FH_REPORT_FAIL(fr, "the injecting call did not return within 5 s");
 		}
 		sched_yield();
 	}
 	if ((r = cqpoll_cq_destroy(cq)) != 0)
-		REPORT_FAIL("destroy of the failed cq returned %d", r);
-	rd->cq[VICTIM] = NULL;
-	rd->report_ok = 1;
-}
-
-static void
-on_failure(struct cqpoll_group *g, struct cqpoll_cq *cq,
-	   const struct cqpoll_cq_failure *f, void *arg)
-{
-	struct round *rd = arg;
-
-	(void)g;
-	__atomic_store_n(&rd->t_report, test_now_ns(), __ATOMIC_RELEASE);
-	if (__atomic_add_fetch(&rd->reports, 1, __ATOMIC_ACQ_REL) == 1)
-		check_failed(rd, cq, f);
-}
-
-static void
-gap(uint64_t *rng)
-{
-	uint64_t x = test_rnd(rng);
-	struct timespec ts;
-
-	if (x % 4 != 0) {
-		test_spin_ns(x % 2000);
-		return;
-	}
-	/* Long enough for interrupt and adaptive groups to fall asleep. */
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)(100000 + (x >> 8) % 300000);
-	nanosleep(&ts, NULL);
-}
-
-static bool
-all_delivered(struct round *rd, bool report)
-{
-	unsigned int q;
-
-	for (q = 0; q < NCQ; q++) {
-		uint64_t want = q == VICTIM ? VICTIM_OK + rd->k->nflush : PER_CQ;
-
-		if (__atomic_load_n(&rd->rx[q].got, __ATOMIC_ACQUIRE) < want)
-			return false;
-	}
-	return !report || __atomic_load_n(&rd->reports, __ATOMIC_ACQUIRE) != 0;
+		FH_REPORT_FAIL(fr, "destroy of the failed cq returned %d", r);
+	fr->cq[VICTIM] = NULL;
+	fr->report_ok = 1;
 }
 
 static int
@@ -312,13 +209,13 @@ post(struct round *rd, unsigned int q, const struct cqpoll_completion *c)
 {
 #ifdef CQPOLL_TEST_MLX5
 	if (rd->drv == DRV_MLX5)
-		return cqpoll_mlx5_emu_post(rd->cq[q], c);
+		return cqpoll_mlx5_emu_post(rd->fr.cq[q], c);
 #endif
 #ifdef CQPOLL_TEST_VERBS
 	if (rd->drv == DRV_VERBS)
-		return cqpoll_verbs_emu_cq_post(rd->cq[q], c);
+		return cqpoll_verbs_emu_cq_post(rd->fr.cq[q], c);
 #endif
-	return cqpoll_sw_emu_post(rd->cq[q], c);
+	return cqpoll_sw_emu_post(rd->fr.cq[q], c);
 }
 
 static void *
@@ -358,7 +255,7 @@ producer(void *arg)
 			}
 		}
 		if (s % 8 == 7)
-			gap(&rng);
+			fh_gap(&rng);
 	}
 	/*
 	 * The victim's last arm may have come before the handoff: then no arm
@@ -374,15 +271,7 @@ producer(void *arg)
 	 * periods and a half-second more, which a group that never hears of
 	 * the failure (the async control) spends asleep.
 	 */
-	deadline = test_now_ns() + 4000000000ull;
-	while (!all_delivered(rd, false) && !__atomic_load_n(&rd->group_done, __ATOMIC_ACQUIRE) &&
-	       test_now_ns() < deadline)
-		test_spin_ns(200000);
-	deadline = test_now_ns() + (2ull * rd->timeout_ms + 500) * 1000000ull;
-	while (!all_delivered(rd, true) && !__atomic_load_n(&rd->group_done, __ATOMIC_ACQUIRE) &&
-	       test_now_ns() < deadline)
-		test_spin_ns(200000);
-	cqpoll_group_stop(rd->g);
+	fh_drain(&rd->fr, 4000000000ull, (2ull * rd->timeout_ms + 500) * 1000000ull, NULL);
 	return NULL;
 }
 
@@ -433,49 +322,43 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 {
 	struct cqpoll_group_conf conf = { .mode = mode, .cold_us = 100 };
 	struct round *rd = calloc(1, sizeof(*rd));
-	pthread_t th;
-	uint64_t lat, bound, acked0 = 0;
+	uint64_t bound, acked0 = 0;
 	unsigned int q, i;
-	int failed = 0;
+	int failed;
 
 	TEST_ASSERT(rd != NULL, "calloc");
 	rd->drv = drv;
 	rd->k = k;
 	rd->win = win;
 	rd->mode = mode;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK + k->nflush, PER_CQ, check_failed);
 	/* A long net when the device reports: a report must beat it by far. */
 	rd->timeout_ms = (k->flags & CQPOLL_SW_EMU_FAIL_F_SILENT) ? 20 : 1000;
 	conf.wait_timeout_ms = rd->timeout_ms;
 	for (i = 0; i < NFLUSH; i++)
 		rd->flush_ids[i] = VICTIM_OK + i;
-	rd->g = cqpoll_group_create(&conf);
-	TEST_ASSERT(rd->g != NULL, "group create: %s", strerror(errno));
-	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(rd->g, on_failure, rd), 0);
-	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(rd->g, on_failure, rd), -EEXIST);
 	for (q = 0; q < NCQ; q++) {
-		rd->cq[q] = create_cq(rd, q);
-		TEST_ASSERT(rd->cq[q] != NULL, "cq create: %s", strerror(errno));
-		TEST_ASSERT_EQ(cqpoll_group_add(rd->g, rd->cq[q], on_comps, rd), 0);
+		rd->fr.cq[q] = create_cq(rd, q);
+		TEST_ASSERT(rd->fr.cq[q] != NULL, "cq create: %s", strerror(errno));
 	}
+	if (fh_group_setup(&rd->fr, &conf) != TEST_PASS)
+		return TEST_FAIL;
+	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(rd->fr.g, fh_on_failure, rd), -EEXIST);
 #ifdef CQPOLL_TEST_VERBS
 	if (drv == DRV_VERBS && (win == WIN_BEFORE_ARM || win == WIN_AFTER_ARM))
-		TEST_ASSERT_EQ(cqpoll_verbs_emu_set_hook(cqpoll_verbs_cq_ibv(rd->cq[VICTIM]),
+		TEST_ASSERT_EQ(cqpoll_verbs_emu_set_hook(cqpoll_verbs_cq_ibv(rd->fr.cq[VICTIM]),
 			win == WIN_BEFORE_ARM ? CQPOLL_VERBS_EMU_HOOK_BEFORE_ARM :
 			CQPOLL_VERBS_EMU_HOOK_AFTER_ARM, arm_hook, rd), 0);
 #endif
 	if (drv == DRV_SW && (win == WIN_BEFORE_ARM || win == WIN_AFTER_ARM))
-		TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(rd->cq[VICTIM],
+		TEST_ASSERT_EQ(cqpoll_sw_emu_set_hook(rd->fr.cq[VICTIM],
 			win == WIN_BEFORE_ARM ? CQPOLL_SW_HOOK_BEFORE_ARM :
 			CQPOLL_SW_HOOK_AFTER_ARM, arm_hook, rd), 0);
 #ifdef CQPOLL_TEST_VERBS
 	acked0 = cqpoll_verbs_emu_async_acked();
 #endif
-	TEST_ASSERT_EQ(pthread_create(&th, NULL, producer, rd), 0);
-	rd->run_ret = cqpoll_group_run(rd->g);
-	__atomic_store_n(&rd->group_done, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-
-	lat = rd->t_report > rd->t_fail ? rd->t_report - rd->t_fail : 0;
+	if (fh_run(&rd->fr, producer, rd) != TEST_PASS)
+		return TEST_FAIL;
 	/*
 	 * Reported by the device: at once, far within the 1 s net. Silent:
 	 * found by the safety net (a polling group's runs once per timeout
@@ -491,54 +374,24 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 	    mode != CQPOLL_GROUP_MODE_BUSY)
 		bound = ASYNC_WAKE_NS;
 	printf("  %-8s %-10s %-9s: run %d, report after %llu us%s, count %llu\n",
-	       k->name, window_names[win], cqpoll_group_mode_name(mode), rd->run_ret,
-	       (unsigned long long)(lat / 1000),
+	       k->name, window_names[win], cqpoll_group_mode_name(mode), rd->fr.run_ret,
+	       (unsigned long long)(fh_latency(&rd->fr) / 1000),
 	       win <= WIN_AFTER_ARM && !rd->fired_in_window ? " (out of window)" : "",
-	       (unsigned long long)cqpoll_group_failed_count(rd->g));
-	if (rd->run_ret != 0) {
-		fprintf(stderr, "group run returned %d: %s\n", rd->run_ret, strerror(-rd->run_ret));
-		failed = 1;
-	}
-	for (q = 0; q < NCQ; q++) {
-		uint64_t want = q == VICTIM ? VICTIM_OK + k->nflush : PER_CQ;
-
-		if (rd->rx[q].got != want || rd->rx[q].bad != 0) {
-			fprintf(stderr, "cq %u: %llu of %llu delivered, %d bad\n", q,
-				(unsigned long long)rd->rx[q].got,
-				(unsigned long long)want, rd->rx[q].bad);
-			failed = 1;
-		}
-	}
-	if (rd->reports != 1 || !rd->report_ok) {
-		fprintf(stderr, "%d failure reports; %s\n", rd->reports,
-			rd->report_err[0] != '\0' ? rd->report_err : "");
-		failed = 1;
-	} else if (lat > bound) {
-		fprintf(stderr, "failure reported after %llu us, bound %llu us\n",
-			(unsigned long long)(lat / 1000), (unsigned long long)(bound / 1000));
-		/* Only late: the caller may try again (a loaded machine's hiccup). */
-		failed = 2;
-	} else if (cqpoll_group_failed_count(rd->g) != 1 ||
-		   cqpoll_group_count(rd->g) != NCQ - 1) {
-		fprintf(stderr, "group: %llu failed, %d members left\n",
-			(unsigned long long)cqpoll_group_failed_count(rd->g),
-			cqpoll_group_count(rd->g));
-		failed = 1;
-	}
+	       (unsigned long long)cqpoll_group_failed_count(rd->fr.g));
+	failed = fh_judge(&rd->fr, bound);
 #ifdef CQPOLL_TEST_VERBS
 	/* Every async event raised was acknowledged (one per round). */
-	if (drv != DRV_SW && rd->reports == 1 && cqpoll_verbs_emu_async_acked() != acked0 + 1) {
+	if (drv != DRV_SW && rd->fr.reports == 1 &&
+	    cqpoll_verbs_emu_async_acked() != acked0 + 1) {
 		fprintf(stderr, "%llu async events acknowledged, want 1\n",
 			(unsigned long long)(cqpoll_verbs_emu_async_acked() - acked0));
-		failed = 1;
+		failed = TEST_FAIL;
 	}
 #else
 	(void)acked0;
 #endif
-	cqpoll_group_destroy(rd->g);
-	for (q = 0; q < NCQ; q++)
-		if (rd->cq[q] != NULL)
-			TEST_ASSERT_EQ(cqpoll_cq_destroy(rd->cq[q]), 0);
+	if (fh_destroy(&rd->fr) != TEST_PASS)
+		failed = TEST_FAIL;
 #ifdef CQPOLL_TEST_MLX5
 	for (q = 0; q < 2; q++) {
 		if (rd->ch[q] != NULL)
@@ -548,17 +401,29 @@ run_round(enum driver drv, const struct kind *k, enum window win,
 	}
 #endif
 	free(rd);
-	return failed == 2 ? TEST_LATE : failed ? TEST_FAIL : TEST_PASS;
+	return failed;
+}
+
+struct round_args {
+	enum driver drv;
+	const struct kind *k;
+	enum window win;
+	enum cqpoll_group_mode mode;
+};
+
+static int
+round_again(void *ctx)
+{
+	struct round_args *ra = ctx;
+
+	return run_round(ra->drv, ra->k, ra->win, ra->mode);
 }
 
 int
 main(int argc, char **argv)
 {
-	static const enum cqpoll_group_mode modes[] = {
-		CQPOLL_GROUP_MODE_BUSY, CQPOLL_GROUP_MODE_INTERRUPT,
-		CQPOLL_GROUP_MODE_ADAPTIVE,
-	};
 	const struct kind *k = NULL;
+	char name[64];
 	const char *driver = "sw";
 	enum driver drv = DRV_SW;
 	bool expect_fail = false;
@@ -574,10 +439,9 @@ main(int argc, char **argv)
 			driver = argv[a] + 9;
 		} else if (strcmp(argv[a], "--expect-fail") == 0) {
 			expect_fail = true;
-		} else if (strncmp(argv[a], "--window=", 9) == 0) {
-			for (i = 0; i < WIN_COUNT; i++)
-				if (strcmp(argv[a] + 9, window_names[i]) == 0)
-					only = (int)i;
+		} else if (fh_parse_choice(argv[a], "--window=", window_names, WIN_COUNT,
+					   &only)) {
+			continue;
 		} else {
 			k = NULL;
 			break;
@@ -613,14 +477,11 @@ main(int argc, char **argv)
 		/* The mlx5 arm is the driver's doorbell: no hook inside it. */
 		if ((drv == DRV_MLX5 && w < WIN_DEVICE) || (only >= 0 && (int)w != only))
 			continue;
-		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-			int r, t = 0;
+		for (m = 0; m < FH_NMODES; m++) {
+			struct round_args ra = { drv, k, (enum window)w, fh_modes[m] };
 
 			rounds++;
-			while ((r = run_round(drv, k, (enum window)w, modes[m])) == TEST_LATE &&
-			       ++t < LATE_TRIES)
-				printf("  late: again\n");
-			if (r != TEST_PASS)
+			if (fh_retry_late(round_again, &ra, LATE_TRIES) != TEST_PASS)
 				failed++;
 			/*
 			 * A negative control is caught by its first failed
@@ -632,9 +493,6 @@ main(int argc, char **argv)
 		}
 	}
 done:
-	printf("failure-%s-%s: %u rounds, %u failed%s\n", k->name, driver, rounds,
-	       failed, expect_fail ? " (negative control: failures expected)" : "");
-	if (expect_fail)
-		return failed != 0 ? TEST_PASS : TEST_FAIL;
-	return failed != 0 ? TEST_FAIL : TEST_PASS;
+	snprintf(name, sizeof(name), "failure-%s-%s", k->name, driver);
+	return fh_exit(name, rounds, failed, -1, expect_fail);
 }

@@ -54,8 +54,9 @@
 #include "cqpoll_group.h"
 #include "cqpoll_ofi.h"
 #include "cqpoll_test.h"
+#include "failure_harness.h"
 
-#define NCQ 8
+#define NCQ FH_NCQ
 #define VICTIM 3
 #define PER_CQ 600
 #define VICTIM_OK (PER_CQ / 2)
@@ -67,7 +68,6 @@
 /* A report the device makes (the socket's end wakes the group): at once. */
 #define REPORT_BOUND_NS 100000000ull
 #define TIMEOUT_MS 1000
-#define TEST_LATE 2
 #define LATE_TRIES 3
 
 enum window { WIN_DEVICE = 0, WIN_ASLEEP, WIN_COUNT };
@@ -76,13 +76,8 @@ static const char *const window_names[] = { "device", "asleep" };
 static char self_exe[4096];
 static bool no_eq;
 
-struct cq_rx {
-	uint64_t next;
-	uint64_t got;         /* atomic: the producer reads it */
-	int bad;
-};
-
 struct round {
+	struct fh_round fr;       /* first: the harness's callbacks get it */
 	enum window win;
 	enum cqpoll_group_mode mode;
 	/* Receiving side: one fabric and domain, a listener. */
@@ -94,8 +89,6 @@ struct round {
 	uint16_t port;
 	struct fid_eq *eq[NCQ];
 	struct fid_ep *ep[NCQ];
-	struct cqpoll_cq *cq[NCQ];
-	struct cq_rx rx[NCQ];
 	char rbuf[NCQ][MSG_LEN];
 	/* Sending side of the seven: a fabric and domain of their own. */
 	struct fi_info *cinfo;
@@ -108,15 +101,7 @@ struct round {
 	/* The victim's sender. */
 	pid_t child;
 	int to_child, from_child;
-	struct cqpoll_group *g;
-	uint64_t t_fail;
 	int killed;
-	int reports;
-	uint64_t t_report;
-	int report_ok;
-	char report_err[256];
-	int group_done;
-	int run_ret;
 };
 
 static struct fi_info *
@@ -344,8 +329,8 @@ connect_one(struct round *rd, unsigned int q, char *why, size_t len)
 		if (no_eq && q == VICTIM)
 			conf.n_eqs = 0;
 		errno = 0;
-		rd->cq[q] = cqpoll_ofi_cq_open(rd->fabric, rd->domain, &conf);
-		if (rd->cq[q] == NULL)
+		rd->fr.cq[q] = cqpoll_ofi_cq_open(rd->fabric, rd->domain, &conf);
+		if (rd->fr.cq[q] == NULL)
 			r = -(errno != 0 ? errno : EIO);
 	}
 	if (r == 0)
@@ -354,7 +339,7 @@ connect_one(struct round *rd, unsigned int q, char *why, size_t len)
 	if (r == 0)
 		r = fi_ep_bind(rd->ep[q], &rd->eq[q]->fid, 0);
 	if (r == 0)
-		r = fi_ep_bind(rd->ep[q], &cqpoll_ofi_cq_fid(rd->cq[q])->fid,
+		r = fi_ep_bind(rd->ep[q], &cqpoll_ofi_cq_fid(rd->fr.cq[q])->fid,
 			       FI_TRANSMIT | FI_RECV);
 	if (r == 0)
 		r = fi_enable(rd->ep[q]);
@@ -386,102 +371,34 @@ connect_one(struct round *rd, unsigned int q, char *why, size_t len)
 			return r;
 		}
 	}
-	if (cqpoll_cq_info_get(rd->cq[q], &info) != 0 || info.state != CQPOLL_CQ_STATE_OK)
+	if (cqpoll_cq_info_get(rd->fr.cq[q], &info) != 0 || info.state != CQPOLL_CQ_STATE_OK)
 		return -EIO;
 	return 0;
 }
 
-static void
-on_comps(struct cqpoll_cq *cq, const struct cqpoll_completion *c,
-	 unsigned int n, void *arg)
-{
-	struct round *rd = arg;
-	struct cq_rx *rx = NULL;
-	unsigned int i, q;
-
-	for (q = 0; q < NCQ; q++)
-		if (rd->cq[q] == cq)
-			rx = &rd->rx[q];
-	if (rx == NULL)
-		return;
-	q = (unsigned int)(rx - rd->rx);
-	for (i = 0; i < n; i++) {
-		uint8_t want = q == VICTIM && rx->next >= VICTIM_OK ?
-			CQPOLL_STATUS_WR_FLUSH_ERR : CQPOLL_STATUS_SUCCESS;
-
-		if (c[i].wr_id != rx->next || c[i].status != want) {
-			if (rx->bad++ == 0)
-				fprintf(stderr, "cq %u: got id %llu status %u, want %llu status %u\n",
-					q, (unsigned long long)c[i].wr_id, c[i].status,
-					(unsigned long long)rx->next, want);
-		}
-		rx->next = c[i].wr_id + 1;
-		__atomic_store_n(&rx->got, rx->got + 1, __ATOMIC_RELEASE);
-	}
-}
-
-#define REPORT_FAIL(...) do { \
-	snprintf(rd->report_err, sizeof(rd->report_err), __VA_ARGS__); \
-	return; \
-} while (0)
-
 /* What an application does when told: look, close the endpoint, destroy. */
 static void
-check_failed(struct round *rd, struct cqpoll_cq *cq, const struct cqpoll_cq_failure *f)
+check_failed(struct fh_round *fr, struct cqpoll_cq *cq, const struct cqpoll_cq_failure *f)
 {
-	struct cqpoll_completion c[4];
-	uint64_t t0;
+	struct round *rd = (struct round *)fr;
 	int r;
 
-	if (cq != rd->cq[VICTIM])
-		REPORT_FAIL("the callback named cq %p, not the victim", (void *)cq);
+	if (cq != fr->cq[VICTIM])
+		FH_REPORT_FAIL(fr, "the callback named cq %p, not the victim", (void *)cq);
 	if (f->state != CQPOLL_CQ_STATE_PEER_CLOSED || f->error != -ESHUTDOWN ||
 	    f->cause == NULL || strncmp(f->cause, "FI_SHUTDOWN", 11) != 0)
-		REPORT_FAIL("reported state %s error %d cause %s, want peer-closed %d FI_SHUTDOWN",
-			    cqpoll_cq_state_name(f->state), f->error,
-			    f->cause != NULL ? f->cause : "NULL", -ESHUTDOWN);
-	if ((r = cqpoll_poll_burst(cq, c, 4)) != -ESHUTDOWN)
-		REPORT_FAIL("poll of the failed cq returned %d", r);
-	if ((r = cqpoll_poll_and_arm(cq, c, 4)) != -ESHUTDOWN)
-		REPORT_FAIL("poll-and-arm of the failed cq returned %d", r);
-	t0 = test_now_ns();
-	r = cqpoll_cq_wait(cq, 2000);
-	if (r != -ESHUTDOWN || test_now_ns() - t0 > 100000000ull)
-		REPORT_FAIL("wait on the failed cq returned %d after %llu us", r,
-			    (unsigned long long)((test_now_ns() - t0) / 1000));
+		FH_REPORT_FAIL(fr, "reported state %s error %d cause %s, want peer-closed %d FI_SHUTDOWN",
+			       cqpoll_cq_state_name(f->state), f->error,
+			       f->cause != NULL ? f->cause : "NULL", -ESHUTDOWN);
+	if (fh_check_calls(fr, cq, -ESHUTDOWN, true) != 0)
+		return;
 	/* libfabric closes a CQ only once no endpoint is bound to it. */
 	fi_close(&rd->ep[VICTIM]->fid);
 	rd->ep[VICTIM] = NULL;
 	if ((r = cqpoll_cq_destroy(cq)) != 0)
-		REPORT_FAIL("destroy of the failed cq returned %d", r);
-	rd->cq[VICTIM] = NULL;
-	rd->report_ok = 1;
-}
-
-static void
-on_failure(struct cqpoll_group *g, struct cqpoll_cq *cq,
-	   const struct cqpoll_cq_failure *f, void *arg)
-{
-	struct round *rd = arg;
-
-	(void)g;
-	__atomic_store_n(&rd->t_report, test_now_ns(), __ATOMIC_RELEASE);
-	if (__atomic_add_fetch(&rd->reports, 1, __ATOMIC_ACQ_REL) == 1)
-		check_failed(rd, cq, f);
-}
-
-static bool
-all_delivered(struct round *rd, bool report)
-{
-	unsigned int q;
-
-	for (q = 0; q < NCQ; q++) {
-		uint64_t want = q == VICTIM ? VICTIM_OK + NFLUSH : PER_CQ;
-
-		if (__atomic_load_n(&rd->rx[q].got, __ATOMIC_ACQUIRE) < want)
-			return false;
-	}
-	return !report || __atomic_load_n(&rd->reports, __ATOMIC_ACQUIRE) != 0;
+		FH_REPORT_FAIL(fr, "destroy of the failed cq returned %d", r);
+	fr->cq[VICTIM] = NULL;
+	fr->report_ok = 1;
 }
 
 static void
@@ -494,11 +411,17 @@ tx_reap(struct round *rd)
 }
 
 static void
+tx_reap_fr(struct fh_round *fr)
+{
+	tx_reap((struct round *)fr);
+}
+
+static void
 kill_victim(struct round *rd)
 {
 	int status;
 
-	__atomic_store_n(&rd->t_fail, test_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&rd->fr.t_fail, test_now_ns(), __ATOMIC_RELEASE);
 	kill(rd->child, SIGKILL);
 	waitpid(rd->child, &status, 0);
 	rd->killed = 1;
@@ -510,7 +433,6 @@ producer(void *arg)
 	struct round *rd = arg;
 	uint64_t rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)rd->win << 8 | rd->mode);
 	uint32_t count = VICTIM_OK;
-	uint64_t deadline;
 	unsigned int q, s;
 	char c = 0;
 	ssize_t r;
@@ -537,30 +459,10 @@ producer(void *arg)
 				test_spin_ns(ASLEEP_PAUSE_NS);
 			kill_victim(rd);
 		}
-		if (s % 8 == 7) {
-			uint64_t x = test_rnd(&rng);
-
-			if (x % 4 != 0) {
-				test_spin_ns(x % 2000);
-			} else {
-				/* Long enough for interrupt and adaptive groups to sleep. */
-				struct timespec ts = { 0, (long)(100000 + (x >> 8) % 300000) };
-
-				nanosleep(&ts, NULL);
-			}
-		}
+		if (s % 8 == 7)
+			fh_gap(&rng);
 	}
-	deadline = test_now_ns() + 4000000000ull;
-	while (!all_delivered(rd, false) && !__atomic_load_n(&rd->group_done, __ATOMIC_ACQUIRE) &&
-	       test_now_ns() < deadline) {
-		tx_reap(rd);
-		test_spin_ns(200000);
-	}
-	deadline = test_now_ns() + (2ull * TIMEOUT_MS + 500) * 1000000ull;
-	while (!all_delivered(rd, true) && !__atomic_load_n(&rd->group_done, __ATOMIC_ACQUIRE) &&
-	       test_now_ns() < deadline)
-		test_spin_ns(200000);
-	cqpoll_group_stop(rd->g);
+	fh_drain(&rd->fr, 4000000000ull, (2ull * TIMEOUT_MS + 500) * 1000000ull, tx_reap_fr);
 	return NULL;
 }
 
@@ -583,7 +485,7 @@ teardown(struct round *rd)
 			fi_close(&rd->cep[q]->fid);
 		if (rd->ep[q] != NULL)
 			fi_close(&rd->ep[q]->fid);
-		if (rd->cq[q] != NULL && cqpoll_cq_destroy(rd->cq[q]) != 0)
+		if (rd->fr.cq[q] != NULL && cqpoll_cq_destroy(rd->fr.cq[q]) != 0)
 			fprintf(stderr, "destroy cq %u failed\n", q);
 		if (rd->eq[q] != NULL)
 			fi_close(&rd->eq[q]->fid);
@@ -612,20 +514,19 @@ teardown(struct round *rd)
 }
 
 static int
-run_round(enum window win, enum cqpoll_group_mode mode)
+run_round(unsigned int win, enum cqpoll_group_mode mode)
 {
 	struct cqpoll_group_conf conf = { .mode = mode, .cold_us = 100,
 					  .wait_timeout_ms = TIMEOUT_MS };
 	struct round *rd = calloc(1, sizeof(*rd));
 	char why[256] = "";
-	pthread_t th;
-	uint64_t lat;
 	unsigned int q;
-	int failed = 0, r;
+	int r;
 
 	TEST_ASSERT(rd != NULL, "calloc");
-	rd->win = win;
+	rd->win = (enum window)win;
 	rd->mode = mode;
+	fh_init(&rd->fr, VICTIM, VICTIM_OK, VICTIM_OK + NFLUSH, PER_CQ, check_failed);
 	r = listen_setup(rd, why, sizeof(why));
 	if (r == -ENODEV) {
 		printf("failure-shutdown-ofi: skipped: %s\n", why);
@@ -641,63 +542,23 @@ run_round(enum window win, enum cqpoll_group_mode mode)
 		teardown(rd);
 		return TEST_FAIL;
 	}
-	rd->g = cqpoll_group_create(&conf);
-	TEST_ASSERT(rd->g != NULL, "group create: %s", strerror(errno));
-	TEST_ASSERT_EQ(cqpoll_group_failure_cb_register(rd->g, on_failure, rd), 0);
-	for (q = 0; q < NCQ; q++)
-		TEST_ASSERT_EQ(cqpoll_group_add(rd->g, rd->cq[q], on_comps, rd), 0);
-	TEST_ASSERT_EQ(pthread_create(&th, NULL, producer, rd), 0);
-	rd->run_ret = cqpoll_group_run(rd->g);
-	__atomic_store_n(&rd->group_done, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-
-	lat = rd->t_report > rd->t_fail ? rd->t_report - rd->t_fail : 0;
+	if (fh_group_setup(&rd->fr, &conf) != TEST_PASS ||
+	    fh_run(&rd->fr, producer, rd) != TEST_PASS)
+		return TEST_FAIL;
 	printf("  %-7s %-10s: run %d, report after %llu us, count %llu\n",
-	       window_names[win], cqpoll_group_mode_name(mode), rd->run_ret,
-	       (unsigned long long)(lat / 1000),
-	       (unsigned long long)cqpoll_group_failed_count(rd->g));
-	if (rd->run_ret != 0) {
-		fprintf(stderr, "group run returned %d\n", rd->run_ret);
-		failed = 1;
-	}
-	for (q = 0; q < NCQ; q++) {
-		uint64_t want = q == VICTIM ? VICTIM_OK + NFLUSH : PER_CQ;
-
-		if (rd->rx[q].got != want || rd->rx[q].bad != 0) {
-			fprintf(stderr, "cq %u: %llu of %llu delivered, %d bad\n", q,
-				(unsigned long long)rd->rx[q].got,
-				(unsigned long long)want, rd->rx[q].bad);
-			failed = 1;
-		}
-	}
-	if (rd->reports != 1 || !rd->report_ok) {
-		fprintf(stderr, "%d failure reports; %s\n", rd->reports, rd->report_err);
-		failed = 1;
-	} else if (lat > REPORT_BOUND_NS) {
-		fprintf(stderr, "failure reported after %llu us, bound %llu us\n",
-			(unsigned long long)(lat / 1000),
-			(unsigned long long)(REPORT_BOUND_NS / 1000));
-		failed = 2;
-	} else if (cqpoll_group_failed_count(rd->g) != 1 ||
-		   cqpoll_group_count(rd->g) != NCQ - 1) {
-		fprintf(stderr, "group: %llu failed, %d members left\n",
-			(unsigned long long)cqpoll_group_failed_count(rd->g),
-			cqpoll_group_count(rd->g));
-		failed = 1;
-	}
-	cqpoll_group_destroy(rd->g);
+	       window_names[win], cqpoll_group_mode_name(mode), rd->fr.run_ret,
+	       (unsigned long long)(fh_latency(&rd->fr) / 1000),
+	       (unsigned long long)cqpoll_group_failed_count(rd->fr.g));
+	r = fh_judge(&rd->fr, REPORT_BOUND_NS);
+	cqpoll_group_destroy(rd->fr.g);
 	teardown(rd);
-	return failed == 2 ? TEST_LATE : failed ? TEST_FAIL : TEST_PASS;
+	return r;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const enum cqpoll_group_mode modes[] = {
-		CQPOLL_GROUP_MODE_BUSY, CQPOLL_GROUP_MODE_INTERRUPT,
-		CQPOLL_GROUP_MODE_ADAPTIVE,
-	};
-	unsigned int w, m, failed = 0, rounds = 0;
+	unsigned int failed = 0, rounds = 0;
 	int a, only_w = -1, only_m = -1;
 	bool expect_fail = false;
 	ssize_t n;
@@ -709,15 +570,8 @@ main(int argc, char **argv)
 			no_eq = true;
 		} else if (strcmp(argv[a], "--expect-fail") == 0) {
 			expect_fail = true;
-		} else if (strncmp(argv[a], "--window=", 9) == 0) {
-			for (w = 0; w < WIN_COUNT; w++)
-				if (strcmp(argv[a] + 9, window_names[w]) == 0)
-					only_w = (int)w;
-		} else if (strncmp(argv[a], "--mode=", 7) == 0) {
-			for (m = 0; m < 3; m++)
-				if (strcmp(argv[a] + 7, cqpoll_group_mode_name(modes[m])) == 0)
-					only_m = (int)m;
-		} else {
+		} else if (!fh_parse_choice(argv[a], "--window=", window_names, WIN_COUNT, &only_w) &&
+			   !fh_parse_mode(argv[a], &only_m)) {
 			fprintf(stderr, "usage: %s [--window=device|asleep] "
 				"[--mode=busy|interrupt|adaptive] [--no-eq] [--expect-fail]\n",
 				argv[0]);
@@ -728,27 +582,8 @@ main(int argc, char **argv)
 	TEST_ASSERT(n > 0, "readlink /proc/self/exe");
 	self_exe[n] = '\0';
 	signal(SIGPIPE, SIG_IGN);
-	for (w = 0; w < WIN_COUNT; w++) {
-		if (only_w >= 0 && (int)w != only_w)
-			continue;
-		for (m = 0; m < 3; m++) {
-			int r, t = 0;
-
-			if (only_m >= 0 && (int)m != only_m)
-				continue;
-			rounds++;
-			while ((r = run_round((enum window)w, modes[m])) == TEST_LATE &&
-			       ++t < LATE_TRIES)
-				printf("  late: again\n");
-			if (r == TEST_SKIP)
-				return TEST_SKIP;
-			if (r != TEST_PASS)
-				failed++;
-		}
-	}
-	printf("failure-shutdown-ofi: %u rounds, %u failed%s\n", rounds, failed,
-	       expect_fail ? " (negative control: failures expected)" : "");
-	if (expect_fail)
-		return failed != 0 ? TEST_PASS : TEST_FAIL;
-	return failed != 0 ? TEST_FAIL : TEST_PASS;
+	if (fh_sweep(run_round, WIN_COUNT, only_w, only_m, LATE_TRIES, &rounds,
+		     &failed) == TEST_SKIP)
+		return TEST_SKIP;
+	return fh_exit("failure-shutdown-ofi", rounds, failed, -1, expect_fail);
 }

@@ -85,7 +85,7 @@ test_every_opcode(void)
 
 		TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_recv(p.qp[1], &rw, 1), 1);
 	}
-	for (k = 0; k < 15; k++) {
+	for (k = 0; k < 19; k++) {
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = 0xabc000 + k;
 		wr.sg_list = sg;
@@ -123,11 +123,17 @@ test_every_opcode(void)
 			wr.flags = CQPOLL_MLX5_SEND_F_INLINE; break;
 		case 13: wr.opcode = CQPOLL_MLX5_WR_RDMA_READ; wr.num_sge = 1; sg[0].length = 1;
 			wr.flags = CQPOLL_MLX5_SEND_F_FENCE; break;
+		/* One entry, not inline: the post's one-WQEBB path, with and without imm. */
+		case 14: wr.opcode = CQPOLL_MLX5_WR_RDMA_WRITE; wr.num_sge = 1; break;
+		case 15: wr.opcode = CQPOLL_MLX5_WR_RDMA_WRITE_IMM; wr.num_sge = 1;
+			wr.flags = CQPOLL_MLX5_SEND_F_FENCE | CQPOLL_MLX5_SEND_F_SOLICITED; break;
+		/* One empty entry: no data segment, DS 1. */
+		case 16: wr.opcode = CQPOLL_MLX5_WR_SEND; wr.num_sge = 1; sg[0].length = 0; break;
 		default: wr.opcode = CQPOLL_MLX5_WR_SEND; wr.num_sge = 4; sg[0].length = 0;
 			sg[1].length = 0; sg[2].length = 0; sg[3].length = 7; break;
 		}
 		/* Every other one signalled; each posted alone, so its doorbell names it. */
-		if (k % 2 == 0 || k == 14) {
+		if (k % 2 == 0) {
 			wr.flags |= CQPOLL_MLX5_SEND_F_SIGNALED;
 			signalled++;
 		}
@@ -160,10 +166,11 @@ test_every_opcode(void)
 static int
 test_burst_and_wrap(void)
 {
-	struct cqpoll_mlx5_qp_conf conf = { .max_send_wr = 8, .max_inline_data = 100 };
+	struct cqpoll_mlx5_qp_conf conf = { .max_send_wr = 8, .max_send_sge = 4,
+					    .max_inline_data = 100 };
 	struct cqpoll_mlx5_send_wr wr[8];
 	struct cqpoll_completion c[64];
-	struct cqpoll_mlx5_sge sg[8];
+	struct cqpoll_mlx5_sge sg[8][4];
 	struct model_wqe m;
 	struct mlx5dv_qp dv;
 	struct qp_pair p;
@@ -175,15 +182,29 @@ test_burst_and_wrap(void)
 	cqpoll_mlx5_emu_qp_dv(cqpoll_mlx5_qp_ibv(p.qp[0]), &dv);
 	for (i = 0; i < 65536 / 2; i++)
 		p.buf[i] = (uint8_t)(i ^ (i >> 8));
-	/* 70000 blocks: the 16-bit counter wraps; inline sizes put WQEs across the end. */
+	/*
+	 * 70000 blocks: the 16-bit counter wraps; inline sizes put WQEs across
+	 * the end, and the common path's WQEs up to it.
+	 */
 	for (round = 0; counter < 70000; round++) {
 		k = 1 + (int)(round % 8);
 		for (i = 0; i < (uint32_t)k; i++) {
-			sg[i] = (struct cqpoll_mlx5_sge){ (uintptr_t)p.buf + (round * 37 + i * 101) % 30000,
-				(round + i * 13) % (p.caps[0].max_inline_data + 1), p.mr->lkey };
-			wr[i] = (struct cqpoll_mlx5_send_wr){ .wr_id = round * 8 + i, .sg_list = &sg[i],
-				.num_sge = 1, .opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
-				.flags = CQPOLL_MLX5_SEND_F_INLINE |
+			/*
+			 * One in three by pointer, 1 to 4 entries (1 or 2 blocks):
+			 * the post's common path up to the ring's end.
+			 */
+			const int ptr = (round + i) % 3 == 0;
+			uint32_t j;
+
+			for (j = 0; j < 4; j++)
+				sg[i][j] = (struct cqpoll_mlx5_sge){
+					(uintptr_t)p.buf + (round * 37 + i * 101 + j * 7) % 30000,
+					(round + i * 13 + j) % (p.caps[0].max_inline_data + 1),
+					p.mr->lkey };
+			wr[i] = (struct cqpoll_mlx5_send_wr){ .wr_id = round * 8 + i, .sg_list = sg[i],
+				.num_sge = ptr ? 1 + (round / 3 + i) % 4 : 1,
+				.opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
+				.flags = (ptr ? 0 : CQPOLL_MLX5_SEND_F_INLINE) |
 					(i == (uint32_t)k - 1 ? CQPOLL_MLX5_SEND_F_SIGNALED : 0),
 				.remote_addr = (uintptr_t)p.buf + 32768, .rkey = p.mr->rkey };
 		}

@@ -277,6 +277,10 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 	struct tpcq_check *ck = &pl.check;
 	int r;
 
+	if (p->groups > 0) {
+		tpcq_poller_sched_run(run, res);
+		return;
+	}
 	if (tpcq_poller_grouped(p)) {
 		tpcq_poller_group_run(run, res);
 		return;

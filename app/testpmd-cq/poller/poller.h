@@ -40,5 +40,14 @@ void tpcq_poller_clocks(struct tpcq_result *res, const struct tpcq_clocks *start
 void tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res);
 void tpcq_cq_stats_sum(const struct tpcq_run *run, struct cqpoll_cq_stats *sum);
 enum cqpoll_group_mode tpcq_group_mode(enum tpcq_mode mode);
+/* Another poller's result into d; a group's counters into d. */
+void tpcq_poller_result_add(struct tpcq_result *d, const struct tpcq_result *s);
+void tpcq_group_stats_add(struct cqpoll_group_stats *d,
+			  const struct cqpoll_group_stats *s);
+/* The next lcore after prev that is neither the main one nor the generator's. */
+unsigned int tpcq_poller_next_lcore(const struct tpcq_run *run, unsigned int prev);
+
+/* poller_sched.c: --groups, placed by the consolidating scheduler. */
+void tpcq_poller_sched_run(struct tpcq_run *run, struct tpcq_result *res);
 
 #endif /* TPCQ_POLLER_H */

@@ -339,8 +339,8 @@ poller_main(void *arg)
 	return res->error;
 }
 
-static void
-group_stats_add(struct cqpoll_group_stats *d, const struct cqpoll_group_stats *s)
+void
+tpcq_group_stats_add(struct cqpoll_group_stats *d, const struct cqpoll_group_stats *s)
 {
 	d->iterations += s->iterations;
 	d->polls += s->polls;
@@ -380,8 +380,8 @@ cq_stats_add(struct cqpoll_cq_stats *d, const struct cqpoll_cq_stats *s)
  * then in percent of one CPU, as top shows it); the run lasted as long as the
  * slowest poller; the process CPU is poller 0's reading, already process-wide.
  */
-static void
-result_add(struct tpcq_result *d, const struct tpcq_result *s)
+void
+tpcq_poller_result_add(struct tpcq_result *d, const struct tpcq_result *s)
 {
 	double d_wall = d->wall_s;
 
@@ -404,12 +404,12 @@ result_add(struct tpcq_result *d, const struct tpcq_result *s)
 		d->error_call = s->error_call;
 	}
 	cq_stats_add(&d->stats, &s->stats);
-	group_stats_add(&d->group, &s->group);
+	tpcq_group_stats_add(&d->group, &s->group);
 }
 
 /* The next lcore after prev that is neither the main one nor the generator's. */
-static unsigned int
-next_poller_lcore(const struct tpcq_run *run, unsigned int prev)
+unsigned int
+tpcq_poller_next_lcore(const struct tpcq_run *run, unsigned int prev)
 {
 	unsigned int lc = prev;
 
@@ -448,7 +448,7 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 	/* Pollers 1..n-1 on their lcores; run_cqs() checked there are enough. */
 	for (k = 1; k < n; k++) {
 		others[k - 1].latency = tpcq_hist_create();
-		lc = next_poller_lcore(run, lc);
+		lc = tpcq_poller_next_lcore(run, lc);
 		r = others[k - 1].latency == NULL ? -ENOMEM :
 			rte_eal_remote_launch(poller_main, &gps[k], lc);
 		if (r != 0) {
@@ -463,9 +463,9 @@ tpcq_poller_group_run(struct tpcq_run *run, struct tpcq_result *res)
 		poller_main(&gps[0]);
 	lc = (unsigned int)-1;
 	for (k = 1; k <= launched; k++) {
-		lc = next_poller_lcore(run, lc);
+		lc = tpcq_poller_next_lcore(run, lc);
 		rte_eal_wait_lcore(lc);
-		result_add(res, &others[k - 1]);
+		tpcq_poller_result_add(res, &others[k - 1]);
 	}
 	for (k = 1; k < n; k++)
 		tpcq_hist_free(others[k - 1].latency);
