@@ -10,17 +10,27 @@ For each of 3 policies (adaptive, hybrid, spin:50) x 3 rates (1000, 5000,
 20000/s), --runs live runs (default 5) of the rate engine (poisson,
 mlx5-emu), each with --floors, so that its cost model is measured in the
 same run on the same CPUs: an iteration is the hand-off's p50, arming two
-of them, a wake-up the wake-up floor's p50 and p99, a sleep's CPU the
-sleeper's CPU time per wake-up (as `--sim --floors` derives it). Each run
+of them; a wake-up the wake-up floor's p50 and p99 and a sleep's CPU the
+sleeper's CPU time per wake-up, both from the floor paced at the run's
+rate (wakeup_paced_*, wake_cpu_paced_ns), as the run's own wake-ups come:
+after a gap, CPUs idle and caches cold. (The back-to-back floor, a hot
+loop over a fraction of a second, is used only where no paced one was
+measured: it misses the wake-ups' tail, a vCPU woken from halt, and
+charges a wake-up a fraction of its CPU.) Each run
 records its arrivals (--record), and the lab replays that file through the
 same policy with that run's cost model. Per cell, the ratios lab / live of
 CPU, wake-ups per second and p99, median over the runs with their min..max:
 CPU and wake-ups within 20%, p99 within 30%, judged on the medians.
 
 The machine must be idle: the share of its CPUs that other work took
-during the check (all CPU time in /proc/stat less this check's own
-children's) is printed, and over 10% no cell is judged: each says "not
-judged", never PASS or MISS. Exit 0 on PASS, 1 on MISS, 2 when not judged.
+during the check is printed, and over 10% no cell is judged: each says
+"not judged", never PASS or MISS. Other work is the CPU time of every
+process but this check and its children, read per process from /proc
+(the same per-task accounting as the children's own), plus the time the
+hypervisor took the CPUs (steal). The busy ticks of /proc/stat less the
+children's time, the earlier measure, is printed beside it: it also
+counts what no process is charged with (tick sampling of short bursts,
+interrupts), so it is no proof that anything else ran. Exit 0 on PASS, 1 on MISS, 2 when not judged.
 Timing-dependent: not a unit test (test/app/check_lab_live.py checks its
 verdicts on made-up cells).
 """
@@ -46,15 +56,28 @@ def sig2(v):
     return max(1, (v + m // 2) // m * m)
 
 
+def paced(floors):
+    """Whether the run's floors were also measured paced at its rate."""
+    return bool(floors.get("wakeup_paced_p50_ns") and
+                floors.get("wake_cpu_paced_ns"))
+
+
 def cost_of(floors):
-    """The lab's cost model from a live run's floors (as --sim --floors)."""
+    """The lab's cost model from a live run's floors: its wake-ups from the
+    floor paced at the run's rate where measured, else back to back (as
+    --sim --floors derives it)."""
     h = floors["handoff_p50_ns"]
-    w50, w99 = floors["wakeup_p50_ns"], floors["wakeup_p99_ns"]
-    if "wake_cpu_ns" not in floors or not h or not w50:
+    if paced(floors):
+        w50, w99 = floors["wakeup_paced_p50_ns"], floors["wakeup_paced_p99_ns"]
+        cpu = floors["wake_cpu_paced_ns"]
+    else:
+        w50, w99 = floors["wakeup_p50_ns"], floors["wakeup_p99_ns"]
+        cpu = floors.get("wake_cpu_ns")
+    if cpu is None or not h or not w50:
         return None
     return ("poll_ns=%d,arm_ns=%d,wake_ns=%d,wake_p99_ns=%d,wake_cpu_ns=%d"
             % (sig2(h), sig2(2 * h), sig2(w50), sig2(max(w50, w99)),
-               sig2(floors["wake_cpu_ns"])))
+               sig2(cpu)))
 
 
 def lab_row(out, policy):
@@ -108,12 +131,50 @@ def judge(cells, other_share):
 
 
 def cpu_busy():
-    """CPU time (s) all CPUs spent busy, from /proc/stat, and their count."""
+    """CPU time (s) all CPUs spent busy and stolen by the hypervisor, from
+    /proc/stat, and their count."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:]]
     idle = v[3] + (v[4] if len(v) > 4 else 0)
     tick = os.sysconf("SC_CLK_TCK")
-    return (sum(v[:8]) - idle) / tick, os.cpu_count() or 1
+    steal = v[7] if len(v) > 7 else 0
+    return (sum(v[:8]) - idle) / tick, steal / tick, os.cpu_count() or 1
+
+
+def proc_times(skip):
+    """{pid: (start time, CPU ticks of it and its reaped children)} of every
+    process but skip's; one that ended between two reads is charged to the
+    parent that reaped it."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == skip:
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        # After the command's ")": state is field 3, utime 14 .. cstime 17,
+        # starttime 22 (proc(5)).
+        v = st[st.rindex(")") + 2:].split()
+        out[int(d)] = (int(v[19]), sum(int(x) for x in v[11:15]))
+    return out
+
+
+def others_cpu(t0, t1):
+    """CPU time (s) processes other than this check took between two
+    proc_times() reads. One that ended in between is in its reaper's
+    children's time whole: what it had taken before the first read is
+    taken off."""
+    ticks = 0
+    for pid, (start, t) in t1.items():
+        old = t0.get(pid)
+        ticks += t - old[1] if old is not None and old[0] == start else t
+    for pid, (start, t) in t0.items():
+        new = t1.get(pid)
+        if new is None or new[0] != start:
+            ticks -= t
+    return max(0, ticks) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -134,7 +195,8 @@ def main():
     rates = [int(r) for r in args.rates.split(",")]
     with open("/proc/loadavg") as f:
         print("load average before the check:", " ".join(f.read().split()[:3]))
-    busy0, ncpu = cpu_busy()
+    busy0, steal0, ncpu = cpu_busy()
+    procs0 = proc_times(os.getpid())
     kids0 = os.times()
     wall0 = os.times().elapsed
     cells = {}
@@ -180,20 +242,32 @@ def main():
                     c = cells.setdefault((pol, rate), {k: [] for k in TOL})
                     for k in TOL:
                         c[k].append(ratio(lr[k], live[k]))
-                    print("run %d %s %d/s: cost %s; live cpu %.2f%% wake-ups "
+                    print("run %d %s %d/s: cost (%s floors) %s; live cpu %.2f%% wake-ups "
                           "%.0f/s p99 %.1f us; lab %.2f%% %.0f/s %.1f us" % (
-                              run, pol, rate, cost, live["cpu_pct"],
+                              run, pol, rate, "paced" if paced(
+                                  live["floors"]) else "back-to-back",
+                              cost, live["cpu_pct"],
                               live["wakeups_per_s"], live["p99_us"],
                               lr["cpu_pct"], lr["wakeups_per_s"],
                               lr["p99_us"]), flush=True)
-    busy1, _ = cpu_busy()
+    busy1, steal1, _ = cpu_busy()
+    procs1 = proc_times(os.getpid())
     kids1 = os.times()
     wall = max(kids1.elapsed - wall0, 1e-9)
-    own = (kids1.children_user + kids1.children_system -
-           kids0.children_user - kids0.children_system)
-    other = max(0.0, (busy1 - busy0) - own) / (wall * ncpu)
+    own = (kids1.children_user + kids1.children_system + kids1.user +
+           kids1.system - kids0.children_user - kids0.children_system -
+           kids0.user - kids0.system)
+    share = wall * ncpu
+    procs = others_cpu(procs0, procs1) / share
+    steal = (steal1 - steal0) / share
+    other = procs + steal
     with open("/proc/loadavg") as f:
         print("load average after the check:", " ".join(f.read().split()[:3]))
+    print("this check and its children: %.0f%% of %d CPUs; other processes "
+          "%.0f%%, the hypervisor (steal) %.0f%%; busy in /proc/stat less "
+          "this check: %.0f%%" % (own / share * 100, ncpu, procs * 100,
+                                  steal * 100,
+                                  max(0.0, busy1 - busy0 - own) / share * 100))
     print("other work: %.0f%% of %d CPUs during the check" % (other * 100, ncpu))
     lines, overall = judge(cells, other)
     print()

@@ -325,11 +325,14 @@ def lab_section(d, sweep):
                 "`devtools/check-lab-live.py` runs 3 policies x 3 rates "
                 "(`mlx5-emu`, poisson), 5 live runs each, each with "
                 "`--floors`, so that its cost model is measured in the same "
-                "run on the same CPUs, and replays each run's recording in "
+                "run on the same CPUs (its wake-ups, their CPU included, from "
+                "the floor paced at the run's rate, as the run's own "
+                "wake-ups come), and replays each run's recording in "
                 "the lab with that cost model: CPU and wake-ups within 20%, "
                 "p99 within 30%, judged on the medians over the runs (with "
-                "their min..max). Where other work took over 10% of the "
-                "CPUs during the check, no cell is judged.", ""]
+                "their min..max). Where other work (other processes' CPU, "
+                "read per process, and the hypervisor's steal) took over 10% "
+                "of the CPUs during the check, no cell is judged.", ""]
         if not [l for l in text if l.startswith("other work")]:
             # A result of the one-run check this replaced: not comparable.
             out += ["Not run since the check was rewritten: `%s/lab-live.txt` "
@@ -339,8 +342,8 @@ def lab_section(d, sweep):
                     % os.path.relpath(d, "doc/guides"), ""]
         else:
             out += ["```"] + [l for l in text if l.startswith(
-                ("load average", "other work", "PASS", "MISS",
-                 "not judged"))] + ["```", ""]
+                ("load average", "this check", "other work", "PASS",
+                 "MISS", "not judged"))] + ["```", ""]
     return out
 
 

@@ -305,10 +305,11 @@ tpcq_floor_paced_print(const struct tpcq_floor_paced *fp)
 {
 	printf(FLOORS_PROG ": floors paced at %" PRIu64 "/s for %.2g s: hand-off "
 	       "p50 %.2f us p99 %.2f us, wake-up p50 %.2f us p99 %.2f us (%"
-	       PRIu64 " samples each)\n", fp->rate, fp->secs,
+	       PRIu64 " samples each; the sleeper's CPU %.2f us a wake-up)\n",
+	       fp->rate, fp->secs,
 	       (double)fp->handoff.p50_ns / 1e3, (double)fp->handoff.p99_ns / 1e3,
 	       (double)fp->wakeup.p50_ns / 1e3, (double)fp->wakeup.p99_ns / 1e3,
-	       fp->handoff.samples);
+	       fp->handoff.samples, (double)fp->wake_cpu_ns / 1e3);
 	fflush(stdout);
 }
 
@@ -332,11 +333,13 @@ tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent)
 			"\"handoff_ns\": {\"p50\": %" PRIu64 ", \"p99\": %"
 			PRIu64 ", \"samples\": %" PRIu64 "}, \"wakeup_ns\": "
 			"{\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
-			", \"samples\": %" PRIu64 "}}", i > 0 ? ",\n    " : "",
+			", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %"
+			PRIu64 "}}", i > 0 ? ",\n    " : "",
 			f->paced[i].rate, f->paced[i].secs,
 			f->paced[i].handoff.p50_ns, f->paced[i].handoff.p99_ns,
 			f->paced[i].handoff.samples, f->paced[i].wakeup.p50_ns,
-			f->paced[i].wakeup.p99_ns, f->paced[i].wakeup.samples);
+			f->paced[i].wakeup.p99_ns, f->paced[i].wakeup.samples,
+			f->paced[i].wake_cpu_ns);
 	fputs("]}", out);
 }
 

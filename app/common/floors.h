@@ -34,6 +34,7 @@ struct tpcq_floor_paced {
 	double secs;
 	struct tpcq_floor handoff;
 	struct tpcq_floor wakeup;
+	uint64_t wake_cpu_ns;     /* the sleeper's CPU time per wake-up */
 };
 
 struct tpcq_floors {

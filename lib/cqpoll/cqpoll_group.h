@@ -143,6 +143,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *    holds 128 silences or more, so that a rate that changed is followed
  *    within tens of milliseconds (default 20000; 0: it halves only when it
  *    holds 1024).
+ *  - jump=N: two silences in a row longer than N mean gaps say the rate
+ *    fell: the rate rule (the completions of the last 2 ms) decides the
+ *    next silence at once, as it does once it has been the cheaper
+ *    (default 4; 0..1000, 0: off).
  *  - penalty=N: CPU ns a ns of added latency is worth (default 1; 0..10^6):
  *    the exchange rate of the policy's cost, as in the policy lab's
  *    --sim-penalty, which tells it to the policy through this key.

@@ -10,8 +10,13 @@ Usage: check_lab_live.py SCRIPT
    named (the negative control of 1).
 3. The cells of 1 on a machine where other work took 30% of the CPUs: "not
    judged" in every cell and overall, never PASS or MISS.
-4. The cost model of a run's floors, as --sim --floors derives it; none
-   without the sleeper's CPU.
+4. The cost model of a run's floors: the wake-ups from the floor paced at
+   the run's rate where measured (the back-to-back one is the negative
+   control: its figures must not come out), else back to back, as --sim
+   --floors derives it; none without the sleeper's CPU.
+5. Other work from two reads of /proc: a process that ran on, one that
+   started, one that ended and was reaped (its CPU before the first read
+   not counted again), one whose pid was reused.
 """
 import importlib.util
 import sys
@@ -68,6 +73,26 @@ def main():
     if m.cost_of(fl) is not None:
         raise SystemExit("FAIL: a cost model without the sleeper's CPU")
     print("ok: the cost model of a run's floors: " + c)
+    fl = {"handoff_p50_ns": 123, "wakeup_p50_ns": 7900, "wakeup_p99_ns": 20000,
+          "wake_cpu_ns": 4567, "wakeup_paced_p50_ns": 31234,
+          "wakeup_paced_p99_ns": 1234567, "wake_cpu_paced_ns": 21012}
+    c = m.cost_of(fl)
+    if c != ("poll_ns=120,arm_ns=250,wake_ns=31000,wake_p99_ns=1200000,"
+             "wake_cpu_ns=21000") or not m.paced(fl):
+        raise SystemExit("FAIL: cost of the paced floors: %s" % c)
+    print("ok: the cost model of the floors paced at the run's rate: " + c)
+    tick = m.os.sysconf("SC_CLK_TCK")
+    # pid: (start, ticks of it and its reaped children)
+    t0 = {10: (5, 100), 11: (6, 40), 12: (7, 30), 13: (8, 50)}
+    # 10 ran 20 more and reaped 12 (30 before, 10 since); 11 ran 5 more
+    # and reaped 13 (50 before, 2 since), whose pid came back as a new
+    # process with 7 ticks; 14 is new.
+    t1 = {10: (5, 100 + 20 + 40), 11: (6, 40 + 5 + 52), 13: (99, 7),
+          14: (100, 3)}
+    got = m.others_cpu(t0, t1) * tick
+    if abs(got - (20 + 10 + 5 + 2 + 7 + 3)) > 1e-6:
+        raise SystemExit("FAIL: other processes' CPU %.1f ticks, not 47" % got)
+    print("ok: other processes' CPU from /proc: %.0f ticks" % got)
     return 0
 
 

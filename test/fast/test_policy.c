@@ -127,13 +127,14 @@ test_bad_specs(void)
 		"hybrid:,", "latency-target:p99_us=0", "latency-target:window=99",
 		"latency-target:foo=1", "latency-target:min_spin_us=5,max_spin_us=4",
 		"latency-target:50", "target-p99", "target-p99:0", "target-p99:abc",
-		"target-p99:p99_us=50", "target-p99: 5",
+		"target-p99:p99_us=50", "target-p99: 5", "adaptive:jump=1001",
+		"adaptive:jump=-1",
 	};
 	static const char *const good[] = {
 		"hybrid", "hybrid:penalty=10,sleep_cpu_us=5,mult=2,probe_ms=0",
 		"hybrid:min_nap_us=1,max_nap_us=1", "latency-target",
 		"latency-target:p99_us=20,min_spin_us=1,max_spin_us=500,window=1000,wake_us=5",
-		"target-p99:50",
+		"target-p99:50", "adaptive:jump=0", "adaptive:jump=1000",
 	};
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
 	struct cqpoll_group *g;
@@ -407,6 +408,67 @@ test_adaptive_heavy_tail(void)
 	TEST_ASSERT(s.idle_ns / 5000 <= 1 * US, "polled %" PRIu64 " ns a gap",
 		    s.idle_ns / 5000);
 	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
+ * The rate falls 50x: stretches of 100 arrivals 20 µs apart, then 8 a ms
+ * apart; wake-ups of 30 µs, a µs of latency worth 10 of CPU. In the fast
+ * stretch a sleep (300 µs of latency) costs more than the polling to the
+ * next arrival, in the slow one less. The threshold, learnt mostly from the
+ * fast gaps, polls some 20-40 µs into each silence, and the running
+ * difference against the rate rule never crosses its margin of half a sleep
+ * (150 µs) a silence, so without `jump` (the negative control, jump=0)
+ * every slow silence is polled into. With it, two silences over 4 mean
+ * gaps hand the third on to the rate rule, which at 1000/s sleeps at once.
+ * Measured: the polling before the sleep in the slow silences from the
+ * third on, cycles 10 to 40.
+ */
+static uint64_t
+rate_drop_polled(const char *spec, uint64_t *gaps)
+{
+	struct sim s;
+	uint64_t polled = 0;
+	unsigned int c, i;
+
+	*gaps = 0;
+	if (sim_open(&s, spec) != 0)
+		return UINT64_MAX;
+	s.wake_ns = 30 * US;
+	for (c = 0; c < 40; c++) {
+		for (i = 0; i < 100; i++)
+			sim_gap(&s, 20 * US);
+		for (i = 0; i < 8; i++) {
+			s.spin_ns = 1000 * US;
+			sim_gap(&s, 1000 * US);
+			if (c < 10 || i < 2)
+				continue;
+			polled += s.spin_ns;
+			(*gaps)++;
+		}
+	}
+	sim_close(&s);
+	return polled;
+}
+
+static int
+test_adaptive_rate_drop(void)
+{
+	uint64_t with, without, n, m;
+
+	with = rate_drop_polled("adaptive:penalty=10,probe_ms=0", &n);
+	without = rate_drop_polled("adaptive:penalty=10,probe_ms=0,jump=0", &m);
+	TEST_ASSERT(n != 0 && m != 0, "no slow silences measured");
+	printf("  rate falls 50x: %.1f us polled into each slow silence from "
+	       "the third on; %.1f us with jump=0\n",
+	       (double)with / (double)n / (double)US,
+	       (double)without / (double)m / (double)US);
+	/* At once: an iteration (1 µs) at most, on average. */
+	TEST_ASSERT(with <= n * US, "polled %" PRIu64 " ns a slow silence",
+		    with / n);
+	/* The negative control: the same bound catches the rule without it. */
+	TEST_ASSERT(without > m * US, "jump=0 polled %" PRIu64 " ns a slow "
+		    "silence: the test cannot tell", without / m);
 	return TEST_PASS;
 }
 
@@ -824,6 +886,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_adaptive_sleep_cpu),
 	TEST_CASE(test_adaptive_heavy_tail),
 	TEST_CASE(test_adaptive_onoff),
+	TEST_CASE(test_adaptive_rate_drop),
 	TEST_CASE(test_target_grow_shrink),
 	TEST_CASE(test_target_holds),
 	TEST_CASE(test_target_silences),

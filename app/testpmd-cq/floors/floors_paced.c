@@ -51,6 +51,9 @@ struct paced_ctx {
 	uint64_t seq __attribute__((aligned(64)));
 	/* How many the reader took; its line. */
 	uint64_t taken __attribute__((aligned(64)));
+	/* The sleeping reader's CPU time and its returns from epoll_wait(). */
+	uint64_t sleeper_cpu_ns;
+	uint64_t wakes;
 };
 
 /* Wait for the count to move: spinning, or asleep on the eventfd. */
@@ -69,8 +72,10 @@ paced_next(struct paced_ctx *c, uint64_t last)
 			continue;
 		}
 		/* A write after the load above leaves the fd readable. */
-		if (epoll_wait(c->epfd, &ev, 1, -1) == 1 &&
-		    read(c->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		if (epoll_wait(c->epfd, &ev, 1, -1) != 1)
+			continue;
+		c->wakes++;
+		if (read(c->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			return UINT64_MAX;
 	}
 }
@@ -79,15 +84,19 @@ static void *
 paced_read(void *arg)
 {
 	struct paced_ctx *c = arg;
-	uint64_t v, s, now, last = 0;
+	uint64_t v, s, now, cpu0, last = 0;
 
 	if (c->sleep)
 		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	c->pinned = tpcq_pin_self(c->cpu);
+	cpu0 = tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (;;) {
 		v = paced_next(c, last);
-		if (v == UINT64_MAX)
+		if (v == UINT64_MAX) {
+			c->sleeper_cpu_ns =
+				tpcq_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 			return NULL;
+		}
 		/* After the count: every stamp below it is older than now. */
 		now = tpcq_now_ns(CLOCK_MONOTONIC);
 		/* Stamps overwritten before they were read are not samples. */
@@ -148,9 +157,15 @@ paced_run(struct paced_ctx *c, const struct tpcq_params *p, uint64_t rate,
 	return r;
 }
 
+/*
+ * f and, asleep, the reader's CPU time per wake-up: what a wake-up costs the
+ * sleeper at this load, caches and CPU cold from the gap (the back-to-back
+ * figure, floors.c, is a hot loop's).
+ */
 static int
 paced_measure(const struct tpcq_params *p, int cpu, bool sleep, uint64_t rate,
-	      double secs, struct tpcq_floor *f, bool *pinned)
+	      double secs, struct tpcq_floor *f, uint64_t *wake_cpu_ns,
+	      bool *pinned)
 {
 	struct paced_ctx *c;
 	int r = 0;
@@ -178,6 +193,8 @@ paced_measure(const struct tpcq_params *p, int cpu, bool sleep, uint64_t rate,
 	f->samples = c->hist->count;
 	f->p50_ns = tpcq_hist_quantile(c->hist, 0.50);
 	f->p99_ns = tpcq_hist_quantile(c->hist, 0.99);
+	if (wake_cpu_ns != NULL)
+		*wake_cpu_ns = c->wakes != 0 ? c->sleeper_cpu_ns / c->wakes : 0;
 out:
 	if (c->efd >= 0)
 		close(c->efd);
@@ -209,10 +226,10 @@ tpcq_floors_measure_paced(const struct tpcq_params *p, uint64_t rate,
 	pthread_getaffinity_np(self, sizeof(saved), &saved);
 	f->pinned = tpcq_pin_self(f->cpu_device) && f->pinned;
 	r = paced_measure(p, f->cpu_poller, false, rate, secs, &fp->handoff,
-			  &f->pinned);
+			  NULL, &f->pinned);
 	if (r == 0 && !tpcq_interrupted())
 		r = paced_measure(p, f->cpu_poller, true, rate, secs,
-				  &fp->wakeup, &f->pinned);
+				  &fp->wakeup, &fp->wake_cpu_ns, &f->pinned);
 	pthread_setaffinity_np(self, sizeof(saved), &saved);
 	if (r == 0 && fp->handoff.samples > 0 && fp->wakeup.samples > 0)
 		f->npaced++;

@@ -245,6 +245,8 @@ floor_fields(struct builder *b, const struct tpcq_params *p,
 	U64(b, "handoff_paced_p99_ns", fp != NULL ? fp->handoff.p99_ns : 0);
 	U64(b, "wakeup_paced_p50_ns", fp != NULL ? fp->wakeup.p50_ns : 0);
 	U64(b, "wakeup_paced_p99_ns", fp != NULL ? fp->wakeup.p99_ns : 0);
+	/* The sleeper's CPU per wake-up at that load, cold from each gap. */
+	U64(b, "wake_cpu_paced_ns", fp != NULL ? fp->wake_cpu_ns : 0);
 	STR(b, "matching", tpcq_floor_name(wakeup, paced));
 	DBL(b, "p50_x", 2, m != NULL && m->p50_ns ? (double)l.p50 / (double)m->p50_ns : 0.0);
 	DBL(b, "p99_x", 2, m != NULL && m->p99_ns ? (double)l.p99 / (double)m->p99_ns : 0.0);
