@@ -191,7 +191,8 @@ post_slow(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsig
 	uint32_t ds, nbb;
 
 	*why = wr_invalid(qp, wr);
-	if (*why == NULL && (ds = wr_ds(wr)) > CQPOLL_MLX5_WQE_DS_MAX)
+	ds = *why == NULL ? wr_ds(wr) : 0;
+	if (ds > CQPOLL_MLX5_WQE_DS_MAX)
 		*why = "a WQE of more than 63 data units (DS)";
 	if (*why != NULL) {
 		CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: request %u: %s",
