@@ -33,16 +33,16 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
-#include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_epoll.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "eal_args.h"
+#include "ethdev_port.h"
 #include "peer.h"
 
-#define ETH_RING 256           /* as testpmd-cq's ethdev device */
 #define ETH_TYPE 0x88b5        /* local experimental: nothing else sends it */
 #define ETH_SEQ_OFF 14
 #define ETH_BURST 32           /* l3fwd-power's MAX_PKT_BURST, testpmd-cq's --burst */
@@ -60,38 +60,21 @@ struct eth_peer {
 	bool l3fwd;
 	bool unregistered;         /* the negative control */
 	bool eal_up;
-	uint16_t rx_port, tx_port;
-	bool rx_made, tx_made;
+	struct tpcq_eth_ports ports;
 	struct rte_mempool *mp;
-	char sock[108];
 	char runtime_dir[256];
 	uint8_t frame[PEER_MSG];
 };
 
 static const char *const waits[] = { "busy", "l3fwd-power", NULL };
 
-static unsigned long
-free_hugepages(void)
-{
-	unsigned long n = 0;
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "HugePages_Free: %lu", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 /* testpmd-cq's EAL arguments for a DPDK port (app/testpmd-cq/main.c). */
 static int
 eal_start(struct eth_peer *e, const struct peer_run *r)
 {
-	static char lcores[64], prefix[64];
-	static char *argv[16];
+	static struct tpcq_eal_args ea = { .prefix = "tpcqpeer", .dpdk_port = true };
+	static char cpus[32];
+	static char *argv[TPCQ_EAL_ARGS_MAX + 2];
 	int argc = 0;
 
 	if (r->cpu_rx < 0 || r->cpu_tx < 0) {
@@ -99,23 +82,10 @@ eal_start(struct eth_peer *e, const struct peer_run *r)
 			"EAL's lcores\n");
 		return -EINVAL;
 	}
-	snprintf(lcores, sizeof(lcores), "--lcores=(0-2)@(%d,%d)", r->cpu_rx, r->cpu_tx);
-	snprintf(prefix, sizeof(prefix), "--file-prefix=tpcqpeer%ld", (long)getpid());
+	snprintf(cpus, sizeof(cpus), "%d,%d", r->cpu_rx, r->cpu_tx);
+	ea.cpus = cpus;
 	argv[argc++] = PEER_PROG;
-	argv[argc++] = lcores;
-	argv[argc++] = "--log-level=lib.vhost.*:warning";
-	argv[argc++] = "--no-pci";
-	argv[argc++] = prefix;
-	argv[argc++] = "--no-telemetry";
-	argv[argc++] = "--log-level=lib.eal:error";
-	if (free_hugepages() == 0) {
-		argv[argc++] = "--no-huge";
-		argv[argc++] = "--no-shconf";
-		argv[argc++] = "-m";
-		argv[argc++] = "256";
-	} else {
-		argv[argc++] = "--in-memory";
-	}
+	argc = tpcq_eal_args_add(&ea, argv, argc);
 	argv[argc] = NULL;
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, PEER_PROG ": ethdev: cannot initialise the EAL: %s\n",
@@ -125,43 +95,6 @@ eal_start(struct eth_peer *e, const struct peer_run *r)
 	e->eal_up = true;
 	snprintf(e->runtime_dir, sizeof(e->runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return 0;
-}
-
-static int
-port_start(uint16_t port, struct rte_mempool *mp, bool intr)
-{
-	struct rte_eth_conf conf;
-	int rc;
-
-	memset(&conf, 0, sizeof(conf));
-	conf.intr_conf.rxq = intr ? 1 : 0;
-	rc = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(port, 0, ETH_RING, SOCKET_ID_ANY, NULL, mp);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(port, 0, ETH_RING, SOCKET_ID_ANY, NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(port);
-	if (rc != 0)
-		fprintf(stderr, PEER_PROG ": ethdev: port %u: cannot start: %s\n", port,
-			strerror(rc < 0 ? -rc : rc));
-	return rc < 0 ? rc : -rc;
-}
-
-static int
-vdev_make(const char *name, const char *args, uint16_t *port)
-{
-	char devargs[256];
-	int rc;
-
-	snprintf(devargs, sizeof(devargs), "%s,%s", name, args);
-	rc = rte_dev_probe(devargs);
-	if (rc == 0)
-		rc = rte_eth_dev_get_port_by_name(name, port);
-	if (rc != 0)
-		fprintf(stderr, PEER_PROG ": ethdev: cannot create %s: %s\n", devargs,
-			strerror(rc < 0 ? -rc : rc));
-	return rc < 0 ? rc : -rc;
 }
 
 static struct rte_mbuf *
@@ -184,69 +117,18 @@ frame_mbuf(struct eth_peer *e, uint64_t seq)
 
 /*
  * vhost creates its socket when it starts, so virtio_user is hot-plugged
- * after; vhost queues only once its vhost-user thread saw the device.
+ * after; its first packet is a STOP frame, which the receiver skips.
  */
 static int
 virtio_user_open(struct eth_peer *e)
 {
-	struct rte_mbuf *m[ETH_BURST];
-	char args[160];
-	uint64_t end;
-	uint16_t i, n;
-	int rc;
+	uint8_t probe[PEER_MSG];
+	uint64_t stop = STOP;
 
-	snprintf(e->sock, sizeof(e->sock), "/tmp/tpcqpeer-vhost-%ld.sock", (long)getpid());
-	unlink(e->sock);
-	snprintf(args, sizeof(args), "iface=%s,queues=1", e->sock);
-	rc = vdev_make("net_vhost0", args, &e->tx_port);
-	if (rc != 0)
-		return rc;
-	e->tx_made = true;
-	rc = port_start(e->tx_port, e->mp, false);
-	if (rc != 0)
-		return rc;
-	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u,"
-		 "mac=02:00:00:00:00:01", e->sock, ETH_RING);
-	rc = vdev_make("net_virtio_user0", args, &e->rx_port);
-	if (rc != 0)
-		return rc;
-	e->rx_made = true;
-	rc = port_start(e->rx_port, e->mp, true);
-	if (rc != 0)
-		return rc;
-	end = peer_now_ns() + 5000000000ull;
-	for (;;) {
-		struct rte_mbuf *w = frame_mbuf(e, STOP);
-
-		if (w != NULL && rte_eth_tx_burst(e->tx_port, 0, &w, 1) == 1)
-			break;
-		rte_pktmbuf_free(w);
-		if (peer_now_ns() > end) {
-			fprintf(stderr, PEER_PROG ": ethdev:virtio_user: vhost never "
-				"connected\n");
-			return -ETIMEDOUT;
-		}
-		usleep(1000);
-	}
-	usleep(10000);
-	while ((n = rte_eth_rx_burst(e->rx_port, 0, m, ETH_BURST)) > 0)
-		for (i = 0; i < n; i++)
-			rte_pktmbuf_free(m[i]);
-	return 0;
-}
-
-static void
-port_remove(uint16_t port)
-{
-	struct rte_eth_dev_info info;
-	struct rte_device *dev = NULL;
-
-	if (rte_eth_dev_info_get(port, &info) == 0)
-		dev = info.device;
-	rte_eth_dev_stop(port);
-	rte_eth_dev_close(port);
-	if (dev != NULL)
-		rte_dev_remove(dev);
+	memcpy(probe, e->frame, PEER_MSG);
+	memcpy(probe + ETH_SEQ_OFF, &stop, sizeof(stop));
+	return tpcq_eth_virtio_user_open(&e->ports, PEER_PROG, "tpcqpeer-vhost",
+					 e->mp, probe, PEER_MSG);
 }
 
 static void
@@ -256,12 +138,7 @@ ethdev_close(void *priv)
 
 	/* vhost writes to a socket virtio_user closed. */
 	signal(SIGPIPE, SIG_IGN);
-	if (e->rx_made)
-		port_remove(e->rx_port);
-	if (e->tx_made)
-		port_remove(e->tx_port);
-	if (e->sock[0] != '\0')
-		unlink(e->sock);
+	tpcq_eth_ports_close(&e->ports);
 	rte_mempool_free(e->mp);
 	if (e->eal_up) {
 		rte_eal_cleanup();
@@ -332,7 +209,7 @@ ethdev_send(void *priv, uint64_t seq)
 	if (m == NULL)
 		return -ENOMEM;
 	/* The guest ring may be full of the window's packets: wait, as a NIC's Tx would. */
-	while (rte_eth_tx_burst(e->tx_port, 0, &m, 1) != 1) {
+	while (rte_eth_tx_burst(e->ports.tx_port, 0, &m, 1) != 1) {
 		if (end == 0)
 			end = peer_now_ns() + TX_RETRY_NS;
 		else if (peer_now_ns() > end) {
@@ -355,7 +232,7 @@ ethdev_kick(void *priv)
 	struct eth_peer *e = priv;
 	struct rte_mbuf *m = frame_mbuf(e, STOP);
 
-	if (m != NULL && rte_eth_tx_burst(e->tx_port, 0, &m, 1) != 1)
+	if (m != NULL && rte_eth_tx_burst(e->ports.tx_port, 0, &m, 1) != 1)
 		rte_pktmbuf_free(m);
 }
 
@@ -384,7 +261,7 @@ static unsigned int
 take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool timed_out)
 {
 	struct rte_mbuf *m[ETH_BURST];
-	uint16_t i, n = rte_eth_rx_burst(e->rx_port, 0, m, ETH_BURST);
+	uint16_t i, n = rte_eth_rx_burst(e->ports.rx_port, 0, m, ETH_BURST);
 	bool lost = false;
 	uint64_t seq, t;
 
@@ -413,7 +290,7 @@ receive_l3fwd(struct eth_peer *e, struct peer_run *r)
 
 	/* l3fwd-power's event_register(), on the lcore that waits. */
 	rc = e->unregistered ? 0 :
-		rte_eth_dev_rx_intr_ctl_q(e->rx_port, 0, RTE_EPOLL_PER_THREAD,
+		rte_eth_dev_rx_intr_ctl_q(e->ports.rx_port, 0, RTE_EPOLL_PER_THREAD,
 					  RTE_INTR_EVENT_ADD, NULL);
 	if (rc != 0) {
 		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
@@ -433,9 +310,9 @@ receive_l3fwd(struct eth_peer *e, struct peer_run *r)
 			rte_delay_us(1);
 			continue;
 		}
-		rte_eth_dev_rx_intr_enable(e->rx_port, 0);
+		rte_eth_dev_rx_intr_enable(e->ports.rx_port, 0);
 		n = rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, L3FWD_WAIT_MS);
-		rte_eth_dev_rx_intr_disable(e->rx_port, 0);
+		rte_eth_dev_rx_intr_disable(e->ports.rx_port, 0);
 		r->sleeps++;
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, PEER_PROG ": ethdev: rte_epoll_wait: %s\n",
