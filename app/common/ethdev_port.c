@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 
 #include "clock.h"
+#include "ethdev_frame.h"
 #include "ethdev_port.h"
 
 /* vhost's first packet: how long vhost-user may take to see the device. */
@@ -70,20 +71,15 @@ port_start_said(const char *prog, uint16_t port, struct rte_mempool *mp,
 /* vhost queues only once its vhost-user thread saw the device. */
 static int
 vhost_connected(struct tpcq_eth_ports *ep, const char *prog,
-		struct rte_mempool *mp, const void *probe, uint16_t probe_len)
+		struct rte_mempool *mp, const uint8_t *frame, uint16_t len)
 {
 	uint64_t end = tpcq_now_ns(CLOCK_MONOTONIC) + CONNECT_NS;
 	struct rte_mbuf *m;
-	void *d;
 
 	for (;;) {
-		m = rte_pktmbuf_alloc(mp);
-		d = m != NULL ? rte_pktmbuf_append(m, probe_len) : NULL;
-		if (d != NULL) {
-			memcpy(d, probe, probe_len);
-			if (rte_eth_tx_burst(ep->tx_port, 0, &m, 1) == 1)
-				return 0;
-		}
+		m = tpcq_eth_frame_mbuf(mp, frame, len, TPCQ_ETH_NO_SEQ);
+		if (m != NULL && rte_eth_tx_burst(ep->tx_port, 0, &m, 1) == 1)
+			return 0;
 		rte_pktmbuf_free(m);
 		if (tpcq_now_ns(CLOCK_MONOTONIC) > end) {
 			fprintf(stderr, "%s: ethdev:virtio_user: vhost never "
@@ -97,7 +93,7 @@ vhost_connected(struct tpcq_eth_ports *ep, const char *prog,
 int
 tpcq_eth_virtio_user_open(struct tpcq_eth_ports *ep, const char *prog,
 			  const char *sock_stem, struct rte_mempool *mp,
-			  const void *probe, uint16_t probe_len)
+			  const uint8_t *frame, uint16_t len)
 {
 	struct rte_mbuf *m[DRAIN_BURST];
 	char args[160];
@@ -125,7 +121,7 @@ tpcq_eth_virtio_user_open(struct tpcq_eth_ports *ep, const char *prog,
 	r = port_start_said(prog, ep->rx_port, mp, true);
 	if (r != 0)
 		return r;
-	r = vhost_connected(ep, prog, mp, probe, probe_len);
+	r = vhost_connected(ep, prog, mp, frame, len);
 	if (r != 0)
 		return r;
 	/* The probes that got through: no completion of the run's. */

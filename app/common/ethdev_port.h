@@ -43,14 +43,15 @@ int tpcq_eth_vdev_make(const char *prog, const char *name, const char *args,
 /*
  * The vhost port (tx_port) and the virtio_user port (rx_port, its Rx
  * interrupt on) on the socket /tmp/@p sock_stem-PID.sock, started, with
- * vhost connected: @p probe (@p probe_len bytes) is sent until vhost takes
- * it, and what virtio_user received is then dropped. The ports made are
+ * vhost connected: @p frame (@p len bytes, ethdev_frame.h) with no sequence
+ * number is sent until vhost takes it, and what virtio_user received is
+ * then dropped. The ports made are
  * marked in @p ep, for tpcq_eth_ports_close() also on failure.
  * Returns 0 or a negative errno, said on stderr after "@p prog: ethdev".
  */
 int tpcq_eth_virtio_user_open(struct tpcq_eth_ports *ep, const char *prog,
 			      const char *sock_stem, struct rte_mempool *mp,
-			      const void *probe, uint16_t probe_len);
+			      const uint8_t *frame, uint16_t len);
 
 /* Stop, close and remove the ports @p ep made, and unlink its socket. */
 void tpcq_eth_ports_close(struct tpcq_eth_ports *ep);

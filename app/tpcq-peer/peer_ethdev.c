@@ -40,13 +40,12 @@
 #include <rte_mbuf.h>
 
 #include "eal_args.h"
+#include "ethdev_frame.h"
 #include "ethdev_port.h"
 #include "peer.h"
 
-#define ETH_TYPE 0x88b5        /* local experimental: nothing else sends it */
-#define ETH_SEQ_OFF 14
 #define ETH_BURST 32           /* l3fwd-power's MAX_PKT_BURST, testpmd-cq's --burst */
-#define STOP UINT64_MAX
+#define STOP TPCQ_ETH_NO_SEQ
 /* examples/l3fwd-power (main.c): MIN_ZERO_POLL_COUNT, SUSPEND_THRESHOLD, its wait. */
 #define L3FWD_MIN_ZERO_POLLS 10
 #define L3FWD_SUSPEND_THRESHOLD 300
@@ -100,19 +99,7 @@ eal_start(struct eth_peer *e, const struct peer_run *r)
 static struct rte_mbuf *
 frame_mbuf(struct eth_peer *e, uint64_t seq)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(e->mp);
-	uint8_t *d;
-
-	if (m == NULL)
-		return NULL;
-	d = (uint8_t *)rte_pktmbuf_append(m, PEER_MSG);
-	if (d == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	memcpy(d, e->frame, PEER_MSG);
-	memcpy(d + ETH_SEQ_OFF, &seq, sizeof(seq));
-	return m;
+	return tpcq_eth_frame_mbuf(e->mp, e->frame, PEER_MSG, seq);
 }
 
 /*
@@ -122,13 +109,8 @@ frame_mbuf(struct eth_peer *e, uint64_t seq)
 static int
 virtio_user_open(struct eth_peer *e)
 {
-	uint8_t probe[PEER_MSG];
-	uint64_t stop = STOP;
-
-	memcpy(probe, e->frame, PEER_MSG);
-	memcpy(probe + ETH_SEQ_OFF, &stop, sizeof(stop));
 	return tpcq_eth_virtio_user_open(&e->ports, PEER_PROG, "tpcqpeer-vhost",
-					 e->mp, probe, PEER_MSG);
+					 e->mp, e->frame, PEER_MSG);
 }
 
 static void
@@ -152,7 +134,6 @@ ethdev_close(void *priv)
 static int
 ethdev_open(struct peer_run *r, void **priv)
 {
-	uint16_t type = rte_cpu_to_be_16(ETH_TYPE);
 	struct eth_peer *e;
 	int rc;
 
@@ -173,9 +154,7 @@ ethdev_open(struct peer_run *r, void **priv)
 		return -ENOMEM;
 	e->l3fwd = strcmp(r->wait, "l3fwd-power") == 0;
 	e->unregistered = unregistered;
-	memset(e->frame, 0xff, 6);
-	e->frame[6] = 0x02;
-	memcpy(e->frame + 12, &type, 2);
+	tpcq_eth_frame_init(e->frame, sizeof(e->frame));
 	rc = eal_start(e, r);
 	if (rc != 0) {
 		free(e);
@@ -236,22 +215,6 @@ ethdev_kick(void *priv)
 		rte_pktmbuf_free(m);
 }
 
-static uint64_t
-seq_of(struct rte_mbuf *m)
-{
-	uint64_t seq = STOP;
-	uint16_t type;
-
-	if (m->data_len >= PEER_MSG) {
-		memcpy(&type, rte_pktmbuf_mtod_offset(m, const uint8_t *, 12), 2);
-		if (type == rte_cpu_to_be_16(ETH_TYPE))
-			memcpy(&seq, rte_pktmbuf_mtod_offset(m, const uint8_t *,
-							     ETH_SEQ_OFF), sizeof(seq));
-	}
-	rte_pktmbuf_free(m);
-	return seq;
-}
-
 /*
  * Packets read; after a sleep that ended by its timeout (@p timed_out, at
  * @p woke), one posted over 1 ms before it woke was stranded by the sleep:
@@ -266,7 +229,7 @@ take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool timed_out)
 	uint64_t seq, t;
 
 	for (i = 0; i < n; i++) {
-		seq = seq_of(m[i]);
+		seq = tpcq_eth_frame_seq(m[i], PEER_MSG);
 		if (seq == STOP)
 			continue;
 		t = __atomic_load_n(&r->post_ns[seq % PEER_POST_SLOTS], __ATOMIC_ACQUIRE);

@@ -42,13 +42,12 @@
 #include <cqpoll_sleep_check.h>
 
 #include "dev.h"
+#include "ethdev_frame.h"
 #include "ethdev_port.h"
 #include "params.h"
 #include "testpmd_cq.h"
 
 #define ETH_OUTSTANDING 128
-#define ETH_TYPE 0x88b5     /* local experimental: nothing else sends it */
-#define ETH_SEQ_OFF 14
 /* l3fwd-power's rte_epoll_wait() timeout (main_intr_loop). */
 #define L3FWD_WAIT_MS 10
 
@@ -101,42 +100,14 @@ static const struct cqpoll_sleep_check eth_sleep_check = { .check = eth_check };
 static uint64_t
 eth_seq_of(const struct cqpoll_completion *c)
 {
-	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)c->wr_id;
-	uint64_t seq = UINT64_MAX;
-	uint16_t type;
-
-	if (m->data_len >= TPCQ_BYTE_LEN) {
-		memcpy(&type, rte_pktmbuf_mtod_offset(m, const uint8_t *, 12), 2);
-		if (type == rte_cpu_to_be_16(ETH_TYPE))
-			memcpy(&seq, rte_pktmbuf_mtod_offset(m, const uint8_t *,
-							     ETH_SEQ_OFF), sizeof(seq));
-	}
-	rte_pktmbuf_free(m);
-	return seq;
+	return tpcq_eth_frame_seq((struct rte_mbuf *)(uintptr_t)c->wr_id, TPCQ_BYTE_LEN);
 }
 
-static void
-frame_init(struct eth_dev *e)
-{
-	uint16_t type = rte_cpu_to_be_16(ETH_TYPE);
-
-	memset(e->frame, 0, sizeof(e->frame));
-	memset(e->frame, 0xff, 6);
-	e->frame[6] = 0x02;
-	memcpy(e->frame + 12, &type, 2);
-}
-
-/* Its probe has no sequence number: dropped, or skipped if it comes late. */
 static int
 virtio_user_open(struct eth_dev *e)
 {
-	uint8_t probe[TPCQ_BYTE_LEN];
-	uint64_t none = UINT64_MAX;
-
-	memcpy(probe, e->frame, sizeof(probe));
-	memcpy(probe + ETH_SEQ_OFF, &none, sizeof(none));
 	return tpcq_eth_virtio_user_open(&e->ports, TPCQ_PROG, "tpcq-vhost", e->mp,
-					 probe, sizeof(probe));
+					 e->frame, sizeof(e->frame));
 }
 
 static int
@@ -254,7 +225,7 @@ eth_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	if (e == NULL)
 		return -ENOMEM;
 	e->pkt_fd = -1;
-	frame_init(e);
+	tpcq_eth_frame_init(e->frame, sizeof(e->frame));
 	e->mp = rte_pktmbuf_pool_create("tpcq_eth", 4095, 0, 0,
 					RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (e->mp == NULL) {
@@ -330,25 +301,17 @@ eth_post(struct tpcq_devctx *dc, uint64_t seq)
 {
 	struct eth_dev *e = dc->priv;
 	struct rte_mbuf *m;
-	uint8_t *d;
 
 	if (seq - __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE) >= ETH_OUTSTANDING)
 		return -ENOSPC;
 	if (e->kind == ETH_TAP) {
-		memcpy(e->frame + ETH_SEQ_OFF, &seq, sizeof(seq));
+		memcpy(e->frame + TPCQ_ETH_SEQ_OFF, &seq, sizeof(seq));
 		if (send(e->pkt_fd, e->frame, sizeof(e->frame), 0) < 0)
 			return errno == EAGAIN || errno == ENOBUFS ? -ENOSPC : -errno;
 	} else if (e->kind == ETH_VIRTIO_USER) {
-		m = rte_pktmbuf_alloc(e->mp);
+		m = tpcq_eth_frame_mbuf(e->mp, e->frame, TPCQ_BYTE_LEN, seq);
 		if (m == NULL)
 			return -ENOSPC;
-		d = (uint8_t *)rte_pktmbuf_append(m, TPCQ_BYTE_LEN);
-		if (d == NULL) {
-			rte_pktmbuf_free(m);
-			return -ENOSPC;
-		}
-		memcpy(d, e->frame, sizeof(e->frame));
-		memcpy(d + ETH_SEQ_OFF, &seq, sizeof(seq));
 		if (rte_eth_tx_burst(e->ports.tx_port, 0, &m, 1) != 1) {
 			rte_pktmbuf_free(m);
 			return -ENOSPC;
