@@ -430,6 +430,13 @@ def verdicts(recs, meta, details):
             if count[o]:
                 parts.append("%d %s (%s)" % (len(count[o]), o, ", ".join(
                     c["name"] for c in count[o])))
+        _, _, busy, block, _ = TRANSPORTS[tr]
+        ran = {r["variant"] for r in recs if r["transport"] == tr}
+        unjudged = ["%s: no %s point in this run" % (what, p)
+                    for what, p in (("interrupt", block), ("poll", busy))
+                    if p not in ran]
+        if unjudged:
+            parts.append("not judged (%s)" % ", ".join(unjudged))
         lines.append("run-peers: %s: %s: %s; %s" % (tr, head, "; ".join(parts), cond))
         for c in sorted(cs, key=lambda c: order.index(c["outcome"])):
             details.append("  %s: %s: %s" % (tr, c["name"], c["text"]))
