@@ -25,7 +25,7 @@
 /* ,aimed: the longest the enable waits for the sender's next packet. */
 #define AIM_NS 10000000ull
 
-/* A sleep's end: counted, and a timeout noted for peer_ethdev_take()'s lost rule. */
+/* A sleep's end: counted, a timeout noted for the lost rule of the next take. */
 static int
 slept(struct peer_run *r, int n, uint64_t *woke, bool *timed_out)
 {
