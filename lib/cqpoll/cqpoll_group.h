@@ -229,6 +229,36 @@ const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
 const struct cqpoll_policy_ops *cqpoll_policy_latency_target(void);
 
 /**
+ * Tell a policy the thread CPU that one of its sleeps cost, as a group does
+ * for the sleeps it times (cqpoll_group_sleep_cpu_get()): from just before
+ * the poll-and-arm that began it to the first completion handed to a
+ * callback after the wake-up (or the end of the wake-up's handling when it
+ * found none). For programs that run a policy themselves (the policy lab).
+ *
+ * Only the built-in "adaptive" and "hybrid" policies take it (a policy op
+ * would need a member that the ops table of an older program lacks); they
+ * weigh a sleep with the moving average of these samples (weight 1/8, each
+ * counting at most twice the average) unless their sleep_cpu_us parameter
+ * was given.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param ops
+ *   The policy, as cqpoll_policy_find() or cqpoll_policy_adaptive() gave it.
+ * @param state
+ *   The policy's state, initialised by @p ops->init.
+ * @param cpu_ns
+ *   The thread CPU of the sleep, ns.
+ * @return
+ *   0; -EINVAL for a NULL @p ops or @p state; -ENOTSUP for a policy that
+ *   does not weigh a sleep's CPU.
+ *
+ * Thread safety: the thread that drives @p state only.
+ */
+int cqpoll_policy_sleep_cpu(const struct cqpoll_policy_ops *ops, void *state,
+			    uint64_t cpu_ns);
+
+/**
  * Find a built-in policy by name and split its parameters off a spec.
  *
  * @param spec
@@ -817,6 +847,39 @@ int cqpoll_group_stats_get(const struct cqpoll_group *g,
  * Thread safety: the group's thread only (it writes the counters).
  */
 int cqpoll_group_stats_reset(struct cqpoll_group *g);
+
+/**
+ * The thread CPU a group's sleeps cost, measured on a sample of them: a
+ * sleep is timed from just before the poll-and-arm that begins it to the
+ * first completion handed to a callback after its wake-up (or the end of
+ * the wake-up's handling when it found none), with
+ * CLOCK_THREAD_CPUTIME_ID: arming, the epoll_wait(), the scheduler's
+ * switch back in, reading the events, the drivers' calls. The callbacks'
+ * work is not in it. That clock is a system call, not the vDSO, and a
+ * sleep makes a few, so the group times its first 8 sleeps and then one
+ * in 16. Only sleeps of cqpoll_group_run_once() and cqpoll_group_run()
+ * count, not those of an external loop (cqpoll_group_sleep_prepare()),
+ * whose wait the group does not see. The adaptive and hybrid policies
+ * are told each sample (cqpoll_policy_sleep_cpu()).
+ * Not in struct cqpoll_group_stats, whose size is ABI;
+ * cqpoll_group_stats_reset() zeroes these too.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param g
+ *   The group.
+ * @param[out] cpu_ns
+ *   The sum of the timed sleeps' thread CPU, ns; NULL: not wanted.
+ * @param[out] sleeps_timed
+ *   How many sleeps were timed; NULL: not wanted.
+ * @return
+ *   0, or -EINVAL if @p g is NULL.
+ *
+ * Thread safety: safe from any thread while the group exists; each value
+ * is read atomically, the pair is not a single snapshot.
+ */
+int cqpoll_group_sleep_cpu_get(const struct cqpoll_group *g, uint64_t *cpu_ns,
+			       uint64_t *sleeps_timed);
 
 /** What a group is, for monitoring (telemetry, logs). */
 struct cqpoll_group_info {
