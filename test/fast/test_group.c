@@ -418,7 +418,8 @@ test_sleep_cpu(void)
 	struct cqpoll_group_stats st;
 	uint64_t cpu = 1, n = 1;
 
-	if (run_mode(CQPOLL_GROUP_MODE_INTERRUPT, NULL, 5000, &st) != TEST_PASS)
+	/* As test_mode_interrupt(): 20000 completions, over 100 sleeps. */
+	if (run_mode(CQPOLL_GROUP_MODE_INTERRUPT, NULL, 20000, &st) != TEST_PASS)
 		return TEST_FAIL;
 	printf("  %" PRIu64 " sleeps, %" PRIu64 " timed: %" PRIu64
 	       " ns of thread CPU each; thread CPU %" PRIu64 " us, asleep %" PRIu64
