@@ -138,7 +138,12 @@ const struct cqpoll_policy_ops *cqpoll_policy_spin(void);
  *    polling (default 0: never).
  *  - sleep_cpu_us=US: the CPU a sleep itself costs (arming, the system
  *    calls, the scheduler; 15-28 µs on a VM), added to the cost of a sleep:
- *    mult x (penalty x latency added + US) (default 0).
+ *    mult x (penalty x latency added + US). Default: measured. A group
+ *    times a sample of its sleeps in thread CPU and tells the policy
+ *    (cqpoll_group_sleep_cpu_get(), cqpoll_policy_sleep_cpu()), which takes
+ *    their moving average (weight 1/8, a sample counting at most twice
+ *    it; 0 until the first): 2-3 µs on the sw driver's eventfd, 11-22 µs
+ *    on UCX tcp on the loaded 2-vCPU VM here. Given, it wins.
  *  - memory_us=US: the silences' histogram halves every US µs once it
  *    holds 128 silences or more, so that a rate that changed is followed
  *    within tens of milliseconds (default 20000; 0: it halves only when it
@@ -181,8 +186,9 @@ const struct cqpoll_policy_ops *cqpoll_policy_adaptive(void);
  * Parameters, "hybrid[:key=value,...]":
  *  - penalty=N: CPU ns a ns of latency is worth (default 1); also the
  *    adaptive policy's.
- *  - sleep_cpu_us=US: the CPU of a sleep or a nap (default 0); also the
- *    adaptive policy's.
+ *  - sleep_cpu_us=US: the CPU of a sleep or a nap (default: measured, as
+ *    adaptive's; a nap is weighed at a sleep's measured CPU, since the
+ *    group cannot time one); also the adaptive policy's.
  *  - min_nap_us=US: shorter naps are not taken (default 10; at least 1).
  *    A thread's timer slack (50 µs by default on Linux, prctl(2)
  *    PR_SET_TIMERSLACK) is learnt as overshoot.
