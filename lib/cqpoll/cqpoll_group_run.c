@@ -951,6 +951,7 @@ count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
+	struct cqpoll_group_member *lone;
 	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
 	bool unarmed;
@@ -1016,8 +1017,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return cqpoll_group_free_deferred(g);
 	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
-		struct cqpoll_group_member *lone = lone_member(g);
-
+		lone = lone_member(g);
 		begin_sleep(g, g->wait_timeout_ms);
 		if (lone != NULL)
 			r = lone_wait_and_wake(g, lone, cqpoll_now_ns(),

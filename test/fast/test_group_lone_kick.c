@@ -15,7 +15,11 @@
  * (CQPOLL_MUTANT_NO_LONE_KICK), where each request waits for the timeout
  * and the same check must fail.
  *
- * Skips (77) where io_uring is unavailable. On a kernel where the driver
+ * --dev=uring (the default) runs it on an io_uring CQ (the wake-up: a CQE
+ * posted with IORING_OP_MSG_RING), --dev=ucx-tcp on a UCX worker over tcp
+ * (the wait: poll(2) on the worker's fd; the wake-up: ucp_worker_signal()).
+ *
+ * Skips (77) where io_uring, or UCX's tcp transport, is unavailable. On a kernel where the driver
  * has no own wait (no IORING_FEAT_EXT_ARG or IORING_OP_MSG_RING) the group
  * sleeps in its epoll: this test passes there, and so does its control,
  * which meson then reports as an unexpected pass.
@@ -35,6 +39,9 @@
 #include "cqpoll_group.h"
 #include "cqpoll_test.h"
 #include "uring_test.h"
+#ifdef TEST_HAVE_UCX
+#include "ucx_test.h"
+#endif
 
 #define TIMEOUT_MS 2000
 /* Let the group reach its sleep before the request (a head start, not a verdict). */
@@ -127,8 +134,52 @@ send_kick(struct cqpoll_group *g, enum kick k)
 	}
 }
 
+#ifdef TEST_HAVE_UCX
+static struct test_ucx ux;
+#endif
+
+/* The CQ under test, or NULL with the reason (-ENODATA in @p r: skip). */
+static struct cqpoll_cq *
+open_cq(const char *dev, int *r, char *why, size_t len)
+{
+	struct cqpoll_cq *cq;
+
+	*r = 0;
+	if (strcmp(dev, "uring") == 0) {
+		if (test_uring_probe(why, len) < 0) {
+			*r = -ENODATA;
+			return NULL;
+		}
+		cq = cqpoll_uring_cq_create(NULL);
+		if (cq == NULL)
+			snprintf(why, len, "cqpoll_uring_cq_create: %s", strerror(errno));
+		return cq;
+	}
+#ifdef TEST_HAVE_UCX
+	if (strcmp(dev, "ucx-tcp") == 0) {
+		*r = test_ucx_open(&ux, "tcp", why, len);
+		if (*r == 0)
+			*r = test_ucx_hello(&ux, why, len);
+		if (*r != 0)
+			return NULL;
+		cq = cqpoll_ucx_cq_create(ux.b, NULL);
+		if (cq == NULL)
+			snprintf(why, len, "cqpoll_ucx_cq_create: %s", strerror(errno));
+		return cq;
+	}
+#endif
+	snprintf(why, len, "unknown --dev=%s (uring%s)", dev,
+#ifdef TEST_HAVE_UCX
+		 ", ucx-tcp"
+#else
+		 ""
+#endif
+		 );
+	return NULL;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct timespec settle = { 0, SETTLE_NS };
 	struct cqpoll_group_conf conf = {
@@ -144,14 +195,18 @@ main(void)
 	char why[256];
 	int k, r;
 
-	if (test_uring_probe(why, sizeof(why)) < 0) {
-		printf("skip: %s\n", why);
-		return TEST_SKIP;
-	}
-	cq = cqpoll_uring_cq_create(NULL);
-	if (cq == NULL) {
-		printf("FAIL: cqpoll_uring_cq_create: %s\n", strerror(errno));
+	const char *dev = "uring";
+
+	if (argc > 1 && strncmp(argv[1], "--dev=", 6) == 0)
+		dev = argv[1] + 6;
+	else if (argc > 1) {
+		fprintf(stderr, "usage: %s [--dev=uring|ucx-tcp]\n", argv[0]);
 		return TEST_FAIL;
+	}
+	cq = open_cq(dev, &r, why, sizeof(why));
+	if (cq == NULL) {
+		printf("%s: %s\n", r == -ENODATA ? "skip" : "FAIL", why);
+		return r == -ENODATA ? TEST_SKIP : TEST_FAIL;
 	}
 	rn.g = cqpoll_group_create(&conf);
 	if (rn.g == NULL || cqpoll_group_add(rn.g, cq, on_completions, NULL) != 0) {
@@ -211,6 +266,10 @@ main(void)
 	cqpoll_group_remove(rn.g, cq);
 	cqpoll_group_destroy(rn.g);
 	cqpoll_cq_destroy(cq);
+#ifdef TEST_HAVE_UCX
+	if (strcmp(dev, "ucx-tcp") == 0)
+		test_ucx_close(&ux);
+#endif
 	if (bad != 0)
 		return TEST_FAIL;
 	printf("every request ended the lone member's sleep\n");
