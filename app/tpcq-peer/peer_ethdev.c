@@ -16,10 +16,21 @@
  *                No poll after the enable: a packet queued between the last
  *                empty poll and the enable raises no event on virtio_user
  *                (peers-and-pmds.md, section 3) and waits for the timeout.
+ *   wait         DPDK's blocking wait, at every empty poll: the sequence
+ *                l3fwd-power runs once it decided to sleep (enable,
+ *                rte_epoll_wait() up to 10 ms, disable), with the poll
+ *                after the enable that an edge PMD needs: the pair of
+ *                ucp_worker_wait(), fi_cq_sread() and io_uring_wait_cqe().
  * --dev=ethdev:virtio_user,unregistered is the negative control of
  * test/app/check_peers.py: l3fwd-power without its event_register(), so
  * that no Rx interrupt reaches the thread's epoll and every sleep ends by
  * the timeout, which the test must tell from a working peer.
+ * --dev=ethdev:virtio_user,norepoll is the wait's: no poll after the
+ * enable. ,aimed (either wait variant) holds the enable after an empty poll
+ * until the sender's next packet is in the ring (up to 10 ms), so that it
+ * lands in the race window whatever the scheduler does: the poll after the
+ * enable must find it, and without that poll the sleep strands it until
+ * the timeout.
  * The EAL gets testpmd-cq's layout for a DPDK port: the threads are not
  * pinned, both on the two CPUs of --cpus, as testpmd-cq's lcores are
  * ((0-2)@(CPU0,CPU1)), so that a peer point and a cqpoll point differ only
@@ -35,40 +46,24 @@
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_eal.h>
-#include <rte_epoll.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include "peer.h"
+#include "peer_ethdev.h"
 
 #define ETH_RING 256           /* as testpmd-cq's ethdev device */
 #define ETH_TYPE 0x88b5        /* local experimental: nothing else sends it */
 #define ETH_SEQ_OFF 14
 #define ETH_BURST 32           /* l3fwd-power's MAX_PKT_BURST, testpmd-cq's --burst */
 #define STOP UINT64_MAX
-/* examples/l3fwd-power (main.c): MIN_ZERO_POLL_COUNT, SUSPEND_THRESHOLD, its wait. */
-#define L3FWD_MIN_ZERO_POLLS 10
-#define L3FWD_SUSPEND_THRESHOLD 300
-#define L3FWD_WAIT_MS 10
 /* A sleep that timed out found a packet posted this long before: it was lost. */
 #define LOST_NS 1000000ull
 /* A full guest ring: the sender retries this long before it gives up. */
 #define TX_RETRY_NS 1000000000ull
 
-struct eth_peer {
-	bool l3fwd;
-	bool unregistered;         /* the negative control */
-	bool eal_up;
-	uint16_t rx_port, tx_port;
-	bool rx_made, tx_made;
-	struct rte_mempool *mp;
-	char sock[108];
-	char runtime_dir[256];
-	uint8_t frame[PEER_MSG];
-};
-
-static const char *const waits[] = { "busy", "l3fwd-power", NULL };
+static const char *const waits[] = { "busy", "l3fwd-power", "wait", NULL };
 
 static unsigned long
 free_hugepages(void)
@@ -279,23 +274,46 @@ ethdev_open(struct peer_run *r, void **priv)
 	struct eth_peer *e;
 	int rc;
 
-	bool unregistered = strcmp(r->arg, "virtio_user,unregistered") == 0;
+	bool unregistered = false, norepoll = false, aimed = false;
+	bool l3fwd = strcmp(r->wait, "l3fwd-power") == 0;
+	bool wait = strcmp(r->wait, "wait") == 0;
+	const char *opt = r->arg + strlen("virtio_user");
 
-	if (strcmp(r->arg, "virtio_user") != 0 && !unregistered) {
+	if (strncmp(r->arg, "virtio_user", strlen("virtio_user")) != 0 ||
+	    (*opt != '\0' && *opt != ',')) {
 		fprintf(stderr, PEER_PROG ": ethdev: --dev=ethdev:virtio_user (the "
 			"one port pair with a sender in this process), not %s\n", r->dev);
 		return -EINVAL;
 	}
-	if (unregistered && strcmp(r->wait, "l3fwd-power") != 0) {
-		fprintf(stderr, PEER_PROG ": ethdev: ,unregistered: only with "
-			"--peer=ethdev-l3fwd-power (the test's negative control)\n");
-		return -EINVAL;
+	while (*opt == ',') {
+		size_t len = strcspn(opt + 1, ",");
+
+		if (len == strlen("unregistered") &&
+		    strncmp(opt + 1, "unregistered", len) == 0 && l3fwd)
+			unregistered = true;
+		else if (len == strlen("norepoll") &&
+			 strncmp(opt + 1, "norepoll", len) == 0 && wait)
+			norepoll = true;
+		else if (len == strlen("aimed") &&
+			 strncmp(opt + 1, "aimed", len) == 0 && wait)
+			aimed = true;
+		else {
+			fprintf(stderr, PEER_PROG ": ethdev: %s: ,unregistered goes "
+				"with --peer=ethdev-l3fwd-power, ,norepoll and ,aimed "
+				"with --peer=ethdev-wait (the tests' negative controls), "
+				"nothing else\n", r->dev);
+			return -EINVAL;
+		}
+		opt += 1 + len;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return -ENOMEM;
-	e->l3fwd = strcmp(r->wait, "l3fwd-power") == 0;
+	e->l3fwd = l3fwd;
+	e->wait = wait;
 	e->unregistered = unregistered;
+	e->norepoll = norepoll;
+	e->aimed = aimed;
 	memset(e->frame, 0xff, 6);
 	e->frame[6] = 0x02;
 	memcpy(e->frame + 12, &type, 2);
@@ -317,7 +335,7 @@ ethdev_open(struct peer_run *r, void **priv)
 		ethdev_close(e);
 		return rc;
 	}
-	r->counts_sleeps = e->l3fwd;
+	r->counts_sleeps = e->l3fwd || e->wait;
 	*priv = e;
 	return 0;
 }
@@ -342,6 +360,7 @@ ethdev_send(void *priv, uint64_t seq)
 			return -EIO;
 		}
 	}
+	__atomic_store_n(&e->sent, e->sent + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -380,8 +399,8 @@ seq_of(struct rte_mbuf *m)
  * @p woke), one posted over 1 ms before it woke was stranded by the sleep:
  * testpmd-cq's recoveries_lost, judged the same way.
  */
-static unsigned int
-take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool timed_out)
+unsigned int
+peer_ethdev_take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool timed_out)
 {
 	struct rte_mbuf *m[ETH_BURST];
 	uint16_t i, n = rte_eth_rx_burst(e->rx_port, 0, m, ETH_BURST);
@@ -403,54 +422,6 @@ take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool timed_out)
 	return n;
 }
 
-static int
-receive_l3fwd(struct eth_peer *e, struct peer_run *r)
-{
-	struct rte_epoll_event ev;
-	uint64_t zero = 0, woke = 0;
-	bool timed_out = false;
-	int rc, n;
-
-	/* l3fwd-power's event_register(), on the lcore that waits. */
-	rc = e->unregistered ? 0 :
-		rte_eth_dev_rx_intr_ctl_q(e->rx_port, 0, RTE_EPOLL_PER_THREAD,
-					  RTE_INTR_EVENT_ADD, NULL);
-	if (rc != 0) {
-		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
-			strerror(-rc));
-		return rc;
-	}
-	while (!peer_stopping(r)) {
-		if (take(e, r, woke, timed_out) > 0) {
-			zero = 0;
-			timed_out = false;
-			continue;
-		}
-		timed_out = false;
-		if (++zero <= L3FWD_MIN_ZERO_POLLS)
-			continue;
-		if (zero < L3FWD_SUSPEND_THRESHOLD) {
-			rte_delay_us(1);
-			continue;
-		}
-		rte_eth_dev_rx_intr_enable(e->rx_port, 0);
-		n = rte_epoll_wait(RTE_EPOLL_PER_THREAD, &ev, 1, L3FWD_WAIT_MS);
-		rte_eth_dev_rx_intr_disable(e->rx_port, 0);
-		r->sleeps++;
-		if (n < 0 && errno != EINTR) {
-			fprintf(stderr, PEER_PROG ": ethdev: rte_epoll_wait: %s\n",
-				strerror(errno));
-			return -EIO;
-		}
-		if (n == 0) {
-			r->wait_timeouts++;
-			timed_out = true;
-			woke = peer_now_ns();
-		}
-	}
-	return 0;
-}
-
 /*
  * busy: virtio leaves a queue's interrupt disabled at its setup
  * (virtio_init_vring()), as cqpoll's probe leaves it, so vhost's Tx signals
@@ -462,9 +433,11 @@ ethdev_receive(void *priv, struct peer_run *r)
 	struct eth_peer *e = priv;
 
 	if (e->l3fwd)
-		return receive_l3fwd(e, r);
+		return peer_ethdev_l3fwd(e, r);
+	if (e->wait)
+		return peer_ethdev_wait(e, r);
 	while (!peer_stopping(r))
-		take(e, r, 0, false);
+		peer_ethdev_take(e, r, 0, false);
 	return 0;
 }
 
