@@ -138,6 +138,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cqpoll_mutant.h"
 #include "cqpoll_policy_gaps_private.h"
 #include "cqpoll_policy_private.h"
 
@@ -354,6 +355,24 @@ choose(struct adaptive_state *s)
 	best_cost = now_cost;
 	best_span = now_span;
 	s->spin_ns = 0;
+#if CQPOLL_MUTANT(ADAPTIVE_FULL)
+	/* Test build only: every bucket weighed, the reference. */
+	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS && above != 0; i++) {
+		lo = cqpoll_policy_gap_lower(i);
+		if (lo > s->max_spin_ns)
+			break;
+		cost = below + (unsigned __int128)above * (lo + sleep);
+		span = time + (unsigned __int128)above * s->spread_ns;
+		if (cost * best_span < best_cost * span) {
+			best_cost = cost;
+			best_span = span;
+			s->spin_ns = lo;
+		}
+		below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
+		above -= h->n[i];
+	}
+	(void)j;
+#else
 	/* i: the candidate, the first bound past the last bucket weighed. */
 	i = 0;
 	for (j = cqpoll_policy_gap_next(h, 0);
@@ -376,6 +395,7 @@ choose(struct adaptive_state *s)
 		above -= h->n[j];
 		i = j + 1;
 	}
+#endif
 	if (above == 0 && below * best_span < best_cost * time) {
 		s->spin_ns = s->max_spin_ns;
 		best_cost = below;
@@ -629,8 +649,10 @@ set_poll_until(struct adaptive_state *s)
 		return;
 	if (add_sat(s->last_ns, budget - s->lead_ns) < until)
 		until = add_sat(s->last_ns, budget - s->lead_ns);
+#if !CQPOLL_MUTANT(POLL_UNTIL_NO_PROBE)
 	if (s->probe_ns != 0 && add_sat(s->probed_ns, s->probe_ns) < until)
 		until = add_sat(s->probed_ns, s->probe_ns);
+#endif
 	s->poll_until = until;
 }
 
@@ -764,8 +786,10 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 		arrival(s, completions, now_ns);
 		return CQPOLL_POLICY_KEEP_POLLING;
 	}
+#if !CQPOLL_MUTANT(ADAPTIVE_FULL)
 	if (now_ns < s->poll_until && now_ns >= s->poll_from)
 		return CQPOLL_POLICY_KEEP_POLLING;
+#endif
 	return idle_decide(s, now_ns);
 }
 
