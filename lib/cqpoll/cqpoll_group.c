@@ -16,6 +16,7 @@
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_policy_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
@@ -73,6 +74,7 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 		return r;
 	}
 	g->policy = ops;
+	g->policy_sleep_cpu = cqpoll_policy_sleep_cpu_op(ops);
 	return 0;
 }
 
@@ -703,5 +705,20 @@ cqpoll_group_stats_reset(struct cqpoll_group *g)
 	if (g == NULL)
 		return -EINVAL;
 	cqpoll_stats_zero(&g->stats, sizeof(g->stats));
+	__atomic_store_n(&g->sleep_cpu_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->sleeps_timed, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+cqpoll_group_sleep_cpu_get(const struct cqpoll_group *g, uint64_t *cpu_ns,
+			   uint64_t *sleeps_timed)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (cpu_ns != NULL)
+		*cpu_ns = __atomic_load_n(&g->sleep_cpu_ns, __ATOMIC_RELAXED);
+	if (sleeps_timed != NULL)
+		*sleeps_timed = __atomic_load_n(&g->sleeps_timed, __ATOMIC_RELAXED);
 	return 0;
 }

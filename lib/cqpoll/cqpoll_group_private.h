@@ -127,6 +127,17 @@ struct cqpoll_group {
 	unsigned int fd_index_cap;
 	const struct cqpoll_policy_ops *policy;
 	void *policy_state;
+	/* The policy's sleep-CPU hook (built-in policies only), or NULL. */
+	void (*policy_sleep_cpu)(void *state, uint64_t cpu_ns);
+	/*
+	 * The thread CPU of sampled sleeps (cqpoll_group_sleep_cpu_get()),
+	 * read by any thread: their sum and count; sleeps seen by the sampler,
+	 * and the CPU clock at the start of the sleep being timed, 0: none.
+	 */
+	uint64_t sleep_cpu_ns;
+	uint64_t sleeps_timed;
+	uint64_t sleeps_sampled;
+	uint64_t sleep_cpu_t0;
 	struct cqpoll_completion *comps;
 	struct cqpoll_group_stats stats;
 	/* Failed members waiting to be removed and reported. */

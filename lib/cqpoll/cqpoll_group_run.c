@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "cqpoll_clock.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_monitor_private.h"
@@ -304,6 +305,48 @@ check_oracle(struct cqpoll_group *g)
 	g->oracle_next = i;
 }
 
+/*
+ * What a sleep costs the thread in CPU (cqpoll_group_sleep_cpu_get()) is
+ * read on CLOCK_THREAD_CPUTIME_ID, which Linux serves by a system call, not
+ * the vDSO: two per timed sleep, against the ten or so a sleep makes on UCX
+ * tcp and the two of the lightest (io_uring, sw). Timing every sleep would
+ * add a tenth to a hundred percent of the calls it measures, so the group
+ * samples its transitions into sleep, the first SLEEP_CPU_FIRST (a policy
+ * learns the cost at once) and then one in SLEEP_CPU_EVERY: 1/8 of a call
+ * per sleep, in the noise of what is measured (strace -c counts in
+ * doc/guides/poll-group.md). A sampled transition that finds work and does
+ * not sleep is not timed.
+ */
+#define SLEEP_CPU_FIRST 8
+#define SLEEP_CPU_EVERY 16
+
+/* A transition begins: start the CPU clock if this one is sampled. */
+static void
+sleep_cpu_start(struct cqpoll_group *g)
+{
+	uint64_t n = g->sleeps_sampled++;
+
+	if (n < SLEEP_CPU_FIRST || n % SLEEP_CPU_EVERY == 0)
+		g->sleep_cpu_t0 = cqpoll_thread_cpu_ns();
+}
+
+/*
+ * The timed sleep's wake-up was handled (the first completion is about to
+ * reach its callback, whose work is the application's, not the sleep's):
+ * count it and tell the policy, as wake_cost() hears of the latency.
+ */
+static void
+sleep_cpu_end(struct cqpoll_group *g)
+{
+	uint64_t cpu = cqpoll_thread_cpu_ns() - g->sleep_cpu_t0;
+
+	g->sleep_cpu_t0 = 0;
+	cqpoll_stat_add(&g->sleep_cpu_ns, cpu);
+	cqpoll_stat_add(&g->sleeps_timed, 1);
+	if (g->policy_sleep_cpu != NULL)
+		g->policy_sleep_cpu(g->policy_state, cpu);
+}
+
 static void
 record_wake_latency(struct cqpoll_group *g, uint64_t lat)
 {
@@ -359,6 +402,9 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 			record_wake_latency(g, now > g->comps[0].timestamp ?
 					    now - g->comps[0].timestamp : 0);
 		}
+		/* t0 is a thread's CPU time after it ran: 0 means none. */
+		if (g->sleep_cpu_t0 != 0)
+			sleep_cpu_end(g);
 		deliver(g, m, r);
 		total += r;
 		if ((uint32_t)r < g->burst)
@@ -901,6 +947,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		count_busy(g, t1, 0);
 		return r;
 	}
+	sleep_cpu_start(g);
 	r = transition(g, &unarmed);
 	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
 	if (g->failed != NULL && cqpoll_group_reap(g))
@@ -909,10 +956,15 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
 		begin_sleep(g, g->wait_timeout_ms);
 		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
+		/* Woken by a timeout or another thread: no callback ended it. */
+		if (g->sleep_cpu_t0 != 0)
+			sleep_cpu_end(g);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 		if (g->failed != NULL && cqpoll_group_reap(g))
 			return cqpoll_group_free_deferred(g);
 	} else {
+		/* No sleep: nothing to time. */
+		g->sleep_cpu_t0 = 0;
 		slept = 0;
 	}
 	t1 = cqpoll_now_ns();
