@@ -141,6 +141,14 @@
  * (67399 wake-ups/s) where a sleep cost about ten system calls of CPU
  * (issue 36). In the lab a sleep is told arm_ns + wake_cpu_ns (6 us in
  * check-lab-goals.py's cost model).
+ *
+ * It runs after every iteration of a loop that polls millions of times a
+ * second, so what it does there is kept small without changing a decision
+ * (issue 36, test policy-same-decisions): an arrival sets until when the
+ * empty polls are sure to keep polling, and those before it cost two
+ * compares; the threshold is weighed over the histogram's filled buckets
+ * only. At UCX shared-memory ping-pong the full walk every 16 silences was
+ * a 1700-instruction-a-completion cost and a p99 of stalls.
  */
 
 #include <errno.h>

@@ -21,7 +21,7 @@
 
 #include "cqpoll_group.h"
 
-#define ARRIVALS 20000u
+#define ARRIVALS 10000u
 
 enum trace { PINGPONG, UNIFORM, ONOFF, REGIME, HEAVY, TRACES };
 
