@@ -816,11 +816,17 @@ int cqpoll_group_stop(struct cqpoll_group *g);
 /**
  * Wake the group if it sleeps, or make its next sleep return at once: for
  * new work the group's thread must see (counted as a cross-thread wake-up).
+ * A group of one asleep in its member's own wait (poll-group.md, "The
+ * lone-member sleep") is woken through the member's driver (io_uring: a
+ * CQE posted from a one-off ring, a few system calls more for the caller;
+ * UCX: ucp_worker_signal()); so are cqpoll_group_stop(),
+ * cqpoll_group_set_mode() and cqpoll_group_move_request().
  *
  * @param g
  *   The group.
  * @return
- *   0, -EINVAL if @p g is NULL, or -errno from write(2).
+ *   0, -EINVAL if @p g is NULL, or -errno from write(2) or from the
+ *   member's driver wake-up.
  *
  * Thread safety: safe from any thread.
  */

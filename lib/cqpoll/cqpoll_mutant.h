@@ -69,6 +69,11 @@
 #define CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY 0
 #endif
 
+/* A group's kick leaves a group asleep in its lone member's own wait asleep. */
+#ifndef CQPOLL_MUTANT_NO_LONE_KICK
+#define CQPOLL_MUTANT_NO_LONE_KICK 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -189,6 +189,22 @@ ucx_consumed(struct tpcq_devctx *dc, const struct cqpoll_completion *c,
 			ucx_recv(dc, c[i].wr_id + u->depth);
 }
 
+/*
+ * The naive transition's window: the receiver's worker progressed, as the
+ * application's own progress or post would, between the last empty poll
+ * and the arm. What it pushes into the CQ's ring no event announces: the
+ * naive arm, which never polls after, sleeps past it. (The driver's arm
+ * progresses only when the poll before it did not end idle, so the naive
+ * control cannot count on the arm to take the socket's readiness.)
+ */
+static void
+ucx_naive_window(struct tpcq_devctx *dc)
+{
+	struct ucx_dev *u = dc->priv;
+
+	ucp_worker_progress(u->up.b);
+}
+
 static void
 ucx_close(struct tpcq_devctx *dc)
 {
@@ -207,5 +223,6 @@ const struct tpcq_dev tpcq_dev_ucx = {
 	.open = ucx_open,
 	.post = ucx_post,
 	.consumed = ucx_consumed,
+	.naive_window = ucx_naive_window,
 	.close = ucx_close,
 };
