@@ -15,7 +15,9 @@ Usage: check_lab_live.py SCRIPT
    control: its figures must not come out), else back to back, as --sim
    --floors derives it; none without the sleeper's CPU. A run's measured
    sleep CPU (sleep_cpu_ns) replaces the floor's: arm_ns + wake_cpu_ns is
-   it (the floor's 21000 must not come out); 0 keeps the floor's.
+   it (the floor's 21000 must not come out); 0 keeps the floor's. A live
+   run's iterations and CPU per sleep (none for a run that never slept),
+   and what the lab charges a sleep (arm_ns + wake_cpu_ns).
 5. Other work from two reads of /proc: a process that ran on, one that
    started, one that ended and was reaped (its CPU before the first read
    not counted again), one whose pid was reused.
@@ -90,6 +92,22 @@ def main():
     if m.cost_of(fl, 0) != m.cost_of(fl):
         raise SystemExit("FAIL: no sleep timed must keep the floor's CPU")
     print("ok: a sleep's CPU as the run measured it: " + c)
+    # 2% of 2 s over 2000 sleeps: 20 us a sleep, 3 iterations each.
+    live = {"cpu_pct": 2.0, "poller_s": 2.0,
+            "group": {"sleeps": 2000, "iterations": 6000}}
+    ps = m.per_sleep(live)
+    if ps is None or abs(ps[0] - 3.0) > 1e-9 or abs(ps[1] - 20.0) > 1e-9:
+        raise SystemExit("FAIL: per sleep of a live run: %s" % (ps,))
+    # Control: a run that slept none has no per-sleep figure (not a
+    # division by zero, not the whole CPU charged to one sleep).
+    if m.per_sleep({"cpu_pct": 50.0, "poller_s": 2.0,
+                    "group": {"sleeps": 0, "iterations": 10}}) is not None:
+        raise SystemExit("FAIL: per sleep of a run that never slept")
+    if m.charged_us(c) != 30.25:
+        raise SystemExit("FAIL: a sleep charged by %s: %s" %
+                         (c, m.charged_us(c)))
+    print("ok: per sleep %.1f iterations, %.1f us; a sleep charged %.2f us"
+          % (ps[0], ps[1], m.charged_us(c)))
     tick = m.os.sysconf("SC_CLK_TCK")
     # pid: (start, ticks of it and its reaped children)
     t0 = {10: (5, 100), 11: (6, 40), 12: (7, 30), 13: (8, 50)}
