@@ -320,8 +320,9 @@ model_budget(const struct target_state *s, uint64_t room)
 
 /*
  * The budget: the model's with the aim and the account's balance. It may
- * reach at once the model's with the aim alone (with leap); growth past it,
- * the account's debt, is limited to a doubling a step.
+ * reach at once the model's with the aim alone (with leap), which rests on
+ * every gap and wake-up seen; growth past it rests on the account's debt,
+ * a few misses and mostly noise, so it at most doubles a step.
  */
 static void
 budget(struct target_state *s, uint64_t now_ns)
