@@ -131,7 +131,12 @@ def section(data):
         "cqpoll's arm makes the polling thread the owner. Recoveries with "
         "0 lost wake-ups are sleeps whose 10 ms timeout fired as the "
         "generator came back from a stall of the loaded machine (with "
-        "`--timeout-ms=1000` they are 0).")
+        "`--timeout-ms=1000` they are 0). l3fwd-power is an adaptive rule "
+        "(it polls before it sleeps), so the paired verdict (section "
+        "\"Against peers\", `devtools/run-peers.py`) holds it against "
+        "cqpoll's adaptive mode only, and holds `interrupt` to DPDK's "
+        "blocking wait (`tpcq-peer --peer=ethdev-wait`: enable at every "
+        "empty poll, poll again, `rte_epoll_wait()`).")
     out.append("")
     out.append("Regenerate: `./devtools/gen-ethdev-results.py` (needs a build in `build/`).")
     out.append(END)

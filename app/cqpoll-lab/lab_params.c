@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "interrupt.h"
 #include "lab.h"
 #include "lab_sched.h"
+#include "opt_parse.h"
 
 /* testpmd-cq's bounds of --rate and --duration, which the lab shares. */
 #define LAB_RATE_MAX 1000000000ULL
@@ -96,63 +96,31 @@ tpcq_lab_usage(FILE *f, const char *prog)
 		prog, TPCQ_LAB_SEEDS_MAX, TPCQ_LAB_SEEDS_DEFAULT);
 }
 
-static const char *lab_prog = TPCQ_LAB_PROG;
+static struct tpcq_opt_prog opt_prog = { TPCQ_LAB_PROG, " --help" };
 
 const char *
 tpcq_lab_prog(void)
 {
-	return lab_prog;
+	return opt_prog.prog;
 }
 
 static int __attribute__((format(printf, 1, 2)))
 bad(const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fprintf(stderr, "%s: ", lab_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = tpcq_opt_vbad(&opt_prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help'.\n", lab_prog);
-	return -EINVAL;
+	return r;
 }
 
-/* Unsigned decimal in [min, max]; strtoull() alone accepts "-1" and "". */
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	  uint64_t *v)
 {
-	unsigned long long x;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return bad("--%s: '%s' is not a non-negative integer", opt, s);
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (*end != '\0')
-		return bad("--%s: '%s' is not a non-negative integer", opt, s);
-	if (errno == ERANGE || x < min || x > max)
-		return bad("--%s: %s is out of range %llu..%llu", opt, s,
-			   (unsigned long long)min, (unsigned long long)max);
-	*v = x;
-	return 0;
-}
-
-static int
-parse_duration(const char *s, double *v)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(s, &end);
-	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(x))
-		return bad("--duration: '%s' is not a number of seconds", s);
-	if (!(x > 0.0) || x > LAB_DURATION_MAX_S)
-		return bad("--duration: %s is out of range (0, %.0f] seconds", s,
-			   LAB_DURATION_MAX_S);
-	*v = x;
-	return 0;
+	return tpcq_opt_u64(&opt_prog, opt, s, min, max, v);
 }
 
 int
@@ -163,7 +131,7 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 	int c, r = 0;
 	char *end;
 
-	lab_prog = prog;
+	opt_prog.prog = prog;
 	memset(o, 0, sizeof(*o));
 	o->rate = 20000;
 	o->duration_s = 3.0;
@@ -179,7 +147,8 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 			r = parse_u64("rate", optarg, 1, LAB_RATE_MAX, &o->rate);
 			break;
 		case OPT_DURATION:
-			r = parse_duration(optarg, &o->duration_s);
+			r = tpcq_opt_duration(&opt_prog, optarg, LAB_DURATION_MAX_S,
+					      &o->duration_s);
 			break;
 		case OPT_SEED:
 			r = parse_u64("seed", optarg, 0, UINT64_MAX, &o->seed);

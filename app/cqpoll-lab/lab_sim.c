@@ -206,6 +206,14 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		spend(r, now, c->poll_ns);
 		if (ops->wake_cost != NULL)
 			ops->wake_cost(state, nap0);
+		/*
+		 * What the group measures of a sleep's thread CPU and tells
+		 * the policy before its first completion reaches a callback:
+		 * here the CPU charged for it. Other policies ignore it, and
+		 * so does one given sleep_cpu_us. A nap is not told: the
+		 * group cannot time one (it happens inside decide()).
+		 */
+		cqpoll_policy_sleep_cpu(ops, state, c->arm_ns + c->wake_cpu_ns);
 		ops->decide(state, k, now);
 	}
 	r->span_ns = now - (T0_NS + t->at[0]);

@@ -25,6 +25,7 @@
 #include "cpus.h"
 #include "lab.h"
 #include "dev.h"
+#include "eal_args.h"
 #include "engine.h"
 #include "floors.h"
 #include "floors_paced.h"
@@ -36,9 +37,6 @@
 #include "run.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
-
-/* Upper bound of the EAL arguments testpmd-cq adds by itself. */
-#define EAL_DEFAULT_ARGS 13
 
 /*
  * EAL options that add to testpmd-cq's defaults instead of replacing them,
@@ -98,24 +96,6 @@ telemetry_announce(const struct tpcq_params *p)
 	prefix = prefix != NULL ? prefix + 1 : dir;
 	fprintf(stderr, TPCQ_PROG ": telemetry on, file prefix %s "
 		"(dpdk-telemetry.py -f %s)\n", prefix, prefix);
-}
-
-/* HugePages_Free from /proc/meminfo; 0 if it cannot be read. */
-static unsigned long
-free_hugepages(void)
-{
-	unsigned long n = 0;
-	char line[256];
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "HugePages_Free: %lu", &n) == 1)
-			break;
-	fclose(f);
-	return n;
 }
 
 /* Name of CQ k in DPDK telemetry (--telemetry). */
@@ -288,10 +268,12 @@ main(int argc, char **argv)
 	char **eal_argv, **app_argv;
 	bool sim = false;
 	int eal_argc = 0, app_argc = 0, sep, i, r, ret;
-	char lcores[64], lcores3[80], prefix[64];
+	/* The EAL keeps pointers into these: main's, for as long as it runs. */
+	struct tpcq_eal_args ea = { .prefix = "tpcq" };
+	char lcores[64];
 	bool eal_own = false, paced_rates;
 
-	eal_argv = calloc((size_t)argc + EAL_DEFAULT_ARGS + 1, sizeof(*eal_argv));
+	eal_argv = calloc((size_t)argc + TPCQ_EAL_ARGS_MAX + 1, sizeof(*eal_argv));
 	app_argv = calloc((size_t)argc + 1, sizeof(*app_argv));
 	if (eal_argv == NULL || app_argv == NULL) {
 		fprintf(stderr, TPCQ_PROG ": out of memory\n");
@@ -387,50 +369,16 @@ main(int argc, char **argv)
 		for (i = 1; i < sep; i++)
 			eal_argv[eal_argc++] = argv[i];
 	} else {
-		/*
-		 * Nothing to ask of the EAL but two lcores: no device to probe,
-		 * no state to share with secondary processes, quiet unless wrong.
-		 */
 		/* "-l 0-1" would fail under taskset or in a container. */
 		tpcq_default_lcores(tpcq_dev_numa_node(&params), lcores,
 				    sizeof(lcores));
-		if (params.dev->needs_eal) {
-			/*
-			 * A DPDK port: a third lcore on the same CPUs, so that
-			 * a poller on a worker leaves the main lcore idle, as a
-			 * DPDK application's main lcore often is.
-			 */
-			snprintf(lcores3, sizeof(lcores3), "(0-2)@(%s)", lcores);
-			eal_argv[eal_argc++] = "--lcores";
-			eal_argv[eal_argc++] = lcores3;
-			/* vhost logs every vhost-user message at INFO. */
-			eal_argv[eal_argc++] = "--log-level=lib.vhost.*:warning";
-		} else {
-			eal_argv[eal_argc++] = "-l";
-			eal_argv[eal_argc++] = lcores;
-		}
-		eal_argv[eal_argc++] = "--no-pci";
-		/* A prefix of its own: the telemetry socket's directory. */
-		snprintf(prefix, sizeof(prefix), "--file-prefix=tpcq%ld",
-			 (long)getpid());
-		eal_argv[eal_argc++] = prefix;
-		if (!params.telemetry)
-			eal_argv[eal_argc++] = "--no-telemetry";
-		eal_argv[eal_argc++] = "--log-level=lib.eal:error";
-		/* --no-huge implies legacy memory, which --in-memory refuses. */
-		if (free_hugepages() == 0) {
-			eal_argv[eal_argc++] = "--no-huge";
-			eal_argv[eal_argc++] = "--no-shconf";
-			/* Room for the mbufs of a DPDK port (64 MB by default). */
-			if (params.dev->needs_eal) {
-				eal_argv[eal_argc++] = "-m";
-				eal_argv[eal_argc++] = "256";
-			}
+		ea.cpus = lcores;
+		ea.dpdk_port = params.dev->needs_eal;
+		ea.telemetry = params.telemetry;
+		eal_argc = tpcq_eal_args_add(&ea, eal_argv, eal_argc);
+		if (ea.no_huge)
 			fprintf(stderr, TPCQ_PROG ": no hugepages, running with "
 				"--no-huge --no-pci on lcores %s\n", lcores);
-		} else {
-			eal_argv[eal_argc++] = "--in-memory";
-		}
 	}
 	/* Given on either side of "--": after the defaults, so they win. */
 	for (i = 1; i < argc; i++)

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include "dev.h"
 #include "engine.h"
+#include "opt_parse.h"
 #include "params.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
@@ -151,38 +151,25 @@ tpcq_transition_name(enum tpcq_transition t)
 	return transition_names[t];
 }
 
+static const struct tpcq_opt_prog opt_prog = { TPCQ_PROG, " -- --help" };
+
 static int __rte_format_printf(1, 2)
 bad(const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fprintf(stderr, TPCQ_PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = tpcq_opt_vbad(&opt_prog, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '" TPCQ_PROG " -- --help'.\n");
-	return -EINVAL;
+	return r;
 }
 
-/* Unsigned decimal in [min, max]; strtoull() alone accepts "-1" and "". */
 static int
 parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 	  uint64_t *v)
 {
-	unsigned long long x;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return bad("--%s: '%s' is not a non-negative integer", opt, s);
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (*end != '\0')
-		return bad("--%s: '%s' is not a non-negative integer", opt, s);
-	if (errno == ERANGE || x < min || x > max)
-		return bad("--%s: %s is out of range %llu..%llu", opt, s,
-			   (unsigned long long)min, (unsigned long long)max);
-	*v = x;
-	return 0;
+	return tpcq_opt_u64(&opt_prog, opt, s, min, max, v);
 }
 
 static int
@@ -211,23 +198,6 @@ parse_name(const char *opt, const char *s, const char *const *names,
 		}
 	}
 	return bad("--%s: unknown value '%s'", opt, s);
-}
-
-static int
-parse_duration(const char *s, double *v)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(s, &end);
-	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(x))
-		return bad("--duration: '%s' is not a number of seconds", s);
-	if (!(x > 0.0) || x > TPCQ_DURATION_MAX_S)
-		return bad("--duration: %s is out of range (0, %.0f] seconds", s,
-			   TPCQ_DURATION_MAX_S);
-	*v = x;
-	return 0;
 }
 
 /* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
@@ -328,7 +298,8 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			break;
 		case OPT_DURATION:
 			duration_given = true;
-			r = parse_duration(optarg, &p->duration_s);
+			r = tpcq_opt_duration(&opt_prog, optarg, TPCQ_DURATION_MAX_S,
+					      &p->duration_s);
 			break;
 		case OPT_TIMEOUT_MS:
 			r = parse_u64("timeout-ms", optarg, 1, TPCQ_TIMEOUT_MS_MAX, &v);

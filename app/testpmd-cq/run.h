@@ -105,6 +105,9 @@ struct tpcq_result {
 	struct cqpoll_cq_info info;   /* of the first CQ; all are alike */
 	bool grouped;                 /* run by the poll group: group is valid */
 	struct cqpoll_group_stats group;
+	/* The group's timed sleeps and their thread CPU (cqpoll_group_sleep_cpu_get()). */
+	uint64_t sleeps_timed;
+	uint64_t sleep_cpu_ns;
 };
 
 /* The delivery check of one CQ (check.c). */

@@ -8,8 +8,8 @@
  * as testpmd-cq's devices), a receiver thread waits for each message with
  * the stack's own wait (busy progress, ucp_worker_wait(), fi_cq_read() spin,
  * fi_cq_sread(), io_uring_wait_cqe(), busy peek, DEFER_TASKRUN with
- * io_uring_get_events(), rte_eth_rx_burst() busy and DPDK's l3fwd-power
- * loop), and no cqpoll code runs. Latency is one way, from
+ * io_uring_get_events(), rte_eth_rx_burst() busy, DPDK's l3fwd-power
+ * loop and its blocking wait), and no cqpoll code runs. Latency is one way, from
  * the post time the sender records to the receiver's read; CPU is the
  * receiver's (testpmd-cq's cpu_pct: the poller's).
  */
@@ -43,7 +43,8 @@ struct peer_run {
 	uint64_t rx_cpu_ns, rx_wall_ns;
 	int error;
 	/*
-	 * Set by a peer that sleeps on an interrupt (ethdev-l3fwd-power), in
+	 * Set by a peer that sleeps on an interrupt (ethdev-l3fwd-power,
+	 * ethdev-wait), in
 	 * testpmd-cq's terms: sleeps (waits), those that ended by their
 	 * timeout, those that then found packets (recoveries), and of these
 	 * the ones holding a packet posted over 1 ms before the timeout ended

@@ -9,7 +9,7 @@
  *   ucx-busy, ucx-wait      --dev=ucx:tcp|ucx:posix|ucx:sysv
  *   ofi-spin, ofi-sread     --dev=ofi:tcp
  *   uring-wait, uring-peek, uring-defer   --dev=uring
- *   ethdev-busy, ethdev-l3fwd-power       --dev=ethdev:virtio_user
+ *   ethdev-busy, ethdev-l3fwd-power, ethdev-wait   --dev=ethdev:virtio_user
  */
 #include <errno.h>
 #include <getopt.h>

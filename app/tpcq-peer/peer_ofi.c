@@ -18,18 +18,12 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include "ofi_side.h"
 #include "peer.h"
-
-struct ofi_side {
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;        /* A: all of A's; B: B's sends (none) */
-};
 
 struct ofi_peer {
 	struct fi_info *info;
-	struct ofi_side a, b;
+	struct tpcq_ofi_side a, b;
 	struct fid_cq *rx;        /* B's receives: the CQ the peer waits on */
 	struct fid_ep *ep_a, *ep_b;
 	fi_addr_t addr_b;
@@ -47,35 +41,19 @@ fail(const char *what, int r)
 }
 
 static int
-side_open(struct ofi_peer *o, struct ofi_side *s)
+side_open(struct ofi_peer *o, struct tpcq_ofi_side *s)
 {
-	struct fi_av_attr av = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq = { .format = FI_CQ_FORMAT_DATA };
-	int r;
+	int r = tpcq_ofi_side_open(o->info, s);
 
-	r = fi_fabric(o->info->fabric_attr, &s->fabric, NULL);
-	if (r == 0)
-		r = fi_domain(s->fabric, o->info, &s->domain, NULL);
-	if (r == 0)
-		r = fi_av_open(s->domain, &av, &s->av, NULL);
-	if (r == 0)
-		r = fi_cq_open(s->domain, &cq, &s->cq, NULL);
 	return r != 0 ? fail("fabric, domain and queues", r) : 0;
 }
 
 static int
-make_ep(struct ofi_peer *o, struct ofi_side *s, struct fid_ep **ep, struct fid_cq *rx)
+make_ep(struct ofi_peer *o, struct tpcq_ofi_side *s, struct fid_ep **ep,
+	struct fid_cq *rx)
 {
-	int r = fi_endpoint(s->domain, o->info, ep, NULL);
+	int r = tpcq_ofi_side_ep(o->info, s, ep, rx);
 
-	if (r == 0)
-		r = fi_ep_bind(*ep, &s->av->fid, 0);
-	if (r == 0)
-		r = fi_ep_bind(*ep, &s->cq->fid, FI_TRANSMIT);
-	if (r == 0)
-		r = fi_ep_bind(*ep, &rx->fid, FI_RECV);
-	if (r == 0)
-		r = fi_enable(*ep);
 	return r != 0 ? fail("endpoint", r) : 0;
 }
 
@@ -179,19 +157,6 @@ ofi_receive(void *priv, struct peer_run *run)
 }
 
 static void
-side_close(struct ofi_side *s)
-{
-	if (s->cq != NULL)
-		fi_close(&s->cq->fid);
-	if (s->av != NULL)
-		fi_close(&s->av->fid);
-	if (s->domain != NULL)
-		fi_close(&s->domain->fid);
-	if (s->fabric != NULL)
-		fi_close(&s->fabric->fid);
-}
-
-static void
 ofi_close(void *priv)
 {
 	struct ofi_peer *o = priv;
@@ -199,8 +164,8 @@ ofi_close(void *priv)
 	fi_close(&o->ep_b->fid);
 	fi_close(&o->ep_a->fid);
 	fi_close(&o->rx->fid);
-	side_close(&o->a);
-	side_close(&o->b);
+	tpcq_ofi_side_close(&o->a);
+	tpcq_ofi_side_close(&o->b);
 	fi_freeinfo(o->info);
 	free(o);
 }

@@ -96,9 +96,13 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	 * arrived messages behind. Bounded, since progress of other kinds
 	 * (wire-up, keepalive) may go on without completing anything.
 	 */
-	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++)
-		if (ucp_worker_progress(q->worker) == 0)
+	q->progress_idle = false;
+	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++) {
+		if (ucp_worker_progress(q->worker) == 0) {
+			q->progress_idle = true;
 			break;
+		}
+	}
 	while (got < n && q->head != q->tail) {
 		comps[got++] = q->ring[q->head & q->mask];
 		q->head++;
@@ -114,16 +118,28 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
  * Progress may run callbacks only here and in polls and posts, all on this
  * thread, so after an empty ring and an idle progress, an OK from the arm
  * covers everything that was not yet seen.
+ *
+ * The core arms only right after a poll of this CQ (cqpoll_poll_and_arm(),
+ * the safety net's check): when that poll ended on an idle progress and no
+ * post came since, nothing ran on the worker in between, and the progress
+ * here would find nothing (one empty epoll_wait() per sleep on tcp, which
+ * ucp_worker_wait() does not pay). Whatever arrived since is still on the
+ * transport, unread, and ucp_worker_arm() reports it (BUSY) or its fd
+ * wakes the sleep. A caller that progresses the worker itself between its
+ * poll and the arm (the naive transition of the negative controls) must
+ * not count on this arm to find what that progress pushed.
  */
 int
 cqpoll_ucx_arm(void *priv)
 {
 	struct cqpoll_ucx_cq *q = priv;
+	bool idle = q->progress_idle;
 	ucs_status_t s;
 
+	q->progress_idle = false;
 	if (q->head != q->tail)
 		return 1;
-	if (ucp_worker_progress(q->worker) != 0 || q->head != q->tail)
+	if (!idle && (ucp_worker_progress(q->worker) != 0 || q->head != q->tail))
 		return 1;
 	s = ucp_worker_arm(q->worker);
 	if (s == UCS_OK)
@@ -217,6 +233,8 @@ cqpoll_ucx_tag_send(struct cqpoll_cq *cq, ucp_ep_h ep, const void *buf,
 	sl = slot_get(q, wr_id, CQPOLL_OP_SEND, len);
 	if (sl == NULL)
 		return -ENOBUFS;
+	/* A post may progress the worker: the next arm progresses too. */
+	q->progress_idle = false;
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	prm.cb.send = send_cb;
 	prm.user_data = sl;
@@ -237,6 +255,7 @@ cqpoll_ucx_tag_recv(struct cqpoll_cq *cq, void *buf, size_t len, ucp_tag_t tag,
 	sl = slot_get(q, wr_id, CQPOLL_OP_RECV, 0);
 	if (sl == NULL)
 		return -ENOBUFS;
+	q->progress_idle = false;
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
 		UCP_OP_ATTR_FIELD_RECV_INFO;
 	prm.cb.recv = recv_cb;

@@ -35,6 +35,11 @@ struct cqpoll_ucx_cq {
 	uint32_t in_use;
 	uint32_t free_head;           /* first free slot, or UINT32_MAX */
 	struct cqpoll_ucx_slot *slots;
+	/*
+	 * The last poll ended on a progress that found nothing, and no post
+	 * came since: the arm right after it needs no progress of its own.
+	 */
+	bool progress_idle;
 	/* The process's list of wrapped workers (ucx_cq.c). */
 	struct cqpoll_ucx_cq *next_wrapped;
 };

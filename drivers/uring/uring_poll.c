@@ -76,8 +76,9 @@ flush_overflow(struct cqpoll_uring_cq *q)
 }
 
 /*
- * The CQE that woke a sleeper on the ring after a failure report
- * (uring_wait.c) is ours, not the application's: dropped.
+ * The CQE that woke a sleeper on the ring (uring_wait.c: a failure report,
+ * a poll group's cross-thread wake-up) is ours, not the application's:
+ * dropped, and no longer looked for once every one posted was.
  */
 static unsigned int
 drop_wake(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
@@ -88,6 +89,8 @@ drop_wake(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
 	for (i = 0; i < got; i++)
 		if (comps[i].wr_id != CQPOLL_URING_WAKE_DATA(q))
 			comps[k++] = comps[i];
+	if (k != got)
+		__atomic_fetch_sub(&q->wake_cqes, got - k, __ATOMIC_RELAXED);
 	return k;
 }
 
@@ -99,7 +102,7 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	int r;
 
 	got = read_cqes(q, comps, n);
-	if (__builtin_expect(__atomic_load_n(&q->woken, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0))
 		got = drop_wake(q, comps, got);
 	if (got == n)
 		return (int)got;
@@ -108,7 +111,7 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return r;
 	if (r > 0)
 		got += read_cqes(q, comps + got, n - got);
-	if (__builtin_expect(__atomic_load_n(&q->woken, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0))
 		got = drop_wake(q, comps, got);
 	/*
 	 * Drained, and the kernel dropped CQEs it could not even keep on its

@@ -37,7 +37,10 @@ struct cqpoll_uring_cq {
 	 * what it needs: a timeout on io_uring_enter() (IORING_FEAT_EXT_ARG)
 	 * and IORING_OP_MSG_RING, which is how another thread wakes a sleeper
 	 * there. Any thread: waiting (the consumer is in, or entering, that
-	 * sleep) and woken (a wake-up was asked, its CQE is to be dropped).
+	 * sleep) and woken (a wake-up was asked and no wait has taken it yet:
+	 * the next wait returns at once and clears it, so that a CQ woken
+	 * again and again, as a poll group sleeping on its lone member's ring
+	 * is by cqpoll_group_wakeup(), sleeps again after each).
 	 */
 	bool own_wait;
 	/*
@@ -47,6 +50,11 @@ struct cqpoll_uring_cq {
 	bool ring_waits;
 	bool waiting;
 	bool woken;
+	/*
+	 * Wake-up CQEs posted into the ring and not yet dropped by the poll:
+	 * the poll looks for them only while this is not 0.
+	 */
+	unsigned int wake_cqes;
 };
 
 /* user_data of the CQE that wakes a sleeper on the ring: never delivered. */

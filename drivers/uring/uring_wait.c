@@ -8,7 +8,8 @@
  * own wait queue (io_cqring_wait(), Linux 6.18), overflowed CQEs included.
  *
  * Another thread wakes this sleep (a failure reported with
- * cqpoll_cq_fail()) with a CQE it posts into the ring through
+ * cqpoll_cq_fail(), a poll group's cross-thread wake-up while the group
+ * sleeps on this ring) with a CQE it posts into the ring through
  * IORING_OP_MSG_RING from a ring of its own; the poll drops that CQE.
  */
 
@@ -67,9 +68,11 @@ cqpoll_uring_wait(void *priv, int timeout_ms)
 	int r;
 
 	/*
-	 * Store waiting, then load woken; the waker stores woken, then loads
+	 * Store waiting, then take woken; the waker stores woken, then loads
 	 * waiting: both sequentially consistent, so either this sees the
-	 * wake-up or the waker sees the sleeper and posts its CQE.
+	 * wake-up or the waker sees the sleeper and posts its CQE. Taken
+	 * (cleared) here, so a later wait sleeps again; a CQE posted for a
+	 * wake-up taken this way only ends a later sleep early.
 	 */
 	q->ring_waits = true;
 	/*
@@ -79,12 +82,20 @@ cqpoll_uring_wait(void *priv, int timeout_ms)
 	 */
 	cqpoll_uring_disarm(q);
 	__atomic_store_n(&q->waiting, true, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&q->woken, __ATOMIC_SEQ_CST) ||
+	if (__atomic_exchange_n(&q->woken, false, __ATOMIC_SEQ_CST) ||
 	    io_uring_cq_ready(q->ring) != 0 || io_uring_cq_has_overflow(q->ring))
 		r = 0;
 	else
 		r = enter_wait(q, &ts);
 	__atomic_store_n(&q->waiting, false, __ATOMIC_RELAXED);
+	/*
+	 * A wake-up asked during the sleep is taken with it (its CQE, if
+	 * posted, is dropped by the next poll), so the next wait sleeps; one
+	 * that came after a timeout or a signal makes this a wake-up.
+	 */
+	if (__atomic_exchange_n(&q->woken, false, __ATOMIC_SEQ_CST) &&
+	    (r == -ETIME || r == -EINTR))
+		r = 0;
 	/* Woken, or the ring busy: the event taken, the CQ disarmed. */
 	if (r == 0 || r == -EAGAIN || r == -EBUSY)
 		return 1;
@@ -125,6 +136,8 @@ post_wake(struct cqpoll_uring_cq *q)
 	r = io_uring_queue_init(2, &tmp, 0);
 	if (r < 0)
 		return r;
+	/* Counted before it can land: the poll must look for it then. */
+	__atomic_fetch_add(&q->wake_cqes, 1, __ATOMIC_SEQ_CST);
 	sqe = io_uring_get_sqe(&tmp);
 	io_uring_prep_msg_ring(sqe, q->ring->ring_fd, 0, CQPOLL_URING_WAKE_DATA(q), 0);
 	r = io_uring_submit_and_wait(&tmp, 1);
@@ -133,13 +146,17 @@ post_wake(struct cqpoll_uring_cq *q)
 		if (r == 0)
 			r = cqe->res < 0 ? cqe->res : 0;
 	}
+	/* Not posted: nothing to drop. */
+	if (r < 0)
+		__atomic_fetch_sub(&q->wake_cqes, 1, __ATOMIC_RELAXED);
 	io_uring_queue_exit(&tmp);
 	return r;
 }
 
 /*
- * A failure reported from any thread wakes whoever sleeps on the CQ: on the
- * eventfd (a poll group, or a wait without the ring's own), and on the ring.
+ * A failure reported from any thread, or a poll group's cross-thread
+ * wake-up, wakes whoever sleeps on the CQ: on the eventfd (a poll group's
+ * epoll, or a wait without the ring's own), and on the ring.
  */
 int
 cqpoll_uring_wake(void *priv)

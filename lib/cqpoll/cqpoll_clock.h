@@ -12,4 +12,10 @@
  */
 uint64_t cqpoll_now_ns(void);
 
+/*
+ * The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID): a system
+ * call on Linux, not the vDSO, so callers sample it.
+ */
+uint64_t cqpoll_thread_cpu_ns(void);
+
 #endif /* CQPOLL_CLOCK_H */

@@ -183,6 +183,12 @@ int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
  * asleep on the fd (cqpoll_cq_wait(), a poll group) wakes, polls what is
  * left and gets the errno. The driver's event_get must then take the
  * wake-up like an event (return > 0 or 0; the core checks the state).
+ * A poll group asleep in its lone member's own wait (cqpoll_cq_set_wait())
+ * calls it too, for each cross-thread wake-up of the group (stop, mode
+ * change, move request, cqpoll_group_wakeup()): it may be called again and
+ * again, and each call must end the wait it finds, or else the next one;
+ * a wait takes the wake-ups asked before or during it, so that the wait
+ * after sleeps again.
  *
  * @param priv
  *   The driver state given to cqpoll_cq_alloc().
@@ -242,7 +248,9 @@ typedef int (*cqpoll_cq_wait_t)(void *priv, int timeout_ms);
 /**
  * Give the core the driver's own wait (cqpoll_cq_wait_t), used by
  * cqpoll_cq_wait() instead of a poll(2) on the event fd followed by
- * event_get. Poll groups keep waiting on the event fd.
+ * event_get, and by a poll group whose only member the CQ is, where the
+ * driver gave a wake-up too (cqpoll_cq_set_wake()): the group then sleeps
+ * in this wait instead of its epoll. Larger groups wait on the event fd.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

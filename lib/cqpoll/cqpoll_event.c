@@ -211,6 +211,31 @@ cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
 }
 
 int
+cqpoll_cq_own_wait(struct cqpoll_cq *cq, int timeout_ms)
+{
+	int r = cq->wait(cq->fp.priv, timeout_ms);
+
+	if (r == -EINTR)
+		return r;
+	if (r != 0) {
+		r = event_taken(cq, r);
+		return r < 0 ? r : 1;
+	}
+	/* Reported failed while asleep (its wake-up ended the wait): poll it. */
+	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+		cq->armed = false;
+		return 1;
+	}
+	return 0;
+}
+
+int
+cqpoll_cq_wake_sleeper(struct cqpoll_cq *cq)
+{
+	return cq->wake != NULL ? cq->wake(cq->fp.priv) : 0;
+}
+
+int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
 	struct pollfd pfd;

@@ -16,6 +16,8 @@
 #include "cqpoll_config.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
+#include "cqpoll_mutant.h"
+#include "cqpoll_policy_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
@@ -73,6 +75,7 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 		return r;
 	}
 	g->policy = ops;
+	g->policy_sleep_cpu = cqpoll_policy_sleep_cpu_op(ops);
 	return 0;
 }
 
@@ -639,15 +642,38 @@ cqpoll_group_count(const struct cqpoll_group *g)
 	return (int)g->n;
 }
 
-static int
-kick(struct cqpoll_group *g)
+int
+cqpoll_group_kick(struct cqpoll_group *g)
 {
+	struct cqpoll_cq *cq;
 	uint64_t one = 1;
+	int r = 0;
 
+	/*
+	 * Store kicked, then load lone_cq; the group stores lone_cq, then
+	 * loads kicked: both sequentially consistent, so either the group
+	 * sees the kick before its lone sleep, or this sees the sleeper and
+	 * wakes it in its CQ's own wait (cqpoll_group_run.c).
+	 */
+	__atomic_store_n(&g->kicked, 1, __ATOMIC_SEQ_CST);
 	/* EAGAIN: the counter is saturated, so a wake-up is pending anyway. */
 	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
-	return 0;
+#if !CQPOLL_MUTANT(NO_LONE_KICK)
+	/*
+	 * Counted in before the load: the group, awake again, waits for the
+	 * count to drop before its CQ may leave or be destroyed.
+	 */
+	__atomic_fetch_add(&g->lone_users, 1, __ATOMIC_SEQ_CST);
+	cq = __atomic_load_n(&g->lone_cq, __ATOMIC_SEQ_CST);
+	if (cq != NULL)
+		r = cqpoll_cq_wake_sleeper(cq);
+	__atomic_fetch_sub(&g->lone_users, 1, __ATOMIC_RELEASE);
+#else
+	/* Negative control only (test build): a lone sleeper sleeps on. */
+	(void)cq;
+#endif
+	return r;
 }
 
 int
@@ -659,7 +685,7 @@ cqpoll_group_set_mode(struct cqpoll_group *g, enum cqpoll_group_mode mode)
 		return -EINVAL;
 	}
 	__atomic_store_n(&g->mode_req, (int)mode, __ATOMIC_RELEASE);
-	return kick(g);
+	return cqpoll_group_kick(g);
 }
 
 int
@@ -676,7 +702,7 @@ cqpoll_group_stop(struct cqpoll_group *g)
 	if (g == NULL)
 		return -EINVAL;
 	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
-	return kick(g);
+	return cqpoll_group_kick(g);
 }
 
 int
@@ -684,7 +710,7 @@ cqpoll_group_wakeup(struct cqpoll_group *g)
 {
 	if (g == NULL)
 		return -EINVAL;
-	return kick(g);
+	return cqpoll_group_kick(g);
 }
 
 int
@@ -703,5 +729,20 @@ cqpoll_group_stats_reset(struct cqpoll_group *g)
 	if (g == NULL)
 		return -EINVAL;
 	cqpoll_stats_zero(&g->stats, sizeof(g->stats));
+	__atomic_store_n(&g->sleep_cpu_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&g->sleeps_timed, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+cqpoll_group_sleep_cpu_get(const struct cqpoll_group *g, uint64_t *cpu_ns,
+			   uint64_t *sleeps_timed)
+{
+	if (g == NULL)
+		return -EINVAL;
+	if (cpu_ns != NULL)
+		*cpu_ns = __atomic_load_n(&g->sleep_cpu_ns, __ATOMIC_RELAXED);
+	if (sleeps_timed != NULL)
+		*sleeps_timed = __atomic_load_n(&g->sleeps_timed, __ATOMIC_RELAXED);
 	return 0;
 }

@@ -22,17 +22,13 @@
 int
 cqpoll_group_move_request(struct cqpoll_group *g)
 {
-	uint64_t one = 1;
-
 	if (g == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group move request: NULL group");
 		return -EINVAL;
 	}
 	__atomic_store_n(&g->move_req, 1, __ATOMIC_RELEASE);
-	/* Wake it if it sleeps; EAGAIN: a wake-up is pending anyway. */
-	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return -errno;
-	return 0;
+	/* Wake it if it sleeps, in its epoll or in its lone member's wait. */
+	return cqpoll_group_kick(g);
 }
 
 int

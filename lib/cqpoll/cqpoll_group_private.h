@@ -74,6 +74,17 @@ struct cqpoll_group {
 	 * stored with release by the owner, taken with acquire by the next.
 	 */
 	int released;
+	/*
+	 * The lone-member sleep (cqpoll_group_run.c): the member's CQ while the
+	 * group sleeps in that CQ's own wait instead of its epoll, else NULL
+	 * (written by the group's thread, read by any thread's kick); the
+	 * kickers that may be using it (any thread); a kick not yet taken by
+	 * the group (stored by any thread before its eventfd write, taken by
+	 * the group's thread before it drains the eventfd).
+	 */
+	struct cqpoll_cq *lone_cq;
+	unsigned int lone_users;
+	int kicked;
 	/* Owned by the group's thread. */
 	enum cqpoll_group_mode mode;
 	int epfd;
@@ -127,6 +138,17 @@ struct cqpoll_group {
 	unsigned int fd_index_cap;
 	const struct cqpoll_policy_ops *policy;
 	void *policy_state;
+	/* The policy's sleep-CPU hook (built-in policies only), or NULL. */
+	void (*policy_sleep_cpu)(void *state, uint64_t cpu_ns);
+	/*
+	 * The thread CPU of sampled sleeps (cqpoll_group_sleep_cpu_get()),
+	 * read by any thread: their sum and count; sleeps seen by the sampler,
+	 * and the CPU clock at the start of the sleep being timed, 0: none.
+	 */
+	uint64_t sleep_cpu_ns;
+	uint64_t sleeps_timed;
+	uint64_t sleeps_sampled;
+	uint64_t sleep_cpu_t0;
 	struct cqpoll_completion *comps;
 	struct cqpoll_group_stats stats;
 	/* Failed members waiting to be removed and reported. */
@@ -161,6 +183,13 @@ cqpoll_group_owned(const struct cqpoll_group *g)
 {
 	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED);
 }
+
+/*
+ * Wake the group from any thread: its eventfd (its epoll, or an external
+ * loop's), and the lone member's own wait where the group sleeps in it.
+ * 0, or -errno from write(2).
+ */
+int cqpoll_group_kick(struct cqpoll_group *g);
 
 /* Put a member on the active list (no-op if it is there). */
 void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);

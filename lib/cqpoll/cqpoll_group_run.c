@@ -11,10 +11,13 @@
  */
 
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "cqpoll_clock.h"
 #include "cqpoll_group_private.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_monitor_private.h"
@@ -304,6 +307,48 @@ check_oracle(struct cqpoll_group *g)
 	g->oracle_next = i;
 }
 
+/*
+ * What a sleep costs the thread in CPU (cqpoll_group_sleep_cpu_get()) is
+ * read on CLOCK_THREAD_CPUTIME_ID, which Linux serves by a system call, not
+ * the vDSO: two per timed sleep, against the ten or so a sleep makes on UCX
+ * tcp and the two of the lightest (io_uring, sw). Timing every sleep would
+ * add a tenth to a hundred percent of the calls it measures, so the group
+ * samples its transitions into sleep, the first SLEEP_CPU_FIRST (a policy
+ * learns the cost at once) and then one in SLEEP_CPU_EVERY: 1/8 of a call
+ * per sleep, in the noise of what is measured (strace -c counts in
+ * doc/guides/poll-group.md). A sampled transition that finds work and does
+ * not sleep is not timed.
+ */
+#define SLEEP_CPU_FIRST 8
+#define SLEEP_CPU_EVERY 16
+
+/* A transition begins: start the CPU clock if this one is sampled. */
+static void
+sleep_cpu_start(struct cqpoll_group *g)
+{
+	uint64_t n = g->sleeps_sampled++;
+
+	if (n < SLEEP_CPU_FIRST || n % SLEEP_CPU_EVERY == 0)
+		g->sleep_cpu_t0 = cqpoll_thread_cpu_ns();
+}
+
+/*
+ * The timed sleep's wake-up was handled (the first completion is about to
+ * reach its callback, whose work is the application's, not the sleep's):
+ * count it and tell the policy, as wake_cost() hears of the latency.
+ */
+static void
+sleep_cpu_end(struct cqpoll_group *g)
+{
+	uint64_t cpu = cqpoll_thread_cpu_ns() - g->sleep_cpu_t0;
+
+	g->sleep_cpu_t0 = 0;
+	cqpoll_stat_add(&g->sleep_cpu_ns, cpu);
+	cqpoll_stat_add(&g->sleeps_timed, 1);
+	if (g->policy_sleep_cpu != NULL)
+		g->policy_sleep_cpu(g->policy_state, cpu);
+}
+
 static void
 record_wake_latency(struct cqpoll_group *g, uint64_t lat)
 {
@@ -359,6 +404,9 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 			record_wake_latency(g, now > g->comps[0].timestamp ?
 					    now - g->comps[0].timestamp : 0);
 		}
+		/* t0 is a thread's CPU time after it ran: 0 means none. */
+		if (g->sleep_cpu_t0 != 0)
+			sleep_cpu_end(g);
 		deliver(g, m, r);
 		total += r;
 		if ((uint32_t)r < g->burst)
@@ -477,6 +525,12 @@ drain_wake_fd(struct cqpoll_group *g)
 {
 	uint64_t v;
 
+	/*
+	 * The kick flag first: a kick that lands between the two leaves the
+	 * flag set (the next lone sleep returns at once, maybe for nothing),
+	 * never the flag clear with its write eaten by this read.
+	 */
+	__atomic_store_n(&g->kicked, 0, __ATOMIC_SEQ_CST);
 	/* Non-blocking; one read resets the counter. */
 	if (read(g->wake_fd, &v, sizeof(v)) < 0)
 		return;
@@ -765,6 +819,107 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 	return total;
 }
 
+/*
+ * The member a sleep may wait on in its CQ's own wait instead of the
+ * group's epoll (doc/guides/poll-group.md, "The lone-member sleep"): the
+ * group's only member, armed, and its driver has a wait of its own and a
+ * wake-up that ends it from another thread (io_uring:
+ * io_uring_enter(GETEVENTS) on its ring, one system call where the epoll
+ * costs an epoll_wait() and the eventfd's read; UCX: poll(2) on the
+ * worker's fd, without the event check's second poll(2)). The epoll
+ * carries nothing else such a sleep would miss: its one other fd is the
+ * group's eventfd, whose kicks (stop, mode change, move, wake-up) also
+ * wake the member's wait (cqpoll_group_kick()); the safety net is the
+ * wait's timeout; a member is added on this thread only, so never during
+ * the sleep. NULL: the epoll it is.
+ */
+static struct cqpoll_group_member *
+lone_member(struct cqpoll_group *g)
+{
+	struct cqpoll_group_member *m;
+
+	if (g->n != 1)
+		return NULL;
+	m = g->members[0];
+	/* Without the driver's wake-up, a kick could not end that sleep. */
+	if (m->failed || m->active || m->cq->wait == NULL || m->cq->wake == NULL)
+		return NULL;
+	return m;
+}
+
+/*
+ * wait_and_wake() for a lone member (lone_member()): the same sleep, its
+ * counters and its safety net, in the member's own wait. Published in
+ * lone_cq for the kickers, and taken back before the member can leave:
+ * a kicker that saw it is done with it once lone_users drops to 0.
+ */
+static int
+lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		   uint64_t t_sleep, int timeout_ms)
+{
+	bool measured = false, waited = false, xthread;
+	uint64_t asleep, recovered, v;
+	int r = 0, total = 0;
+
+	__atomic_store_n(&g->lone_cq, m->cq, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&g->kicked, __ATOMIC_SEQ_CST)) {
+		r = cqpoll_cq_own_wait(m->cq, timeout_ms);
+		waited = true;
+	}
+	__atomic_store_n(&g->lone_cq, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&g->lone_users, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
+	asleep = cqpoll_now_ns() - t_sleep;
+	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
+	/* The kick's eventfd write is taken too, as the epoll's drain takes it. */
+	xthread = __atomic_exchange_n(&g->kicked, 0, __ATOMIC_SEQ_CST) != 0;
+	if (xthread && read(g->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		CQPOLL_LOG_LIB(ERR, "group %p: read of its wake-up eventfd: %s",
+			       (void *)g, strerror(errno));
+	if (r == -EINTR)
+		return 0;
+	if (r < 0) {
+		MEMBER_FAILED(g, m, r);
+		return 0;
+	}
+	/* A wait that timed out did so whatever kick came meanwhile. */
+	if (r == 0 && waited) {
+		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+			       (void *)g, g->wait_timeout_ms);
+		recovered = g->stats.timeout_recoveries;
+		r = safety_net(g, t_sleep);
+		CQPOLL_TRACE(wake, g, NULL,
+			     g->stats.timeout_recoveries != recovered ?
+			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
+			     asleep, r > 0 ? (uint32_t)r : 0);
+		return r;
+	}
+	if (r > 0) {
+		/* Its arm is spent either way: the member needs poll-and-arm. */
+		total = wake_member(g, m, t_sleep, &measured);
+		if (total < 0)
+			return total;
+	}
+	/*
+	 * The kick's wake-up ends the wait as an event would (the driver
+	 * cannot tell them apart): an event only if the member had work, as
+	 * the epoll counts a sleep ended by both.
+	 */
+	if (r > 0 && (total > 0 || !xthread)) {
+		cqpoll_stat_add(&g->stats.wakeups_event, 1);
+		r = 1;
+	} else {
+		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
+		r = 0;
+	}
+	CQPOLL_LOG_LIB(DEBUG, "group %p: woken in its lone cq's wait by %s, %d completions",
+		       (void *)g, r > 0 ? "a cq event" : "another thread", total);
+	CQPOLL_TRACE(wake, g, NULL, r > 0 ? CQPOLL_TRACE_WAKE_EVENT :
+		     CQPOLL_TRACE_WAKE_XTHREAD, asleep, (uint32_t)total);
+	return total;
+}
+
 static void
 apply_mode(struct cqpoll_group *g)
 {
@@ -842,6 +997,7 @@ count_busy(struct cqpoll_group *g, uint64_t now, uint64_t slept)
 int
 cqpoll_group_run_once(struct cqpoll_group *g)
 {
+	struct cqpoll_group_member *lone;
 	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
 	bool unarmed;
@@ -901,18 +1057,29 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		count_busy(g, t1, 0);
 		return r;
 	}
+	sleep_cpu_start(g);
 	r = transition(g, &unarmed);
 	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
 	if (g->failed != NULL && cqpoll_group_reap(g))
 		return cqpoll_group_free_deferred(g);
 	if (r == 0 && !unarmed) {
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED);
+		lone = lone_member(g);
 		begin_sleep(g, g->wait_timeout_ms);
-		r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
+		if (lone != NULL)
+			r = lone_wait_and_wake(g, lone, cqpoll_now_ns(),
+					       g->wait_timeout_ms);
+		else
+			r = wait_and_wake(g, cqpoll_now_ns(), g->wait_timeout_ms);
+		/* Woken by a timeout or another thread: no callback ended it. */
+		if (g->sleep_cpu_t0 != 0)
+			sleep_cpu_end(g);
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 		if (g->failed != NULL && cqpoll_group_reap(g))
 			return cqpoll_group_free_deferred(g);
 	} else {
+		/* No sleep: nothing to time. */
+		g->sleep_cpu_t0 = 0;
 		slept = 0;
 	}
 	t1 = cqpoll_now_ns();

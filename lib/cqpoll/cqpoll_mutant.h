@@ -69,6 +69,25 @@
 #define CQPOLL_MUTANT_RETIRE_SIGNALED_ONLY 0
 #endif
 
+/* A group's kick leaves a group asleep in its lone member's own wait asleep. */
+#ifndef CQPOLL_MUTANT_NO_LONE_KICK
+#define CQPOLL_MUTANT_NO_LONE_KICK 0
+#endif
+
+/*
+ * The adaptive policy without its shortcuts (every histogram bucket weighed
+ * by choose(), every empty poll decided in full): the reference its
+ * decisions must equal (test policy-same-decisions).
+ */
+#ifndef CQPOLL_MUTANT_ADAPTIVE_FULL
+#define CQPOLL_MUTANT_ADAPTIVE_FULL 0
+#endif
+
+/* The adaptive policy's empty-poll bound forgets the probe's clock. */
+#ifndef CQPOLL_MUTANT_POLL_UNTIL_NO_PROBE
+#define CQPOLL_MUTANT_POLL_UNTIL_NO_PROBE 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -34,6 +34,31 @@ cqpoll_policy_find(const char *spec, const char **args)
 	return NULL;
 }
 
+cqpoll_policy_sleep_cpu_t
+cqpoll_policy_sleep_cpu_op(const struct cqpoll_policy_ops *ops)
+{
+	if (ops == cqpoll_policy_adaptive())
+		return cqpoll_policy_adaptive_sleep_cpu;
+	if (ops == cqpoll_policy_hybrid())
+		return cqpoll_policy_hybrid_sleep_cpu;
+	return NULL;
+}
+
+int
+cqpoll_policy_sleep_cpu(const struct cqpoll_policy_ops *ops, void *state,
+			uint64_t cpu_ns)
+{
+	cqpoll_policy_sleep_cpu_t fn;
+
+	if (ops == NULL || state == NULL)
+		return -EINVAL;
+	fn = cqpoll_policy_sleep_cpu_op(ops);
+	if (fn == NULL)
+		return -ENOTSUP;
+	fn(state, cpu_ns);
+	return 0;
+}
+
 int
 cqpoll_policy_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *v)
 {

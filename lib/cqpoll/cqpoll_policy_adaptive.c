@@ -130,14 +130,31 @@
  * it, then the silence so far) is spent in a power-monitor wait rather than
  * polling.
  *
- * A sleep's own CPU (arming, epoll_wait, the scheduler) cannot be seen from
- * here: the policy hears of wake-ups only through their latency.
- * sleep_cpu_us says it; the default is 0, as the cost is the machine's.
+ * A sleep's own CPU (arming, epoll_wait, the scheduler, reading the event,
+ * the driver's calls) cannot be seen from here, so the group measures it on
+ * a sample of its sleeps (thread CPU, cqpoll_group_sleep_cpu_get()) and
+ * tells the policy (cqpoll_policy_sleep_cpu()): C is the moving average of
+ * those samples (weight 1/8, the first replacing the start value 0, each
+ * counting at most double), unless sleep_cpu_us was given. The policy
+ * believed C = 0 before, and on UCX tcp ping-pong (round trips of about
+ * 12 us, wake-ups of 6-10 us) it slept between nearly every round trip
+ * (67399 wake-ups/s) where a sleep cost about ten system calls of CPU
+ * (issue 36). In the lab a sleep is told arm_ns + wake_cpu_ns (6 us in
+ * check-lab-goals.py's cost model).
+ *
+ * It runs after every iteration of a loop that polls millions of times a
+ * second, so what it does there is kept small without changing a decision
+ * (issue 36, test policy-same-decisions): an arrival sets until when the
+ * empty polls are sure to keep polling, and those before it cost two
+ * compares; the threshold is weighed over the histogram's filled buckets
+ * only. At UCX shared-memory ping-pong the full walk every 16 silences was
+ * a 1700-instruction-a-completion cost and a p99 of stalls.
  */
 
 #include <errno.h>
 #include <string.h>
 
+#include "cqpoll_mutant.h"
 #include "cqpoll_policy_gaps_private.h"
 #include "cqpoll_policy_private.h"
 
@@ -208,7 +225,14 @@ struct adaptive_state {
 	uint64_t burst_len[BURSTS]; /* The last bursts' lengths; 0: unknown. */
 	uint64_t burst_gap[BURSTS]; /* The silences before them. */
 	unsigned int bursts;  /* Bursts measured, modulo BURSTS. */
+	/*
+	 * The longest of the last BURSTS bursts when they and the silences
+	 * before them are alike (alike()), else 0: what burst_end() needs,
+	 * set when a burst ends, not weighed again at every decision.
+	 */
+	uint64_t burst_hi;
 	uint32_t rate_n[RATE_SLOTS]; /* Arrivals per slot of the last 2 ms. */
+	uint64_t rate_sum;    /* The sum of rate_n[]. */
 	uint64_t rate_slot;   /* The slot of rate_n[rate_slot % RATE_SLOTS]. */
 	uint64_t first_ns;    /* First arrival; 0: none. */
 	uint64_t rate_b;      /* The rate rule's budget at the last arrival. */
@@ -217,7 +241,16 @@ struct adaptive_state {
 	int use_rate;         /* The rate rule has been the cheaper. */
 	int rate_jump;        /* The last two silences were over jump mean gaps. */
 	uint64_t prev_sil;    /* The silence before the last. */
+	/*
+	 * An empty iteration from poll_from to before poll_until keeps
+	 * polling (set_poll_until()); 0: decide in full. Whatever changes a
+	 * value the empty iterations' rules read must set them again.
+	 */
+	uint64_t poll_from;
+	uint64_t poll_until;
 	int measured;         /* wake_ns holds a measurement, not the guess. */
+	int cpu_given;        /* sleep_cpu_us was given: measurements are ignored. */
+	int cpu_measured;     /* sleep_cpu_ns holds a measurement. */
 	int woke;             /* woke_ns holds one. */
 	struct cqpoll_policy_gaps silences; /* Idle time before each batch. */
 };
@@ -243,8 +276,10 @@ set_param(void *ctx, const char *key, size_t klen, const char *val,
 		s->probe_ns = v * 1000000;
 	else if (cqpoll_policy_key_is(key, klen, "monitor_us"))
 		s->monitor_ns = v * 1000;
-	else if (cqpoll_policy_key_is(key, klen, "sleep_cpu_us"))
+	else if (cqpoll_policy_key_is(key, klen, "sleep_cpu_us")) {
 		s->sleep_cpu_ns = v * 1000;
+		s->cpu_given = 1;
+	}
 	else if (cqpoll_policy_key_is(key, klen, "memory_us"))
 		s->memory_ns = v * 1000;
 	else if (cqpoll_policy_key_is(key, klen, "jump") && v <= 1000)
@@ -264,7 +299,7 @@ set_param(void *ctx, const char *key, size_t klen, const char *val,
  * before two arrivals, W. Saturates.
  */
 static uint64_t
-sleep_worth(const struct adaptive_state *s)
+sleep_worth_wide(const struct adaptive_state *s)
 {
 	unsigned __int128 w = s->wake_ns;
 
@@ -277,6 +312,30 @@ sleep_worth(const struct adaptive_state *s)
 }
 
 /*
+ * The same value, asked twice a completion: a wake-up under 4.3 s squares
+ * within 64 bits, and a step that overflows 64 bits can only grow (mult is
+ * at least 1), so the answer saturates; no 128-bit division, which is a
+ * library call.
+ */
+static uint64_t
+sleep_worth(const struct adaptive_state *s)
+{
+	uint64_t w = s->wake_ns, r;
+
+	if (s->wake_ns > UINT32_MAX)
+		return sleep_worth_wide(s);
+	if (s->gap_ns != 0 && s->wake_ns > s->gap_ns)
+		w = s->wake_ns * s->wake_ns / s->gap_ns;
+	if (s->delay_ns > w)
+		w = s->delay_ns;
+	if (__builtin_mul_overflow(w, s->penalty, &r) ||
+	    __builtin_add_overflow(r, s->sleep_cpu_ns, &r) ||
+	    __builtin_mul_overflow(r, s->mult, &r))
+		return UINT64_MAX;
+	return r;
+}
+
+/*
  * The threshold of least expected cost per unit of time over the silences
  * seen, measured from the last arrival: with threshold B, a silence s <= B
  * costs s of polling and lasts s; a longer one costs B and a sleep, and
@@ -284,6 +343,15 @@ sleep_worth(const struct adaptive_state *s)
  * each bucket's lower bound up to max_spin_us, and polling through all; a
  * silence counts at its bucket's middle. Costs are compared as cross
  * products, exact in 128 bits.
+ *
+ * Only the buckets that hold silences are visited (a few on most
+ * traffic, of 256): the candidates from one such bucket's end to the
+ * next one's lower bound have the same silences below and above them, so
+ * the same span, and cost more the later they are; the first of them
+ * wins against every other, so it alone is weighed. The choice is the one
+ * of weighing every bucket: with all 256 weighed every 16 silences, at
+ * UCX shared-memory ping-pong this cost some 1700 instructions a
+ * completion and a few microseconds' stall every 16th (issue 36).
  */
 static void
 choose(struct adaptive_state *s)
@@ -292,20 +360,23 @@ choose(struct adaptive_state *s)
 	unsigned __int128 time = 0, below = 0, cost, span, best_cost, best_span;
 	unsigned __int128 now_cost, now_span;
 	uint64_t above = h->total, sleep = sleep_worth(s), lo;
-	unsigned int i;
+	unsigned int i, j;
 
 	s->chosen = 0;
 	if (h->total < SILENCE_MIN * WEIGHT) {
 		s->spin_ns = sleep;
 		return;
 	}
-	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++)
-		time += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
+	for (j = cqpoll_policy_gap_next(h, 0); j < CQPOLL_POLICY_GAP_BUCKETS;
+	     j = cqpoll_policy_gap_next(h, j + 1))
+		time += (unsigned __int128)h->n[j] * cqpoll_policy_gap_mid(j);
 	now_cost = (unsigned __int128)above * sleep;
 	now_span = time + (unsigned __int128)above * s->spread_ns;
 	best_cost = now_cost;
 	best_span = now_span;
 	s->spin_ns = 0;
+#if CQPOLL_MUTANT(ADAPTIVE_FULL)
+	/* Test build only: every bucket weighed, the reference. */
 	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS && above != 0; i++) {
 		lo = cqpoll_policy_gap_lower(i);
 		if (lo > s->max_spin_ns)
@@ -320,6 +391,31 @@ choose(struct adaptive_state *s)
 		below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
 		above -= h->n[i];
 	}
+	(void)j;
+#else
+	/* i: the candidate, the first bound past the last bucket weighed. */
+	i = 0;
+	for (j = cqpoll_policy_gap_next(h, 0);
+	     j < CQPOLL_POLICY_GAP_BUCKETS && above != 0;
+	     j = cqpoll_policy_gap_next(h, j + 1)) {
+		lo = cqpoll_policy_gap_lower(i);
+		if (lo > s->max_spin_ns)
+			break;
+		cost = below + (unsigned __int128)above * (lo + sleep);
+		span = time + (unsigned __int128)above * s->spread_ns;
+		if (cost * best_span < best_cost * span) {
+			best_cost = cost;
+			best_span = span;
+			s->spin_ns = lo;
+		}
+		/* Bucket j's own bound is past max_spin_us: no B covers it. */
+		if (cqpoll_policy_gap_lower(j) > s->max_spin_ns)
+			break;
+		below += (unsigned __int128)h->n[j] * cqpoll_policy_gap_mid(j);
+		above -= h->n[j];
+		i = j + 1;
+	}
+#endif
 	if (above == 0 && below * best_span < best_cost * time) {
 		s->spin_ns = s->max_spin_ns;
 		best_cost = below;
@@ -343,8 +439,6 @@ choose(struct adaptive_state *s)
 static void
 forget(struct adaptive_state *s, uint64_t now_ns)
 {
-	unsigned int i;
-
 	if (s->memory_ns == 0)
 		return;
 	if (s->halved_ns == 0) {
@@ -358,11 +452,7 @@ forget(struct adaptive_state *s, uint64_t now_ns)
 	/* Several half-lives at once when the gap was long. */
 	while (now_ns - s->halved_ns >= s->memory_ns &&
 	       s->silences.total >= FORGET_MIN * WEIGHT) {
-		s->silences.total = 0;
-		for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++) {
-			s->silences.n[i] >>= 1;
-			s->silences.total += s->silences.n[i];
-		}
+		cqpoll_policy_gap_halve(&s->silences);
 		s->halved_ns += s->memory_ns;
 	}
 	s->halved_ns = now_ns;
@@ -418,13 +508,20 @@ delay_seen(struct adaptive_state *s, unsigned int k)
  * A silence of BURST_GAPS mean gaps ended a burst at @last (its last
  * arrival); the next began at @first.
  */
+static int alike(const uint64_t *v, uint64_t *hi);
+
 static void
 burst_seen(struct adaptive_state *s, uint64_t last, uint64_t first)
 {
+	uint64_t hi, gap;
+
 	if (s->burst_ns != 0 && last >= s->burst_ns) {
 		s->burst_len[s->bursts % BURSTS] = last - s->burst_ns;
 		s->burst_gap[s->bursts % BURSTS] = first > last ? first - last : 0;
 		s->bursts++;
+		/* alike() says hi != 0 when it holds. */
+		s->burst_hi = alike(s->burst_gap, &gap) &&
+			      alike(s->burst_len, &hi) ? hi : 0;
 	}
 	s->burst_ns = first;
 }
@@ -457,12 +554,9 @@ alike(const uint64_t *v, uint64_t *hi)
 static uint64_t
 burst_end(const struct adaptive_state *s)
 {
-	uint64_t hi, gap;
-
-	if (s->bursts < BURSTS || s->burst_ns == 0 ||
-	    !alike(s->burst_gap, &gap) || !alike(s->burst_len, &hi))
+	if (s->bursts < BURSTS || s->burst_ns == 0 || s->burst_hi == 0)
 		return 0;
-	return s->burst_ns + hi;
+	return s->burst_ns + s->burst_hi;
 }
 
 /*
@@ -475,22 +569,29 @@ burst_end(const struct adaptive_state *s)
 static uint64_t
 rate_budget(struct adaptive_state *s, unsigned int k, uint64_t now)
 {
-	uint64_t cur = now / RATE_SLOT_NS, n = 0, span;
+	uint64_t cur = now / RATE_SLOT_NS, n, span;
 	unsigned __int128 worth;
-	unsigned int i;
+	uint32_t *slot;
 
 	if (cur - s->rate_slot >= RATE_SLOTS) {
 		memset(s->rate_n, 0, sizeof(s->rate_n));
+		s->rate_sum = 0;
 	} else {
-		while (s->rate_slot < cur)
-			s->rate_n[++s->rate_slot % RATE_SLOTS] = 0;
+		while (s->rate_slot < cur) {
+			slot = &s->rate_n[++s->rate_slot % RATE_SLOTS];
+			s->rate_sum -= *slot;
+			*slot = 0;
+		}
 	}
 	s->rate_slot = cur;
-	s->rate_n[cur % RATE_SLOTS] += k;
+	/* The sum kept as the slots change, not added up at every arrival. */
+	slot = &s->rate_n[cur % RATE_SLOTS];
+	s->rate_sum -= *slot;
+	*slot += k;
+	s->rate_sum += *slot;
 	if (s->first_ns == 0)
 		s->first_ns = now;
-	for (i = 0; i < RATE_SLOTS; i++)
-		n += s->rate_n[i];
+	n = s->rate_sum;
 	span = now - s->first_ns;
 	if (span > RATE_SLOTS * RATE_SLOT_NS)
 		span = RATE_SLOTS * RATE_SLOT_NS;
@@ -528,88 +629,146 @@ experts_seen(struct adaptive_state *s, uint64_t g)
 		s->use_rate = 0;
 }
 
-static enum cqpoll_policy_action
-adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
 {
-	struct adaptive_state *s = state;
-	uint64_t idle, gap, expected, end;
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/*
+ * Until when an empty iteration is sure to keep polling by the rules of
+ * adaptive_decide(), which read only what an arrival sets (and the probe's
+ * clock): before max_spin_us, the threshold (or the rate rule's budget)
+ * and the burst's end, and the next probe. In a ping-pong a dozen empty
+ * polls come between arrivals, and each weighed every rule again: some 60
+ * instructions a poll, half of what adaptive added to busy polling
+ * (issue 36; bench/run_group_iter.sh). With a monitor wait in play
+ * (monitor_us) every empty iteration is decided in full.
+ */
+static void
+set_poll_until(struct adaptive_state *s)
+{
+	uint64_t until, end, budget;
+
+	s->poll_until = 0;
+	if (s->monitor_ns != 0 || s->last_ns == 0)
+		return;
+	s->poll_from = s->last_ns > s->probed_ns ? s->last_ns : s->probed_ns;
+	until = add_sat(s->last_ns, s->max_spin_ns);
+	end = burst_end(s);
+	if ((s->use_rate || s->rate_jump) && end == 0) {
+		budget = s->rate_b;
+	} else {
+		budget = s->spin_ns;
+		/* Past the burst's end it sleeps. */
+		if (end != 0 && add_sat(end, 1) < until)
+			until = add_sat(end, 1);
+	}
+	/* Asleep at the first empty poll: nothing to keep. */
+	if (budget <= s->lead_ns)
+		return;
+	if (add_sat(s->last_ns, budget - s->lead_ns) < until)
+		until = add_sat(s->last_ns, budget - s->lead_ns);
+#if !CQPOLL_MUTANT(POLL_UNTIL_NO_PROBE)
+	if (s->probe_ns != 0 && add_sat(s->probed_ns, s->probe_ns) < until)
+		until = add_sat(s->probed_ns, s->probe_ns);
+#endif
+	s->poll_until = until;
+}
+
+/*
+ * An iteration found @p completions (> 0) at @p now_ns: the silence it
+ * ended is learnt, and the rules of the empty iterations to come are set.
+ * Out of line, as is idle_decide(): adaptive_decide() is mostly the empty polls'
+ * bound, which must not pay the frame of the rest.
+ */
+static __attribute__((noinline)) void
+arrival(struct adaptive_state *s, unsigned int completions, uint64_t now_ns)
+{
+	uint64_t idle, gap, end;
 	int ends, counted;
 
-	if (completions > 0) {
-		if (s->last_ns != 0) {
-			/*
-			 * The silence the threshold judges: from the last
-			 * arrival (lead_ns before the last batch was seen) to
-			 * the one that ended it, which a sleep saw a wake-up
-			 * late.
-			 */
-			idle = now_ns - s->last_ns;
-			if (s->woke) {
-				idle = idle > s->woke_ns ? idle - s->woke_ns : 0;
-				delay_seen(s, completions);
-				/* A wake-up measured: no probe is due. */
-				s->probed_ns = now_ns;
-			}
-			ends = s->gap_ns != 0 &&
-			       idle + s->lead_ns >= BURST_GAPS * s->gap_ns;
-			/*
-			 * A silence between bursts that burst_end() foresaw
-			 * was slept in at the burst's end, whatever the
-			 * threshold: it says nothing of the threshold, and
-			 * counted, it would charge the threshold with polling
-			 * into it.
-			 */
-			counted = !ends || burst_end(s) == 0;
-			if (ends)
-				burst_seen(s, s->last_ns - s->lead_ns,
-					   now_ns - (s->woke ? s->woke_ns : 0));
-
-			experts_seen(s, idle + s->lead_ns);
-			s->rate_jump = s->jump != 0 && s->gap_ns != 0 &&
-				       idle + s->lead_ns > s->jump * s->gap_ns &&
-				       s->prev_sil > s->jump * s->gap_ns;
-			s->prev_sil = idle + s->lead_ns;
-			forget(s, now_ns);
-			if (counted)
-				cqpoll_policy_gap_add(&s->silences,
-						      idle + s->lead_ns, WEIGHT,
-						      SILENCE_MEM * WEIGHT);
-			if (++s->chosen >= RECHOOSE ||
-			    s->silences.total <= SILENCE_MIN * WEIGHT)
-				choose(s);
-			/* An iteration that found k completions saw k gaps. */
-			gap = (now_ns - s->last_ns) / completions;
-			if (gap > GAP_CAP_NS)
-				gap = GAP_CAP_NS;
-			/*
-			 * The silence before a burst is not its spacing: a
-			 * sample counts at most double, as a wake-up's does.
-			 */
-			if (s->gap_ns != 0 && gap > 2 * s->gap_ns)
-				gap = 2 * s->gap_ns;
-			s->gap_ns = s->gap_ns == 0 ? gap : cqpoll_policy_ewma(s->gap_ns, gap, 3);
-		}
-		s->last_ns = now_ns;
-		s->rate_b = rate_budget(s, completions, now_ns);
-		s->own_b = s->spin_ns;
-		end = burst_end(s);
-		if (end != 0)
-			s->own_b = end > now_ns ? end - now_ns < s->own_b ?
-				   end - now_ns : s->own_b : 0;
+	if (s->last_ns != 0) {
 		/*
-		 * After a sleep the batch's last arrival came before the
-		 * wake-up ended: a lone one a whole wake-up before, the last
-		 * of k spread over it about a (k+1)-th of it before. Silences
-		 * are measured from there, as polling would have seen them:
-		 * measured from the wake-up, those after sleeps would be
-		 * shorter by it, polling would look cheaper than it is, and
-		 * the policy would flip between the two on regular gaps.
+		 * The silence the threshold judges: from the last
+		 * arrival (lead_ns before the last batch was seen) to
+		 * the one that ended it, which a sleep saw a wake-up
+		 * late.
 		 */
-		s->lead_ns = !s->woke ? 0 : completions == 1 ? s->woke_ns :
-			     s->woke_ns / ((uint64_t)completions + 1);
-		s->woke = 0;
-		return CQPOLL_POLICY_KEEP_POLLING;
+		idle = now_ns - s->last_ns;
+		if (s->woke) {
+			idle = idle > s->woke_ns ? idle - s->woke_ns : 0;
+			delay_seen(s, completions);
+			/* A wake-up measured: no probe is due. */
+			s->probed_ns = now_ns;
+		}
+		ends = s->gap_ns != 0 &&
+		       idle + s->lead_ns >= BURST_GAPS * s->gap_ns;
+		/*
+		 * A silence between bursts that burst_end() foresaw
+		 * was slept in at the burst's end, whatever the
+		 * threshold: it says nothing of the threshold, and
+		 * counted, it would charge the threshold with polling
+		 * into it.
+		 */
+		counted = !ends || burst_end(s) == 0;
+		if (ends)
+			burst_seen(s, s->last_ns - s->lead_ns,
+				   now_ns - (s->woke ? s->woke_ns : 0));
+
+		experts_seen(s, idle + s->lead_ns);
+		s->rate_jump = s->jump != 0 && s->gap_ns != 0 &&
+			       idle + s->lead_ns > s->jump * s->gap_ns &&
+			       s->prev_sil > s->jump * s->gap_ns;
+		s->prev_sil = idle + s->lead_ns;
+		forget(s, now_ns);
+		if (counted)
+			cqpoll_policy_gap_add(&s->silences,
+					      idle + s->lead_ns, WEIGHT,
+					      SILENCE_MEM * WEIGHT);
+		if (++s->chosen >= RECHOOSE ||
+		    s->silences.total <= SILENCE_MIN * WEIGHT)
+			choose(s);
+		/* An iteration that found k completions saw k gaps. */
+		gap = (now_ns - s->last_ns) / completions;
+		if (gap > GAP_CAP_NS)
+			gap = GAP_CAP_NS;
+		/*
+		 * The silence before a burst is not its spacing: a
+		 * sample counts at most double, as a wake-up's does.
+		 */
+		if (s->gap_ns != 0 && gap > 2 * s->gap_ns)
+			gap = 2 * s->gap_ns;
+		s->gap_ns = s->gap_ns == 0 ? gap : cqpoll_policy_ewma(s->gap_ns, gap, 3);
 	}
+	s->last_ns = now_ns;
+	s->rate_b = rate_budget(s, completions, now_ns);
+	s->own_b = s->spin_ns;
+	end = burst_end(s);
+	if (end != 0)
+		s->own_b = end > now_ns ? end - now_ns < s->own_b ?
+			   end - now_ns : s->own_b : 0;
+	/*
+	 * After a sleep the batch's last arrival came before the
+	 * wake-up ended: a lone one a whole wake-up before, the last
+	 * of k spread over it about a (k+1)-th of it before. Silences
+	 * are measured from there, as polling would have seen them:
+	 * measured from the wake-up, those after sleeps would be
+	 * shorter by it, polling would look cheaper than it is, and
+	 * the policy would flip between the two on regular gaps.
+	 */
+	s->lead_ns = !s->woke ? 0 : completions == 1 ? s->woke_ns :
+		     s->woke_ns / ((uint64_t)completions + 1);
+	s->woke = 0;
+	set_poll_until(s);
+}
+
+/* An empty iteration at @p now_ns, past the bound of set_poll_until(). */
+static __attribute__((noinline)) enum cqpoll_policy_action
+idle_decide(struct adaptive_state *s, uint64_t now_ns)
+{
+	uint64_t idle, expected, end;
+
 	idle = now_ns - s->last_ns;
 	if (idle < s->min_spin_ns)
 		return CQPOLL_POLICY_KEEP_POLLING;
@@ -628,12 +787,30 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 	/* probe_ms = 0 turns probing off. */
 	if (s->probe_ns != 0 && now_ns - s->probed_ns >= s->probe_ns) {
 		s->probed_ns = now_ns;
+		/* The probe's clock restarts: the next arrival sets the bound. */
+		s->poll_until = 0;
 		return CQPOLL_POLICY_SLEEP;
 	}
 	/* Too short for a sleep, long enough to wake from a monitor wait. */
 	if (s->monitor_ns != 0 && expected > s->monitor_ns)
 		return CQPOLL_POLICY_MONITOR;
 	return CQPOLL_POLICY_KEEP_POLLING;
+}
+
+static enum cqpoll_policy_action
+adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
+{
+	struct adaptive_state *s = state;
+
+	if (completions > 0) {
+		arrival(s, completions, now_ns);
+		return CQPOLL_POLICY_KEEP_POLLING;
+	}
+#if !CQPOLL_MUTANT(ADAPTIVE_FULL)
+	if (now_ns < s->poll_until && now_ns >= s->poll_from)
+		return CQPOLL_POLICY_KEEP_POLLING;
+#endif
+	return idle_decide(s, now_ns);
 }
 
 static void
@@ -655,6 +832,34 @@ adaptive_wake_cost(void *state, uint64_t cost_ns)
 		cost_ns = 2 * s->wake_ns;
 	s->wake_ns = s->measured ? cqpoll_policy_ewma(s->wake_ns, cost_ns, 3) : cost_ns;
 	s->measured = 1;
+}
+
+/*
+ * The thread CPU of a sleep, measured by the group (cqpoll_policy_sleep_cpu()):
+ * the first sample replaces the default 0 outright, later ones count at most
+ * twice the estimate (a sleep that was descheduled mid-way on a loaded
+ * machine must not teach that sleeps cost milliseconds), weight 1/8.
+ * sleep_cpu_us, when given, wins.
+ */
+void
+cqpoll_policy_adaptive_sleep_cpu(void *state, uint64_t cpu_ns)
+{
+	struct adaptive_state *s = state;
+
+	if (s->cpu_given)
+		return;
+	if (cpu_ns > GAP_CAP_NS)
+		cpu_ns = GAP_CAP_NS;
+	if (!s->cpu_measured) {
+		s->sleep_cpu_ns = cpu_ns;
+		s->cpu_measured = 1;
+		/* Weigh the threshold again with the cost now known. */
+		s->chosen = RECHOOSE;
+		return;
+	}
+	if (cpu_ns > 2 * s->sleep_cpu_ns)
+		cpu_ns = 2 * s->sleep_cpu_ns;
+	s->sleep_cpu_ns = cqpoll_policy_ewma(s->sleep_cpu_ns, cpu_ns, 3);
 }
 
 static const struct cqpoll_policy_ops adaptive_ops = {

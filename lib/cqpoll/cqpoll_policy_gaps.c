@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The gap histogram of the latency-target and adaptive policies; the share a p99 over few samples leaves. */
 
+#include <string.h>
+
 #include "cqpoll_policy_gaps_private.h"
 
 unsigned int
@@ -15,37 +17,34 @@ cqpoll_policy_gap_bucket(uint64_t g)
 	return i < CQPOLL_POLICY_GAP_BUCKETS ? i : CQPOLL_POLICY_GAP_BUCKETS - 1;
 }
 
-uint64_t
-cqpoll_policy_gap_lower(unsigned int i)
+void
+cqpoll_policy_gap_halve(struct cqpoll_policy_gaps *h)
 {
-	if (i < 16)
-		return i;
-	return (uint64_t)(8 + i % 8) << (i / 8 - 1);
-}
+	unsigned int i;
 
-uint64_t
-cqpoll_policy_gap_mid(unsigned int i)
-{
-	uint64_t lo = cqpoll_policy_gap_lower(i);
-
-	return lo + (cqpoll_policy_gap_lower(i + 1) - lo) / 2;
+	h->total = 0;
+	memset(h->used, 0, sizeof(h->used));
+	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++) {
+		h->n[i] >>= 1;
+		h->total += h->n[i];
+		if (h->n[i] != 0)
+			h->used[i / 64] |= 1ull << (i % 64);
+	}
 }
 
 void
 cqpoll_policy_gap_add(struct cqpoll_policy_gaps *h, uint64_t g, unsigned int k,
 		      uint64_t mem)
 {
-	unsigned int i;
+	unsigned int b = cqpoll_policy_gap_bucket(g);
 
-	h->n[cqpoll_policy_gap_bucket(g)] += k;
+	h->n[b] += k;
+	if (h->n[b] != 0)
+		h->used[b / 64] |= 1ull << (b % 64);
 	h->total += k;
 	if (h->total < mem)
 		return;
-	h->total = 0;
-	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS; i++) {
-		h->n[i] >>= 1;
-		h->total += h->n[i];
-	}
+	cqpoll_policy_gap_halve(h);
 }
 
 /* sqrt(v), v >= 1, by Newton's method: the library does not link libm. */

@@ -19,7 +19,11 @@
  * And the plan is taken only when it is worth it: its expected cost per
  * gap (the polling left after the nap, gap mean - nap - mean overshoot, and
  * the nap's CPU, sleep_cpu_us) against a sleep's (sleep_cpu_us + penalty x
- * the mean wake-up, as reported to wake_cost()). So at a low penalty, where
+ * the mean wake-up, as reported to wake_cost()). Without sleep_cpu_us, the
+ * CPU of a sleep is the moving average of what the group measured
+ * (cqpoll_policy_sleep_cpu(), as adaptive learns it), taken for a nap too:
+ * the group cannot time a nap, which happens inside decide(), and a nap
+ * (one clock_nanosleep) costs no more than a sleep. So at a low penalty, where
  * a wake-up's latency is cheap, the policy sleeps armed as adaptive would,
  * and at a high one it naps; where the jitter or the overshoot leaves no
  * room for a nap of min_nap_us, it is the adaptive policy's gap. Until 16
@@ -95,6 +99,8 @@ struct hybrid_state {
 	uint64_t nap_end_ns; /* When this gap's nap was planned to end. */
 	bool overran;       /* The first poll after the nap is next. */
 	bool napped;        /* This gap held its nap. */
+	bool cpu_given;     /* sleep_cpu_us was given: measurements are ignored. */
+	bool cpu_measured;  /* sleep_cpu_ns holds a measurement. */
 	struct cqpoll_policy_gaps early;  /* How early arrivals came (ns). */
 	struct cqpoll_policy_gaps overs; /* Overshoots of the naps. */
 	alignas(max_align_t) unsigned char fallback[FALLBACK_STATE_MAX];
@@ -148,8 +154,10 @@ set_param(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
 			return -EINVAL;
 		if (cqpoll_policy_key_is(key, klen, "penalty"))
 			s->penalty = v;
-		else
+		else {
 			s->sleep_cpu_ns = v * 1000;
+			s->cpu_given = true;
+		}
 	}
 	/* Anything else is the adaptive policy's, which checks it. */
 	if (p->len + klen + vlen + 2 >= sizeof(p->fwd))
@@ -374,6 +382,30 @@ hybrid_wake_cost(void *state, uint64_t cost_ns)
 	s->wake_ns = cqpoll_policy_ewma(s->wake_ns, cost_ns > 2 * s->wake_ns ?
 					2 * s->wake_ns : cost_ns, 3);
 	cqpoll_policy_adaptive()->wake_cost(s->fallback, cost_ns);
+}
+
+/*
+ * A sleep's measured thread CPU: weighed by the fallback, and by the nap
+ * plan for a sleep and for a nap alike (a nap is one system call and a
+ * switch, a sleep more: the plan errs towards napping), as adaptive does
+ * with it; sleep_cpu_us, when given, wins for both.
+ */
+void
+cqpoll_policy_hybrid_sleep_cpu(void *state, uint64_t cpu_ns)
+{
+	struct hybrid_state *s = state;
+
+	if (s->cpu_given)
+		return;
+	if (cpu_ns > GAP_CAP_NS)
+		cpu_ns = GAP_CAP_NS;
+	if (!s->cpu_measured)
+		s->sleep_cpu_ns = cpu_ns;
+	else
+		s->sleep_cpu_ns = cqpoll_policy_ewma(s->sleep_cpu_ns,
+			cpu_ns > 2 * s->sleep_cpu_ns ? 2 * s->sleep_cpu_ns : cpu_ns, 3);
+	s->cpu_measured = true;
+	cqpoll_policy_adaptive_sleep_cpu(s->fallback, cpu_ns);
 }
 
 static const struct cqpoll_policy_ops hybrid_ops = {

@@ -48,6 +48,18 @@ struct cqpoll_policy_nap {
 	uint64_t total_ns;
 };
 
+/*
+ * The measured thread CPU of one sleep (cqpoll_policy_sleep_cpu()), for the
+ * built-in policies that weigh it: a policy op the public ops table cannot
+ * carry without breaking its ABI (an older program's table has no room).
+ */
+typedef void (*cqpoll_policy_sleep_cpu_t)(void *state, uint64_t cpu_ns);
+
+/* The sleep-CPU hook of @ops, or NULL when it takes none. */
+cqpoll_policy_sleep_cpu_t cqpoll_policy_sleep_cpu_op(const struct cqpoll_policy_ops *ops);
+void cqpoll_policy_adaptive_sleep_cpu(void *state, uint64_t cpu_ns);
+void cqpoll_policy_hybrid_sleep_cpu(void *state, uint64_t cpu_ns);
+
 /* The ops of "target-p99:US", the short spec of latency-target. */
 const struct cqpoll_policy_ops *cqpoll_policy_target_p99(void);
 

@@ -102,6 +102,22 @@ int cqpoll_cq_arm_check(struct cqpoll_cq *cq);
 int cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
 			 unsigned int max);
 
+/*
+ * Sleep on @p cq's own wait (cqpoll_cq::wait, not NULL) for a poll group
+ * whose lone member it is, the CQ empty and armed: > 0 woken (the event, if
+ * any, taken as cqpoll_cq_event_get() takes one: the CQ needs poll-and-arm
+ * again), 0 the timeout expired (still armed), -EINTR a signal, other < 0
+ * the event's acknowledgement failed (-errno). Consumer
+ * thread only.
+ */
+int cqpoll_cq_own_wait(struct cqpoll_cq *cq, int timeout_ms);
+/*
+ * Wake a thread asleep in @p cq's own wait (the driver's wake-up,
+ * cqpoll_cq_set_wake()); 0 where the driver has none. Any thread, the CQ
+ * alive.
+ */
+int cqpoll_cq_wake_sleeper(struct cqpoll_cq *cq);
+
 /* cqpoll_cq::state while a report writes its cause: still alive to readers. */
 #define CQPOLL_CQ_STATE_CLAIMED 0x100
 

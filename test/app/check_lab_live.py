@@ -13,7 +13,9 @@ Usage: check_lab_live.py SCRIPT
 4. The cost model of a run's floors: the wake-ups from the floor paced at
    the run's rate where measured (the back-to-back one is the negative
    control: its figures must not come out), else back to back, as --sim
-   --floors derives it; none without the sleeper's CPU.
+   --floors derives it; none without the sleeper's CPU. A run's measured
+   sleep CPU (sleep_cpu_ns) replaces the floor's: arm_ns + wake_cpu_ns is
+   it (the floor's 21000 must not come out); 0 keeps the floor's.
 5. Other work from two reads of /proc: a process that ran on, one that
    started, one that ended and was reaped (its CPU before the first read
    not counted again), one whose pid was reused.
@@ -81,6 +83,13 @@ def main():
              "wake_cpu_ns=21000") or not m.paced(fl):
         raise SystemExit("FAIL: cost of the paced floors: %s" % c)
     print("ok: the cost model of the floors paced at the run's rate: " + c)
+    c = m.cost_of(fl, 30250)
+    if c != ("poll_ns=120,arm_ns=250,wake_ns=31000,wake_p99_ns=1200000,"
+             "wake_cpu_ns=30000"):
+        raise SystemExit("FAIL: cost with the measured sleep CPU: %s" % c)
+    if m.cost_of(fl, 0) != m.cost_of(fl):
+        raise SystemExit("FAIL: no sleep timed must keep the floor's CPU")
+    print("ok: a sleep's CPU as the run measured it: " + c)
     tick = m.os.sysconf("SC_CLK_TCK")
     # pid: (start, ticks of it and its reaped children)
     t0 = {10: (5, 100), 11: (6, 40), 12: (7, 30), 13: (8, 50)}

@@ -43,7 +43,7 @@ import time
 REQUIRED = ["completions", "lost_wakeups", "cpu_pct", "latency_ns", "arms",
             "events", "spurious_events", "cqs", "policy", "group",
             "cpu_pct_process", "wakeups_per_s", "harness_cpu_pct",
-            "harness_sleeps", "floors"]
+            "harness_sleeps", "floors", "sleep_cpu_ns", "sleeps_timed"]
 # In the order they must be: the maximum is the true one, not a bucket's.
 PERCENTILES = ["p50", "p90", "p99", "p999", "p9999", "max"]
 EXIT_FAIL = 1

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll_test.h"
@@ -254,11 +255,25 @@ test_callback_reentry(void)
 	return TEST_PASS;
 }
 
+/* The group thread's CPU over its last cqpoll_group_run(). */
+static uint64_t run_cpu_ns;
+
 static void *
 run_thread(void *arg)
 {
-	return (void *)(intptr_t)cqpoll_group_run(arg);
+	struct timespec a, b;
+	intptr_t r;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	r = cqpoll_group_run(arg);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	run_cpu_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
+		     (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+	return (void *)r;
 }
+
+/* What run_mode()'s group measured of its sleeps' CPU, and the run's time. */
+static uint64_t run_sleep_cpu_ns, run_sleeps_timed, run_wall_ns;
 
 /* 4 CQs, a producer thread, the group running until everything arrived. */
 static int
@@ -291,6 +306,7 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 	prod = (struct tg_prod){ .cqs = cq, .ncqs = 4, .total = total,
 		.consumed = &consumed, .seed = 0x1234567ull + (uint64_t)mode,
 		.max_gap_ns = 100000 };
+	run_wall_ns = test_now_ns();
 	TEST_ASSERT_EQ(pthread_create(&gt, NULL, run_thread, g), 0);
 	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
 	pthread_join(pt, NULL);
@@ -300,6 +316,7 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 		usleep(1000);
 	TEST_ASSERT_EQ(cqpoll_group_stop(g), 0);
 	pthread_join(gt, &ret);
+	run_wall_ns = test_now_ns() - run_wall_ns;
 	TEST_ASSERT_EQ((intptr_t)ret, 0);
 	TEST_ASSERT_EQ(consumed, total);
 	for (i = 0; i < 4; i++) {
@@ -307,6 +324,8 @@ run_mode(enum cqpoll_group_mode mode, const char *policy, uint64_t total,
 		TEST_ASSERT_EQ(rx[i].expected, prod.posted[i]);
 	}
 	cqpoll_group_stats_get(g, st);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_cpu_get(g, &run_sleep_cpu_ns,
+						  &run_sleeps_timed), 0);
 	printf("  mode=%s policy=%s completions=%" PRIu64 " iterations=%" PRIu64
 	       " transitions=%" PRIu64 " sleeps=%" PRIu64 " wake_event=%" PRIu64
 	       " wake_timeout=%" PRIu64 " wake_xthread=%" PRIu64 " lost=%" PRIu64
@@ -380,6 +399,59 @@ test_mode_adaptive(void)
 	if (run_mode(CQPOLL_GROUP_MODE_ADAPTIVE, "adaptive", 20000, &st) != TEST_PASS)
 		return TEST_FAIL;
 	TEST_ASSERT(st.sleeps > 0, "never slept");
+	return TEST_PASS;
+}
+
+/*
+ * The CPU of a sample of the sleeps (cqpoll_group_sleep_cpu_get()): some are
+ * timed, no more than the sampling allows (the first 8 transitions, then one
+ * in 16), and their CPU is within the group thread's own CPU over the run,
+ * itself within the run's time. The check that catches a measure on the
+ * wrong clock: the group slept longer than it ran (asleep_ns over the
+ * thread's CPU), so a sleep timed on CLOCK_MONOTONIC, asleep time and all,
+ * would sum over the thread's CPU; that is asserted too, so the bound bites.
+ * A new group has timed nothing; a NULL group is refused.
+ */
+static int
+test_sleep_cpu(void)
+{
+	struct cqpoll_group_stats st;
+	uint64_t cpu = 1, n = 1;
+
+	/* As test_mode_interrupt(): 20000 completions, over 100 sleeps. */
+	if (run_mode(CQPOLL_GROUP_MODE_INTERRUPT, NULL, 20000, &st) != TEST_PASS)
+		return TEST_FAIL;
+	printf("  %" PRIu64 " sleeps, %" PRIu64 " timed: %" PRIu64
+	       " ns of thread CPU each; thread CPU %" PRIu64 " us, asleep %" PRIu64
+	       " us, run %" PRIu64 " us\n", st.sleeps, run_sleeps_timed,
+	       run_sleeps_timed != 0 ? run_sleep_cpu_ns / run_sleeps_timed : 0,
+	       run_cpu_ns / 1000, st.asleep_ns / 1000, run_wall_ns / 1000);
+	TEST_ASSERT(st.sleeps > 100, "sleeps %" PRIu64, st.sleeps);
+	TEST_ASSERT(run_sleeps_timed > 0, "no sleep timed");
+	TEST_ASSERT(run_sleeps_timed <= st.sleeps, "timed %" PRIu64 " of %" PRIu64,
+		    run_sleeps_timed, st.sleeps);
+	TEST_ASSERT(run_sleeps_timed <= 8 + st.transitions / 16 + 1,
+		    "timed %" PRIu64 " of %" PRIu64 " transitions: not sampled",
+		    run_sleeps_timed, st.transitions);
+	TEST_ASSERT(run_sleep_cpu_ns > 0, "no CPU measured");
+	TEST_ASSERT(run_sleep_cpu_ns <= run_cpu_ns, "sleeps' CPU %" PRIu64
+		    " over the thread's %" PRIu64, run_sleep_cpu_ns, run_cpu_ns);
+	TEST_ASSERT(run_cpu_ns < run_wall_ns, "thread CPU %" PRIu64
+		    " over the run's %" PRIu64, run_cpu_ns, run_wall_ns);
+	TEST_ASSERT(st.asleep_ns > run_cpu_ns, "asleep %" PRIu64
+		    " ns, not over the thread's CPU: the bound would not catch a"
+		    " wall-clock measure", st.asleep_ns);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_cpu_get(NULL, &cpu, &n), -EINVAL);
+	{
+		struct cqpoll_group *g = cqpoll_group_create(NULL);
+
+		TEST_ASSERT(g != NULL, "create");
+		TEST_ASSERT_EQ(cqpoll_group_sleep_cpu_get(g, &cpu, &n), 0);
+		TEST_ASSERT(cpu == 0 && n == 0, "fresh group %" PRIu64 "/%" PRIu64,
+			    cpu, n);
+		TEST_ASSERT_EQ(cqpoll_group_sleep_cpu_get(g, NULL, NULL), 0);
+		cqpoll_group_destroy(g);
+	}
 	return TEST_PASS;
 }
 
@@ -953,6 +1025,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_mode_interrupt),
 	TEST_CASE(test_mode_adaptive_spin),
 	TEST_CASE(test_mode_adaptive),
+	TEST_CASE(test_sleep_cpu),
 	TEST_CASE(test_cross_thread),
 	TEST_CASE(test_wake_on_event),
 	TEST_CASE(test_woken_stays_hot),

@@ -379,6 +379,97 @@ test_adaptive_sleep_cpu(void)
 }
 
 /*
+ * stream() with the CPU of every sleep told to the policy through
+ * cqpoll_policy_sleep_cpu(), as a group tells what it measured.
+ */
+static uint64_t
+stream_cpu(struct sim *s, const uint64_t *at, unsigned int n, uint64_t wake_ns,
+	   uint64_t cpu_ns)
+{
+	uint64_t sleeps = 0;
+	unsigned int i = 0, k;
+
+	s->t = at[0];
+	while (i < n) {
+		for (k = 0; i < n && at[i] <= s->t; i++)
+			k++;
+		if (s->ops->decide(s->st, k, s->t) == CQPOLL_POLICY_SLEEP &&
+		    k == 0 && i < n) {
+			sleeps += i >= n / 2;
+			s->t = at[i] + wake_ns;
+			s->ops->wake_cost(s->st, wake_ns);
+			if (cqpoll_policy_sleep_cpu(s->ops, s->st, cpu_ns) != 0)
+				abort();
+			continue;
+		}
+		s->t += s->poll_ns;
+	}
+	return sleeps;
+}
+
+/*
+ * 12 µs gaps, wake-ups of 6 µs (UCX tcp ping-pong, issue 36; wake_us=6,
+ * since without probes it would not learn it below the 30 µs guess): a sleep adds
+ * 6 µs of latency where polling the gap costs 12 µs of CPU, so a policy that
+ * thinks a sleep costs no CPU sleeps in every gap. Told through
+ * cqpoll_policy_sleep_cpu() that each costs 20 µs of CPU, as a group
+ * measures it, adaptive polls through them (and hybrid, whose fallback
+ * decides on gaps this short). Negative controls: the same stream told
+ * 0 us (adaptive and hybrid), and one never told (the op not called), sleep
+ * in nearly every gap;
+ * sleep_cpu_us=0 given wins over the 20 µs told. A policy that takes no
+ * such sample says so (-ENOTSUP), NULL is refused.
+ */
+static int
+test_adaptive_measured_sleep_cpu(void)
+{
+	static uint64_t at[4000];
+	static const struct {
+		const char *spec;
+		uint64_t cpu_ns;
+		int polls;
+	} runs[] = {
+		{ "adaptive:probe_ms=0,wake_us=6", 20 * US, 1 },
+		{ "hybrid:probe_ms=0,wake_us=6", 20 * US, 1 },
+		{ "adaptive:probe_ms=0,wake_us=6", 0, 0 },
+		{ "hybrid:probe_ms=0,wake_us=6", 0, 0 },
+		{ "adaptive:probe_ms=0,wake_us=6,sleep_cpu_us=0", 20 * US, 0 },
+	};
+	uint64_t sleeps;
+	struct sim s;
+	unsigned int i;
+
+	for (i = 0; i < 4000; i++)
+		at[i] = 1000 * US + i * 12 * US;
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		TEST_ASSERT_EQ(sim_open(&s, runs[i].spec), 0);
+		sleeps = stream_cpu(&s, at, 4000, 6 * US, runs[i].cpu_ns);
+		sim_close(&s);
+		printf("  12 us gaps, 6 us wake-ups, %s told %" PRIu64
+		       " us a sleep: %" PRIu64 " sleeps in the last 2000 gaps\n",
+		       runs[i].spec, (uint64_t)(runs[i].cpu_ns / US), sleeps);
+		if (runs[i].polls)
+			TEST_ASSERT(sleeps <= 20, "%s: sleeps %" PRIu64,
+				    runs[i].spec, sleeps);
+		else
+			TEST_ASSERT(sleeps >= 1800, "%s: sleeps %" PRIu64,
+				    runs[i].spec, sleeps);
+	}
+	/* Never told: the default, 0. */
+	TEST_ASSERT_EQ(sim_open(&s, "adaptive:probe_ms=0,wake_us=6"), 0);
+	sleeps = stream(&s, at, 4000, 6 * US, 2000);
+	sim_close(&s);
+	printf("  never told: %" PRIu64 " sleeps in the last 2000 gaps\n", sleeps);
+	TEST_ASSERT(sleeps >= 1800, "never told: sleeps %" PRIu64, sleeps);
+	TEST_ASSERT_EQ(sim_open(&s, "spin:5"), 0);
+	TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(s.ops, s.st, 1000), -ENOTSUP);
+	TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(NULL, s.st, 1000), -EINVAL);
+	TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(s.ops, NULL, 1000), -EINVAL);
+	sim_close(&s);
+	return TEST_PASS;
+}
+
+/*
  * Heavy-tailed gaps (Pareto, shape 1: 10 µs at least, half over 20 µs, a
  * tenth over 100 µs; capped at 2 ms), wake-ups of 30 µs. The longer a
  * silence has lasted, the longer it will last, so polling into one never
@@ -958,6 +1049,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_adaptive_batched),
 	TEST_CASE(test_adaptive_bursts),
 	TEST_CASE(test_adaptive_sleep_cpu),
+	TEST_CASE(test_adaptive_measured_sleep_cpu),
 	TEST_CASE(test_adaptive_heavy_tail),
 	TEST_CASE(test_adaptive_onoff),
 	TEST_CASE(test_adaptive_rate_drop),

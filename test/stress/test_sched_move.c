@@ -24,12 +24,12 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "cqpoll_sched.h"
 #include "cqpoll_test.h"
 #include "test_group_common.h"
+#include "test_mailbox.h"
 
 #define NG 8
 #define NCQ 2
@@ -47,9 +47,8 @@
 
 struct runner {
 	unsigned int id;
-	int epfd, mbox_fd;
-	pthread_mutex_t lock;
-	unsigned int mbox[NG], nmbox;
+	int epfd;
+	struct test_mailbox mbox;
 	bool owned[NG], sleeping[NG];
 	/* Epoll waits that returned with something ready, read by main. */
 	uint64_t wakeups;
@@ -89,42 +88,33 @@ fail(struct runner *r, const char *what, unsigned int gi, int v)
 static void
 send_group(struct runner *to, unsigned int gi)
 {
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&to->lock);
-	to->mbox[to->nmbox++] = gi;
-	pthread_mutex_unlock(&to->lock);
-	if (write(to->mbox_fd, &one, sizeof(one)) != sizeof(one))
-		abort();
+	test_mailbox_send(&to->mbox, (struct test_mail){ .gi = gi });
 }
 
 static int
 take_mail(struct runner *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	unsigned int in[NG], n, i;
-	uint64_t v;
-	int a;
+	struct test_mail in[TEST_MAIL_MAX];
+	unsigned int gi;
+	int a, n, i;
 
-	if (read(r->mbox_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return fail(r, "mailbox read", 0, -errno);
-	pthread_mutex_lock(&r->lock);
-	n = r->nmbox;
-	memcpy(in, r->mbox, n * sizeof(in[0]));
-	r->nmbox = 0;
-	pthread_mutex_unlock(&r->lock);
+	n = test_mailbox_take(&r->mbox, in);
+	if (n < 0)
+		return fail(r, "mailbox read", 0, n);
 	for (i = 0; i < n; i++) {
-		a = cqpoll_group_adopt(groups[in[i]]);
+		gi = in[i].gi;
+		a = cqpoll_group_adopt(groups[gi]);
 		if (a < 0)
-			return fail(r, "adopt", in[i], a);
+			return fail(r, "adopt", gi, a);
 		/* Moved asleep: finish the sleep here, the runner polls on. */
-		if (a == 1 && (a = cqpoll_group_sleep_finish(groups[in[i]])) < 0)
-			return fail(r, "sleep finish after adopt", in[i], a);
-		__atomic_store_n(&r->owned[in[i]], true, __ATOMIC_RELAXED);
-		ev.data.u32 = in[i];
+		if (a == 1 && (a = cqpoll_group_sleep_finish(groups[gi])) < 0)
+			return fail(r, "sleep finish after adopt", gi, a);
+		__atomic_store_n(&r->owned[gi], true, __ATOMIC_RELAXED);
+		ev.data.u32 = gi;
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD,
-			      cqpoll_group_event_fd(groups[in[i]]), &ev) != 0)
-			return fail(r, "epoll add", in[i], -errno);
+			      cqpoll_group_event_fd(groups[gi]), &ev) != 0)
+			return fail(r, "epoll add", gi, -errno);
 	}
 	return 0;
 }
@@ -354,11 +344,10 @@ test_sched_move(void)
 	for (i = 0; i < 2; i++) {
 		runners[i] = (struct runner){ .id = i };
 		runners[i].epfd = epoll_create1(EPOLL_CLOEXEC);
-		runners[i].mbox_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		TEST_ASSERT(runners[i].epfd >= 0 && runners[i].mbox_fd >= 0, "fds");
-		pthread_mutex_init(&runners[i].lock, NULL);
+		TEST_ASSERT(runners[i].epfd >= 0 &&
+			    test_mailbox_init(&runners[i].mbox) == 0, "fds");
 		TEST_ASSERT_EQ(epoll_ctl(runners[i].epfd, EPOLL_CTL_ADD,
-					 runners[i].mbox_fd, &ev), 0);
+					 runners[i].mbox.fd, &ev), 0);
 	}
 	/* As the scheduler starts: group g on runner g % 2. */
 	for (gi = 0; gi < NG; gi++) {
@@ -402,7 +391,7 @@ test_sched_move(void)
 	for (i = 0; i < 2; i++) {
 		uint64_t one = 1;
 
-		TEST_ASSERT_EQ(write(runners[i].mbox_fd, &one, sizeof(one)), 8);
+		TEST_ASSERT_EQ(write(runners[i].mbox.fd, &one, sizeof(one)), 8);
 	}
 	for (i = 0; i < 2; i++) {
 		pthread_join(rt[i], NULL);

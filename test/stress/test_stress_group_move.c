@@ -37,11 +37,11 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "cqpoll_test.h"
 #include "test_group_common.h"
+#include "test_mailbox.h"
 
 #define MAX_GROUPS 16
 /* Each run stays well inside meson's timeout on 2 cores (--deadline-s). */
@@ -58,20 +58,11 @@ static struct cqpoll_cq *move_cqs[TG_MAX_CQS];
 static uint64_t consumed;
 static int stop_all;
 
-/* What travels with a group: whether it moved in a prepared sleep. */
-struct parcel {
-	unsigned int gi;
-	int asleep;
-};
-
 struct runner {
 	unsigned int id;
 	struct runner *peer;
 	int epfd;
-	int mbox_fd;            /* eventfd: a parcel arrived */
-	pthread_mutex_t lock;
-	struct parcel mbox[MAX_GROUPS];
-	unsigned int nmbox;
+	struct test_mailbox mbox;
 	bool owned[MAX_GROUPS];
 	bool sleeping[MAX_GROUPS];
 	/* Counted by the runner, read after it ends. */
@@ -82,18 +73,6 @@ struct runner {
 
 static struct runner runners[2];
 static uint64_t moves; /* releases by both runners */
-
-static void
-send_parcel(struct runner *to, struct parcel p)
-{
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&to->lock);
-	to->mbox[to->nmbox++] = p;
-	pthread_mutex_unlock(&to->lock);
-	if (write(to->mbox_fd, &one, sizeof(one)) != sizeof(one))
-		abort();
-}
 
 static int
 fail(struct runner *r, const char *what, unsigned int gi, int v)
@@ -118,19 +97,13 @@ runner_thread(void *arg)
 static int
 take_mail(struct runner *r)
 {
-	struct parcel in[MAX_GROUPS];
+	struct test_mail in[TEST_MAIL_MAX];
 	struct epoll_event ev = { .events = EPOLLIN };
-	unsigned int n, i;
-	uint64_t v;
-	int a;
+	int a, n, i;
 
-	if (read(r->mbox_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return fail(r, "mailbox read", 0, -errno);
-	pthread_mutex_lock(&r->lock);
-	n = r->nmbox;
-	memcpy(in, r->mbox, n * sizeof(in[0]));
-	r->nmbox = 0;
-	pthread_mutex_unlock(&r->lock);
+	n = test_mailbox_take(&r->mbox, in);
+	if (n < 0)
+		return fail(r, "mailbox read", 0, n);
 	for (i = 0; i < n; i++) {
 		a = cqpoll_group_adopt(groups[in[i].gi]);
 		if (a < 0 || a != in[i].asleep)
@@ -193,7 +166,8 @@ serve_moves(struct runner *r, bool all)
 		r->released++;
 		r->released_asleep += r->sleeping[gi];
 		__atomic_fetch_add(&moves, 1, __ATOMIC_RELAXED);
-		send_parcel(r->peer, (struct parcel){ .gi = gi, .asleep = r->sleeping[gi] });
+		test_mailbox_send(&r->peer->mbox,
+				  (struct test_mail){ .gi = gi, .asleep = r->sleeping[gi] });
 		r->sleeping[gi] = false;
 	}
 	return 0;
@@ -339,15 +313,14 @@ test_stress_group_move(void)
 	for (i = 0; i < 2; i++) {
 		runners[i] = (struct runner){ .id = i, .peer = &runners[1 - i] };
 		runners[i].epfd = epoll_create1(EPOLL_CLOEXEC);
-		runners[i].mbox_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		TEST_ASSERT(runners[i].epfd >= 0 && runners[i].mbox_fd >= 0, "fds");
-		pthread_mutex_init(&runners[i].lock, NULL);
+		TEST_ASSERT(runners[i].epfd >= 0 &&
+			    test_mailbox_init(&runners[i].mbox) == 0, "fds");
 		TEST_ASSERT_EQ(epoll_ctl(runners[i].epfd, EPOLL_CTL_ADD,
-					 runners[i].mbox_fd, &ev), 0);
+					 runners[i].mbox.fd, &ev), 0);
 	}
 	for (gi = 0; gi < ngroups; gi++) {
 		TEST_ASSERT_EQ(cqpoll_group_release(groups[gi]), 0);
-		send_parcel(&runners[gi % 2], (struct parcel){ .gi = gi });
+		test_mailbox_send(&runners[gi % 2].mbox, (struct test_mail){ .gi = gi });
 	}
 	prod = (struct tg_prod){ .cqs = move_cqs, .ncqs = ntot, .consumed = &consumed,
 		.seed = 0x9e3779b97f4a7c15ull, .max_gap_ns = 30000, .wait_drain = 1 };
@@ -379,18 +352,18 @@ test_stress_group_move(void)
 		uint64_t one = 1;
 
 		/* Wake a runner asleep on its groups. */
-		TEST_ASSERT_EQ(write(runners[i].mbox_fd, &one, sizeof(one)), 8);
+		TEST_ASSERT_EQ(write(runners[i].mbox.fd, &one, sizeof(one)), 8);
 	}
 	for (i = 0; i < 2; i++)
 		pthread_join(rt[i], NULL);
 	TEST_ASSERT(!runners[0].fail && !runners[1].fail, "a runner failed");
 	/* Both runners handed every group back: the last mail is the main's. */
 	for (i = 0; i < 2; i++) {
-		for (k = 0; k < runners[i].nmbox; k++) {
-			gi = runners[i].mbox[k].gi;
+		for (k = 0; k < runners[i].mbox.n; k++) {
+			gi = runners[i].mbox.mail[k].gi;
 			r = cqpoll_group_adopt(groups[gi]);
 			/* A group handed back in a prepared sleep finishes it. */
-			TEST_ASSERT_EQ(r, runners[i].mbox[k].asleep);
+			TEST_ASSERT_EQ(r, runners[i].mbox.mail[k].asleep);
 			if (r == 1) {
 				r = cqpoll_group_sleep_finish(groups[gi]);
 				TEST_ASSERT(r >= 0, "sleep finish: %d", r);
@@ -460,7 +433,7 @@ test_stress_group_move(void)
 		cqpoll_cq_destroy(move_cqs[i]);
 	for (i = 0; i < 2; i++) {
 		close(runners[i].epfd);
-		close(runners[i].mbox_fd);
+		close(runners[i].mbox.fd);
 	}
 	return TEST_PASS;
 }

@@ -33,7 +33,10 @@
  * no poll after) and --naive-delay-ns sleeps between its last poll and the
  * arm (a sleep, so that the device runs meanwhile even on one CPU): a
  * thread preempted there; with --expect-lost the test passes only if
- * lost wake-ups are seen: the negative control.
+ * lost wake-ups are seen: the negative control. On UCX the window also
+ * progresses the receiver's worker (an application's own progress or
+ * post), since only a progress on this thread brings a completion into
+ * the CQ: the driver's arm no longer progresses after an idle poll.
  *
  * Skips (77) where io_uring or the provider is unavailable.
  *
@@ -258,6 +261,13 @@ run(struct test_ofi *ofi, struct test_ucx *ucx, enum producer producer, uint64_t
 			r = cqpoll_poll_burst(cq, c, BURST);
 			if (r == 0) {
 				preempted(naive_delay_ns);
+				/*
+				 * UCX completions reach the CQ only through this
+				 * thread's progress: the application's own, in
+				 * the window, is how one lands there.
+				 */
+				if (ucx != NULL)
+					ucp_worker_progress(ucx->b);
 				TEST_ASSERT_EQ(cqpoll_cq_arm_naive(cq), 0);
 			}
 		} else {

@@ -94,6 +94,15 @@ struct tpcq_dev {
 	 */
 	void (*consumed)(struct tpcq_devctx *dc, const struct cqpoll_completion *c,
 			 unsigned int n);
+	/*
+	 * On the poller's thread, in the naive transition's window (after its
+	 * last empty poll, before its arm): what brings a completion into the
+	 * CQ there on a device whose completions arrive only through the
+	 * consumer thread (UCX: a progress of the worker, as an application's
+	 * own progress or post would run). NULL: the device writes its CQ by
+	 * itself.
+	 */
+	void (*naive_window)(struct tpcq_devctx *dc);
 	void (*close)(struct tpcq_devctx *dc);
 };
 

@@ -34,7 +34,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rte_dev.h>
 #include <rte_epoll.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -43,13 +42,12 @@
 #include <cqpoll_sleep_check.h>
 
 #include "dev.h"
+#include "ethdev_frame.h"
+#include "ethdev_port.h"
 #include "params.h"
 #include "testpmd_cq.h"
 
-#define ETH_RING 256
 #define ETH_OUTSTANDING 128
-#define ETH_TYPE 0x88b5     /* local experimental: nothing else sends it */
-#define ETH_SEQ_OFF 14
 /* l3fwd-power's rte_epoll_wait() timeout (main_intr_loop). */
 #define L3FWD_WAIT_MS 10
 
@@ -57,10 +55,8 @@ enum eth_kind { ETH_VIRTIO_USER, ETH_TAP, ETH_VDEV, ETH_PORT };
 
 struct eth_dev {
 	enum eth_kind kind;
-	uint16_t rx_port, tx_port;
-	bool rx_made, tx_made;     /* ports this device created (and removes) */
+	struct tpcq_eth_ports ports; /* the ports it made (and removes) */
 	struct rte_mempool *mp;
-	char sock[108];
 	int pkt_fd;                /* tap: AF_PACKET on the kernel interface */
 	bool owner_process;        /* tap negative control */
 	int intr_fd;               /* the queue's interrupt fd */
@@ -104,133 +100,14 @@ static const struct cqpoll_sleep_check eth_sleep_check = { .check = eth_check };
 static uint64_t
 eth_seq_of(const struct cqpoll_completion *c)
 {
-	struct rte_mbuf *m = (struct rte_mbuf *)(uintptr_t)c->wr_id;
-	uint64_t seq = UINT64_MAX;
-	uint16_t type;
-
-	if (m->data_len >= TPCQ_BYTE_LEN) {
-		memcpy(&type, rte_pktmbuf_mtod_offset(m, const uint8_t *, 12), 2);
-		if (type == rte_cpu_to_be_16(ETH_TYPE))
-			memcpy(&seq, rte_pktmbuf_mtod_offset(m, const uint8_t *,
-							     ETH_SEQ_OFF), sizeof(seq));
-	}
-	rte_pktmbuf_free(m);
-	return seq;
-}
-
-static int
-port_start(uint16_t port, struct rte_mempool *mp, bool intr)
-{
-	struct rte_eth_conf conf;
-	int r;
-
-	memset(&conf, 0, sizeof(conf));
-	conf.intr_conf.rxq = intr ? 1 : 0;
-	r = rte_eth_dev_configure(port, 1, 1, &conf);
-	if (r == 0)
-		r = rte_eth_rx_queue_setup(port, 0, ETH_RING, SOCKET_ID_ANY, NULL, mp);
-	if (r == 0)
-		r = rte_eth_tx_queue_setup(port, 0, ETH_RING, SOCKET_ID_ANY, NULL);
-	if (r == 0)
-		r = rte_eth_dev_start(port);
-	return r;
-}
-
-static int
-vdev_make(const char *name, const char *args, uint16_t *port)
-{
-	char devargs[256];
-	int r;
-
-	snprintf(devargs, sizeof(devargs), "%s%s%s", name, args[0] ? "," : "", args);
-	r = rte_dev_probe(devargs);
-	if (r == 0)
-		r = rte_eth_dev_get_port_by_name(name, port);
-	if (r != 0)
-		fprintf(stderr, TPCQ_PROG ": ethdev: cannot create %s: %s\n",
-			devargs, strerror(r < 0 ? -r : r));
-	return r < 0 ? r : -r;
-}
-
-static void
-port_remove(uint16_t port)
-{
-	struct rte_eth_dev_info info;
-	struct rte_device *dev = NULL;
-
-	if (rte_eth_dev_info_get(port, &info) == 0)
-		dev = info.device;
-	rte_eth_dev_stop(port);
-	rte_eth_dev_close(port);
-	if (dev != NULL)
-		rte_dev_remove(dev);
-}
-
-static void
-frame_init(struct eth_dev *e)
-{
-	uint16_t type = rte_cpu_to_be_16(ETH_TYPE);
-
-	memset(e->frame, 0, sizeof(e->frame));
-	memset(e->frame, 0xff, 6);
-	e->frame[6] = 0x02;
-	memcpy(e->frame + 12, &type, 2);
+	return tpcq_eth_frame_seq((struct rte_mbuf *)(uintptr_t)c->wr_id, TPCQ_BYTE_LEN);
 }
 
 static int
 virtio_user_open(struct eth_dev *e)
 {
-	char args[160];
-	uint64_t end;
-	int r;
-
-	snprintf(e->sock, sizeof(e->sock), "/tmp/tpcq-vhost-%ld.sock", (long)getpid());
-	unlink(e->sock);
-	snprintf(args, sizeof(args), "iface=%s,queues=1", e->sock);
-	r = vdev_make("net_vhost0", args, &e->tx_port);
-	if (r != 0)
-		return r;
-	e->tx_made = true;
-	r = port_start(e->tx_port, e->mp, false);
-	if (r != 0)
-		return r;
-	/* vhost made its socket at start: virtio_user can connect now. */
-	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u,"
-		 "mac=02:00:00:00:00:01", e->sock, ETH_RING);
-	r = vdev_make("net_virtio_user0", args, &e->rx_port);
-	if (r != 0)
-		return r;
-	e->rx_made = true;
-	r = port_start(e->rx_port, e->mp, true);
-	if (r != 0)
-		return r;
-	/* vhost queues only once its vhost-user thread saw the device. */
-	end = tpcq_now_ns(CLOCK_MONOTONIC) + 5 * TPCQ_NS_PER_S;
-	for (;;) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(e->mp);
-
-		if (m != NULL && rte_pktmbuf_append(m, TPCQ_BYTE_LEN) != NULL &&
-		    rte_eth_tx_burst(e->tx_port, 0, &m, 1) == 1)
-			break;
-		rte_pktmbuf_free(m);
-		if (tpcq_now_ns(CLOCK_MONOTONIC) > end) {
-			fprintf(stderr, TPCQ_PROG ": ethdev:virtio_user: vhost never "
-				"connected\n");
-			return -ETIMEDOUT;
-		}
-		usleep(1000);
-	}
-	usleep(10000);
-	for (;;) {
-		struct rte_mbuf *m[32];
-		uint16_t i, n = rte_eth_rx_burst(e->rx_port, 0, m, 32);
-
-		if (n == 0)
-			break;
-		for (i = 0; i < n; i++)
-			rte_pktmbuf_free(m[i]);
-	}
-	return 0;
+	return tpcq_eth_virtio_user_open(&e->ports, TPCQ_PROG, "tpcq-vhost", e->mp,
+					 e->frame, sizeof(e->frame));
 }
 
 static int
@@ -248,12 +125,12 @@ tap_open(struct eth_dev *e)
 	}
 	snprintf(ifname, sizeof(ifname), "dtpcq%ld", (long)getpid() % 100000);
 	snprintf(args, sizeof(args), "iface=%s", ifname);
-	r = vdev_make("net_tap0", args, &e->rx_port);
+	r = tpcq_eth_vdev_make(TPCQ_PROG, "net_tap0", args, &e->ports.rx_port);
 	if (r != 0) {
 		fprintf(stderr, TPCQ_PROG ": ethdev:tap needs root (CAP_NET_ADMIN)\n");
 		return r;
 	}
-	e->rx_made = true;
+	e->ports.rx_made = true;
 	/* Router solicitations would land in the queue. */
 	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
 	f = fopen(path, "w");
@@ -261,7 +138,7 @@ tap_open(struct eth_dev *e)
 		fputs("1\n", f);
 		fclose(f);
 	}
-	r = port_start(e->rx_port, e->mp, true);
+	r = tpcq_eth_port_start(e->ports.rx_port, e->mp, true);
 	if (r != 0)
 		return r;
 	e->pkt_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -312,11 +189,11 @@ vdev_open(struct eth_dev *e, const char *pmd)
 	args[0] = '\0';
 	if (strcmp(pmd, "af_packet") == 0)
 		snprintf(args, sizeof(args), "iface=lo");
-	r = vdev_make(name, args, &e->rx_port);
+	r = tpcq_eth_vdev_make(TPCQ_PROG, name, args, &e->ports.rx_port);
 	if (r != 0)
 		return r;
-	e->rx_made = true;
-	return port_start(e->rx_port, e->mp, true);
+	e->ports.rx_made = true;
+	return tpcq_eth_port_start(e->ports.rx_port, e->mp, true);
 }
 
 static void
@@ -325,14 +202,9 @@ eth_free(struct eth_dev *e)
 	__atomic_store_n(&the_dev, NULL, __ATOMIC_RELEASE);
 	if (e->cq != NULL)
 		cqpoll_cq_destroy(e->cq);
-	if (e->rx_made)
-		port_remove(e->rx_port);
-	if (e->tx_made)
-		port_remove(e->tx_port);
+	tpcq_eth_ports_close(&e->ports);
 	if (e->pkt_fd >= 0)
 		close(e->pkt_fd);
-	if (e->sock[0] != '\0')
-		unlink(e->sock);
 	rte_mempool_free(e->mp);
 	free(e);
 }
@@ -353,7 +225,7 @@ eth_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	if (e == NULL)
 		return -ENOMEM;
 	e->pkt_fd = -1;
-	frame_init(e);
+	tpcq_eth_frame_init(e->frame, sizeof(e->frame));
 	e->mp = rte_pktmbuf_pool_create("tpcq_eth", 4095, 0, 0,
 					RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (e->mp == NULL) {
@@ -379,18 +251,18 @@ eth_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 		r = vdev_open(e, what);
 	} else {
 		e->kind = ETH_PORT;
-		r = rte_eth_dev_get_port_by_name(what, &e->rx_port);
+		r = rte_eth_dev_get_port_by_name(what, &e->ports.rx_port);
 		if (r != 0)
 			fprintf(stderr, TPCQ_PROG ": ethdev:%s: no such port (give it "
 				"to the EAL, e.g. --vdev=%s, before '--')\n", what, what);
 		else
-			r = port_start(e->rx_port, e->mp, true);
+			r = tpcq_eth_port_start(e->ports.rx_port, e->mp, true);
 	}
 	if (r != 0) {
 		eth_free(e);
 		return r < 0 ? r : -EIO;
 	}
-	r = cqpoll_ethdev_probe(e->rx_port, 0, &pr);
+	r = cqpoll_ethdev_probe(e->ports.rx_port, 0, &pr);
 	if (r != 0) {
 		fprintf(stderr, TPCQ_PROG ": ethdev:%s: refused: %s\n", what, pr.reason);
 		eth_free(e);
@@ -398,7 +270,7 @@ eth_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	}
 	printf("ethdev:%s: %s\n", what, pr.reason);
 	e->intr_fd = pr.fd;
-	e->cq = cqpoll_ethdev_cq_create(e->rx_port, 0, NULL);
+	e->cq = cqpoll_ethdev_cq_create(e->ports.rx_port, 0, NULL);
 	if (e->cq == NULL) {
 		r = -errno;
 		fprintf(stderr, TPCQ_PROG ": ethdev:%s: cqpoll_ethdev_cq_create: %s\n",
@@ -429,26 +301,18 @@ eth_post(struct tpcq_devctx *dc, uint64_t seq)
 {
 	struct eth_dev *e = dc->priv;
 	struct rte_mbuf *m;
-	uint8_t *d;
 
 	if (seq - __atomic_load_n(dc->consumed, __ATOMIC_ACQUIRE) >= ETH_OUTSTANDING)
 		return -ENOSPC;
 	if (e->kind == ETH_TAP) {
-		memcpy(e->frame + ETH_SEQ_OFF, &seq, sizeof(seq));
+		memcpy(e->frame + TPCQ_ETH_SEQ_OFF, &seq, sizeof(seq));
 		if (send(e->pkt_fd, e->frame, sizeof(e->frame), 0) < 0)
 			return errno == EAGAIN || errno == ENOBUFS ? -ENOSPC : -errno;
 	} else if (e->kind == ETH_VIRTIO_USER) {
-		m = rte_pktmbuf_alloc(e->mp);
+		m = tpcq_eth_frame_mbuf(e->mp, e->frame, TPCQ_BYTE_LEN, seq);
 		if (m == NULL)
 			return -ENOSPC;
-		d = (uint8_t *)rte_pktmbuf_append(m, TPCQ_BYTE_LEN);
-		if (d == NULL) {
-			rte_pktmbuf_free(m);
-			return -ENOSPC;
-		}
-		memcpy(d, e->frame, sizeof(e->frame));
-		memcpy(d + ETH_SEQ_OFF, &seq, sizeof(seq));
-		if (rte_eth_tx_burst(e->tx_port, 0, &m, 1) != 1) {
+		if (rte_eth_tx_burst(e->ports.tx_port, 0, &m, 1) != 1) {
 			rte_pktmbuf_free(m);
 			return -ENOSPC;
 		}
@@ -473,12 +337,12 @@ tpcq_ethdev_l3fwd_sleep(struct tpcq_devctx *dc, struct cqpoll_cq_stats *st)
 	struct rte_epoll_event ev;
 	int n;
 
-	rte_eth_dev_rx_intr_enable(e->rx_port, 0);
+	rte_eth_dev_rx_intr_enable(e->ports.rx_port, 0);
 	st->arms++;
 	st->waits++;
 	st->lost_wakeups += (uint64_t)stranded(e);
 	n = rte_epoll_wait(cqpoll_cq_event_fd(e->cq), &ev, 1, L3FWD_WAIT_MS);
-	rte_eth_dev_rx_intr_disable(e->rx_port, 0);
+	rte_eth_dev_rx_intr_disable(e->ports.rx_port, 0);
 	if (n < 0)
 		return -EIO;
 	if (n == 0)

@@ -29,23 +29,17 @@
 #include <cqpoll_ofi.h>
 
 #include "dev.h"
+#include "ofi_side.h"
 #include "params.h"
 #include "testpmd_cq.h"
 
 /* Receives outstanding on B at most: bounded by the CQ it reports on. */
 #define OFI_DEPTH 256
 
-struct ofi_side {
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;        /* A: sends and receives; B: sends (none) */
-};
-
 struct ofi_dev {
 	const char *prov;
 	struct fi_info *info;
-	struct ofi_side a, b;
+	struct tpcq_ofi_side a, b;
 	struct fid_ep *ep_a, *ep_b;
 	fi_addr_t addr_b;
 	char buf_a[TPCQ_BYTE_LEN];
@@ -60,49 +54,19 @@ ofi_fail(const struct ofi_dev *o, const char *what, int r)
 }
 
 static int
-ofi_side_open(struct ofi_dev *o, struct ofi_side *s)
+ofi_side_open(struct ofi_dev *o, struct tpcq_ofi_side *s)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	int r;
+	int r = tpcq_ofi_side_open(o->info, s);
 
-	r = fi_fabric(o->info->fabric_attr, &s->fabric, NULL);
-	if (r == 0)
-		r = fi_domain(s->fabric, o->info, &s->domain, NULL);
-	if (r == 0)
-		r = fi_av_open(s->domain, &av_attr, &s->av, NULL);
-	if (r == 0)
-		r = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
 	return r != 0 ? ofi_fail(o, "opening the fabric, domain and queues", r) : 0;
 }
 
-static void
-ofi_side_close(struct ofi_side *s)
-{
-	if (s->cq != NULL)
-		fi_close(&s->cq->fid);
-	if (s->av != NULL)
-		fi_close(&s->av->fid);
-	if (s->domain != NULL)
-		fi_close(&s->domain->fid);
-	if (s->fabric != NULL)
-		fi_close(&s->fabric->fid);
-}
-
 static int
-ofi_ep(struct ofi_dev *o, struct ofi_side *s, struct fid_ep **ep, struct fid_cq *rx)
+ofi_ep(struct ofi_dev *o, struct tpcq_ofi_side *s, struct fid_ep **ep,
+       struct fid_cq *rx)
 {
-	int r;
+	int r = tpcq_ofi_side_ep(o->info, s, ep, rx);
 
-	r = fi_endpoint(s->domain, o->info, ep, NULL);
-	if (r == 0)
-		r = fi_ep_bind(*ep, &s->av->fid, 0);
-	if (r == 0)
-		r = fi_ep_bind(*ep, &s->cq->fid, FI_TRANSMIT);
-	if (r == 0)
-		r = fi_ep_bind(*ep, &rx->fid, FI_RECV);
-	if (r == 0)
-		r = fi_enable(*ep);
 	return r != 0 ? ofi_fail(o, "endpoint", r) : 0;
 }
 
@@ -115,8 +79,8 @@ ofi_free(struct ofi_dev *o, struct cqpoll_cq *cq)
 	if (o->ep_a != NULL)
 		fi_close(&o->ep_a->fid);
 	cqpoll_cq_destroy(cq);
-	ofi_side_close(&o->a);
-	ofi_side_close(&o->b);
+	tpcq_ofi_side_close(&o->a);
+	tpcq_ofi_side_close(&o->b);
 	if (o->info != NULL)
 		fi_freeinfo(o->info);
 	free(o);

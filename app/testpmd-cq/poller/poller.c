@@ -123,13 +123,17 @@ loop_poll_and_arm(struct poller *pl)
 static void
 naive_window(const struct poller *pl)
 {
+	const struct tpcq_dev *dev = pl->run->params->dev;
 	uint64_t end;
 
-	if (pl->naive_delay_tsc == 0)
-		return;
-	end = rte_rdtsc() + pl->naive_delay_tsc;
-	while (rte_rdtsc() < end)
-		rte_pause();
+	if (pl->naive_delay_tsc != 0) {
+		end = rte_rdtsc() + pl->naive_delay_tsc;
+		while (rte_rdtsc() < end)
+			rte_pause();
+	}
+	/* A device written only by the consumer's thread: its write here. */
+	if (dev->naive_window != NULL)
+		dev->naive_window(pl->run->dc);
 }
 
 /*

@@ -320,6 +320,7 @@ poller_main(void *arg)
 		__atomic_store_n(&run->stop, true, __ATOMIC_RELAXED);
 	tpcq_poller_clocks(res, &c0);
 	cqpoll_group_stats_get(gp->g, &res->group);
+	cqpoll_group_sleep_cpu_get(gp->g, &res->sleep_cpu_ns, &res->sleeps_timed);
 	stats_sum(gp, &res->stats);
 	/* The group's sleeps are not the CQs' own: count both kinds of loss. */
 	res->stats.lost_wakeups += res->group.lost_wakeups;
@@ -405,6 +406,8 @@ tpcq_poller_result_add(struct tpcq_result *d, const struct tpcq_result *s)
 	}
 	cq_stats_add(&d->stats, &s->stats);
 	tpcq_group_stats_add(&d->group, &s->group);
+	d->sleeps_timed += s->sleeps_timed;
+	d->sleep_cpu_ns += s->sleep_cpu_ns;
 }
 
 /* The next lcore after prev that is neither the main one nor the generator's. */

@@ -159,10 +159,20 @@ tpcq_poller_sched_run(struct tpcq_run *run, struct tpcq_result *res)
 	for (k = 1; k <= launched; k++)
 		tpcq_poller_result_add(res, &others[k - 1]);
 	memset(&res->group, 0, sizeof(res->group));
-	for (gi = 0; gi < ctx->ngroups; gi++)
-		if (ctx->groups[gi].g != NULL &&
-		    cqpoll_group_stats_get(ctx->groups[gi].g, &st) == 0)
+	res->sleeps_timed = 0;
+	res->sleep_cpu_ns = 0;
+	for (gi = 0; gi < ctx->ngroups; gi++) {
+		uint64_t cpu, timed;
+
+		if (ctx->groups[gi].g == NULL)
+			continue;
+		if (cqpoll_group_stats_get(ctx->groups[gi].g, &st) == 0)
 			tpcq_group_stats_add(&res->group, &st);
+		if (cqpoll_group_sleep_cpu_get(ctx->groups[gi].g, &cpu, &timed) == 0) {
+			res->sleep_cpu_ns += cpu;
+			res->sleeps_timed += timed;
+		}
+	}
 	tpcq_cq_stats_sum(run, &res->stats);
 	res->stats.lost_wakeups += res->group.lost_wakeups;
 out:

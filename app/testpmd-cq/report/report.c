@@ -148,6 +148,8 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("cpu_pct_process", "%.1f", res->cpu_pct_process);
 	ROW("harness_cpu_pct", "%.1f", res->harness_cpu_pct);
 	ROW("wakeups_per_s", "%.0f", tpcq_wakeups_per_s(res));
+	ROW("sleep_cpu_ns", "%.0f (%" PRIu64 " sleeps timed)",
+	    tpcq_sleep_cpu_ns(res), res->sleeps_timed);
 	ROW("latency_p50_ns", "%" PRIu64, l.p50);
 	ROW("latency_p90_ns", "%" PRIu64, l.p90);
 	ROW("latency_p99_ns", "%" PRIu64, l.p99);

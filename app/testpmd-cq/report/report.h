@@ -26,6 +26,12 @@ double tpcq_pct_of_wall(uint64_t ns, const struct tpcq_result *res);
 double tpcq_completions_per_s(const struct tpcq_result *res);
 /* Sleeps of the poller that ended, per second of its run. */
 double tpcq_wakeups_per_s(const struct tpcq_result *res);
+/*
+ * Mean thread CPU of the group's timed sleeps, ns (cqpoll_group_sleep_cpu_get():
+ * a sample of the sleeps, from poll-and-arm to the first callback); 0 when
+ * none was timed (no group, no sleep).
+ */
+double tpcq_sleep_cpu_ns(const struct tpcq_result *res);
 /* The pattern the engine followed: "none" for the closed-loop ones. */
 void tpcq_pattern_used(const struct tpcq_params *p, char *buf, size_t len);
 

@@ -86,6 +86,13 @@ tpcq_completions_per_s(const struct tpcq_result *res)
  * never wait, and counts how each sleep ended.
  */
 double
+tpcq_sleep_cpu_ns(const struct tpcq_result *res)
+{
+	return res->sleeps_timed != 0 ?
+	       (double)res->sleep_cpu_ns / (double)res->sleeps_timed : 0.0;
+}
+
+double
 tpcq_wakeups_per_s(const struct tpcq_result *res)
 {
 	const struct cqpoll_group_stats *g = &res->group;
@@ -304,6 +311,8 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	DBL(&b, "harness_cpu_pct", 3, res->harness_cpu_pct);
 	U64(&b, "harness_sleeps", run->gen_clock.sleeps);
 	DBL(&b, "wakeups_per_s", 1, tpcq_wakeups_per_s(res));
+	DBL(&b, "sleep_cpu_ns", 0, tpcq_sleep_cpu_ns(res));
+	U64(&b, "sleeps_timed", res->sleeps_timed);
 	latency_fields(&b, res);
 	U64(&b, "arms", s->arms);
 	U64(&b, "missed_reports", s->missed_reports);
