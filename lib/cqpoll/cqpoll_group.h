@@ -215,17 +215,23 @@ const struct cqpoll_policy_ops *cqpoll_policy_hybrid(void);
  * histogram) and the share of completions after a sleep that were over the
  * target, and sets the budget to the least one whose sleeps keep 3/4 of 1 %
  * of the completions over the target, corrected by an account of the misses
- * seen. It recomputes the budget every @c window samples and at each miss,
- * at most doubling it (at least +1 µs) at a time.
+ * seen. It recomputes the budget every @c window samples and at each miss:
+ * it may go at once to the budget the aim alone asks for (from the gaps and
+ * wake-ups seen), and grows past it, on the account's debt, at most
+ * doubling (plus half the median gap, at least 1 µs) at a time.
  *
  * Parameters, "latency-target[:key=value,...]", or "target-p99:US" for the
  * target alone:
  *  - p99_us=US: the target (default 100).
  *  - min_spin_us=US, max_spin_us=US: bounds of the budget (defaults 0 and
- *    10000); the budget starts at the lower one.
+ *    1000000, a second: the p99 is judged over a second); the budget starts
+ *    at the lower one.
  *  - window=N: samples per control step, at least 100 (default 100); the
  *    policy remembers the gaps of the last 32 to 64 windows.
  *  - wake_us=US: wake-up cost assumed until one is measured (default 30).
+ *  - leap=0|1: 1 (default), the budget may reach the aim's at once; 0, every
+ *    step at most doubles it (the rule before, which on on/off traffic at
+ *    1000/s reached a budget past the silences too late for a 1 s p99).
  *
  * @return
  *   The policy's ops table (static).
