@@ -25,6 +25,19 @@
 /* ,aimed: the longest the enable waits for the sender's next packet. */
 #define AIM_NS 10000000ull
 
+/* The Rx queue's event into this lcore's epoll (l3fwd-power's event_register()). */
+static int
+rx_event_add(const struct eth_peer *e)
+{
+	int rc = rte_eth_dev_rx_intr_ctl_q(e->ports.rx_port, 0, RTE_EPOLL_PER_THREAD,
+					   RTE_INTR_EVENT_ADD, NULL);
+
+	if (rc != 0)
+		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
+			strerror(-rc));
+	return rc;
+}
+
 /* A sleep's end: counted, a timeout noted for the lost rule of the next take. */
 static int
 slept(struct peer_run *r, int n, uint64_t *woke, bool *timed_out)
@@ -52,14 +65,9 @@ peer_ethdev_l3fwd(struct eth_peer *e, struct peer_run *r)
 	int rc, n;
 
 	/* l3fwd-power's event_register(), on the lcore that waits. */
-	rc = e->unregistered ? 0 :
-		rte_eth_dev_rx_intr_ctl_q(e->ports.rx_port, 0, RTE_EPOLL_PER_THREAD,
-					  RTE_INTR_EVENT_ADD, NULL);
-	if (rc != 0) {
-		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
-			strerror(-rc));
+	rc = e->unregistered ? 0 : rx_event_add(e);
+	if (rc != 0)
 		return rc;
-	}
 	while (!peer_stopping(r)) {
 		if (peer_ethdev_take(e, r, woke, timed_out) > 0) {
 			zero = 0;
@@ -115,13 +123,9 @@ peer_ethdev_wait(struct eth_peer *e, struct peer_run *r)
 	bool timed_out = false;
 	int rc;
 
-	rc = rte_eth_dev_rx_intr_ctl_q(e->ports.rx_port, 0, RTE_EPOLL_PER_THREAD,
-				       RTE_INTR_EVENT_ADD, NULL);
-	if (rc != 0) {
-		fprintf(stderr, PEER_PROG ": ethdev: rte_eth_dev_rx_intr_ctl_q: %s\n",
-			strerror(-rc));
+	rc = rx_event_add(e);
+	if (rc != 0)
 		return rc;
-	}
 	while (!peer_stopping(r)) {
 		if (peer_ethdev_take(e, r, woke, timed_out) > 0) {
 			timed_out = false;

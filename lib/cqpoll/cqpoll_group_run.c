@@ -761,6 +761,29 @@ health_check(struct cqpoll_group *g, uint64_t now)
 #endif
 
 /*
+ * A sleep ended by its timeout (the epoll's or the lone member's wait): the
+ * safety net looks for completions no event announced. Returns what it
+ * delivered, or < 0.
+ */
+static int
+timed_out(struct cqpoll_group *g, uint64_t t_sleep, uint64_t asleep)
+{
+	uint64_t recovered = g->stats.timeout_recoveries;
+	int r;
+
+	cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
+	CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
+		       (void *)g, g->wait_timeout_ms);
+	r = safety_net(g, t_sleep);
+	/* Recovered: the safety net found completions no event announced. */
+	CQPOLL_TRACE(wake, g, NULL,
+		     g->stats.timeout_recoveries != recovered ?
+		     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
+		     asleep, r > 0 ? (uint32_t)r : 0);
+	return r;
+}
+
+/*
  * Wait on the group's epoll fd for up to @p timeout_ms (0: only take what is
  * ready, after an external wait), then consume the ready CQs' events and
  * poll those CQs. A sleep that nothing ended within the group's timeout,
@@ -771,7 +794,7 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	bool cq_ready = false, xthread = false;
-	uint64_t asleep, recovered;
+	uint64_t asleep;
 	int r, total;
 
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
@@ -790,17 +813,7 @@ wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout_ms)
 		if (timeout_ms == 0 &&
 		    asleep < (uint64_t)g->wait_timeout_ms * 1000000u)
 			return 0;
-		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
-		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
-			       (void *)g, g->wait_timeout_ms);
-		recovered = g->stats.timeout_recoveries;
-		r = safety_net(g, t_sleep);
-		/* The safety net found completions no event announced. */
-		CQPOLL_TRACE(wake, g, NULL,
-			     g->stats.timeout_recoveries != recovered ?
-			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
-			     asleep, r > 0 ? (uint32_t)r : 0);
-		return r;
+		return timed_out(g, t_sleep, asleep);
 	}
 	total = take_ready(g, evs, r, t_sleep, &cq_ready, &xthread);
 	if (total < 0)
@@ -858,7 +871,7 @@ lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		   uint64_t t_sleep, int timeout_ms)
 {
 	bool measured = false, waited = false, xthread;
-	uint64_t asleep, recovered, v;
+	uint64_t asleep, v;
 	int r = 0, total = 0;
 
 	__atomic_store_n(&g->lone_cq, m->cq, __ATOMIC_SEQ_CST);
@@ -884,16 +897,7 @@ lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_member *m,
 	}
 	/* A wait that timed out did so whatever kick came meanwhile. */
 	if (r == 0 && waited) {
-		cqpoll_stat_add(&g->stats.wakeups_timeout, 1);
-		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by the %d ms timeout",
-			       (void *)g, g->wait_timeout_ms);
-		recovered = g->stats.timeout_recoveries;
-		r = safety_net(g, t_sleep);
-		CQPOLL_TRACE(wake, g, NULL,
-			     g->stats.timeout_recoveries != recovered ?
-			     CQPOLL_TRACE_WAKE_RECOVERY : CQPOLL_TRACE_WAKE_TIMEOUT,
-			     asleep, r > 0 ? (uint32_t)r : 0);
-		return r;
+		return timed_out(g, t_sleep, asleep);
 	}
 	if (r > 0) {
 		/* Its arm is spent either way: the member needs poll-and-arm. */
