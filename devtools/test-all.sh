@@ -18,7 +18,13 @@
 #               arm semantics; clang is tried first, gcc if clang's TSan
 #               cannot build or run here
 #
-# usage: devtools/test-all.sh
+# usage: devtools/test-all.sh [--long]
+#
+# Tiers (doc/guides/testing.md): by default every test and every negative
+# control runs, at sizes that still catch the controls (what CI runs).
+# --long sets every build up with -Dtests_long=true: the stress tests at
+# their long sizes, the longer fuzz run and the policy lab's long
+# simulations, and the sanitizer phases at their long sizes too.
 #
 # A failed phase does not stop the phases that do not depend on it. Prints a
 # summary with the time of each phase; exits 1 if any phase failed.
@@ -38,12 +44,41 @@ cd "$topdir"
 
 test_args=(--print-errorlogs --num-processes 2)
 
-# Fewer stress transitions under ASan: the 5x10^5 runs are in the normal build
-# (the defaults, meson_options.txt, sized so that the whole of this script
-# stays within CI's 20 minutes).
-asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Dstress_transitions=50000
-    -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
-    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000)
+long=0
+case "${1:-}" in
+"") ;;
+--long) long=1 ;;
+-h | --help)
+    awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"
+    exit 0
+    ;;
+*)
+    echo "test-all: unknown argument '$1' (usage: devtools/test-all.sh [--long])" >&2
+    exit 2
+    ;;
+esac
+tier_args=()
+[ "$long" -eq 1 ] && tier_args=(-Dtests_long=true)
+
+# Fewer stress transitions under the sanitizers than in the normal build:
+# they run every code path of the tests, and the counts that make a lost
+# wake-up likely run in the normal build.
+if [ "$long" -eq 1 ]; then
+    asan_sizes=(-Dstress_transitions=50000 -Dgroup_stress_transitions=10000
+        -Dgroup_stress_cq_transitions=10000 -Dofi_stress_transitions=10000
+        -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000)
+    tsan_sizes=(-Dstress_transitions=20000 -Dgroup_stress_transitions=10000
+        -Dgroup_stress_cq_transitions=10000 -Dofi_stress_transitions=10000
+        -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000)
+else
+    asan_sizes=(-Dstress_transitions=10000 -Dgroup_stress_transitions=4000
+        -Dgroup_stress_cq_transitions=6000 -Dofi_stress_transitions=3000
+        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
+    tsan_sizes=(-Dstress_transitions=5000 -Dgroup_stress_transitions=3000
+        -Dgroup_stress_cq_transitions=3000 -Dofi_stress_transitions=3000
+        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
+fi
+asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false "${asan_sizes[@]}" "${tier_args[@]}")
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -63,9 +98,8 @@ fi
 # the racing accesses, whether or not the race does harm in that run: it
 # needs the code paths, not the counts that make a lost wake-up likely (those
 # run in the normal build).
-tsan_args=(-Db_sanitize=thread -Db_lundef=false -Dstress_transitions=20000
-    -Dgroup_stress_transitions=10000 -Dgroup_stress_cq_transitions=10000
-    -Dofi_stress_transitions=10000 -Ducx_stress_transitions=10000 -Dmlx5_qp_requests=100000 -Dapp=disabled -Ddocs=disabled)
+tsan_args=(-Db_sanitize=thread -Db_lundef=false "${tsan_sizes[@]}" -Dapp=disabled
+    -Ddocs=disabled "${tier_args[@]}")
 tsan_env=(TSAN_OPTIONS=halt_on_error=1)
 # DPDK's internal races only (devtools/tsan.supp says which).
 if [ -f devtools/tsan.supp ]; then
@@ -264,9 +298,9 @@ fi
 # The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
 # and the other drivers found, libcqpoll_emu) and the parent project that
 # takes cqpoll as a subproject; the other suites ran on the full build.
-core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled)
+core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled "${tier_args[@]}")
 
-if phase build ./devtools/build.sh build; then
+if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
     bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
