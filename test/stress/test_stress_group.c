@@ -53,7 +53,7 @@
 
 /* Each run stays well inside meson's timeout on 2 cores. */
 #define DEADLINE_NS (75ull * 1000000000ull)
-#define NAIVE_ENOUGH 20
+#define NAIVE_ENOUGH 5
 
 static uint64_t consumed;
 static unsigned int ncqs = 4;

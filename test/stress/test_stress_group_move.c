@@ -47,7 +47,7 @@
 /* Each run stays well inside meson's timeout on 2 cores (--deadline-s). */
 static uint64_t deadline_ns = 60ull * 1000000000ull;
 /* The negative control stops once caught this often. */
-#define NAIVE_ENOUGH 20
+#define NAIVE_ENOUGH 5
 
 static unsigned int ngroups = 4, ncqs = 4;
 static uint64_t moves_wanted = 100000;

@@ -64,7 +64,7 @@
 
 #define BURST 32
 #define VISIBLE_SLOTS 1024u  /* > the largest burst: a slot is reused only after use */
-#define NAIVE_ENOUGH 20
+#define NAIVE_ENOUGH 5
 #define SEEN_BITS (1ull << 26) /* wr_ids the exactly-once check can follow */
 
 enum producer { PRODUCER_SUBMIT, PRODUCER_IOWQ, PRODUCER_SQPOLL };

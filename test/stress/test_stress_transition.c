@@ -44,7 +44,7 @@
 #define BURST 32
 #define WAIT_TIMEOUT_MS 100
 /* In naive mode, stop once this many losses prove the point. */
-#define NAIVE_ENOUGH 20
+#define NAIVE_ENOUGH 5
 /*
  * In naive mode, one transition in AIM_EVERY waits, between its empty poll
  * and its arm, for the device's next post (at most AIM_MAX_NS). Random
