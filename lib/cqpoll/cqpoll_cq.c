@@ -11,7 +11,6 @@
 #include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
-#include "cqpoll_driver_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cqpoll.h"
+#include "cqpoll_log.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -308,7 +309,112 @@ cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *op
  * call returns (it wakes the consumer, cqpoll_driver_ops::wake): the CQ must
  * not be destroyed until it has returned.
  */
+__cqpoll_experimental
 int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
+
+/**
+ * @name Driver SDK calls (version node CQPOLL_SDK_MAJOR.MINOR)
+ *
+ * What a driver library calls in libcqpoll beyond the functions above. These
+ * symbols are in a version node named after the libcqpoll version they
+ * belong to (doc/guides/driver-sdk.md): a driver library built against one
+ * libcqpoll version asks for that node, and the dynamic loader refuses to
+ * load it with a libcqpoll of another version ("version `CQPOLL_SDK_0.5'
+ * not found") instead of letting it call an SDK that changed. Applications
+ * do not call them.
+ * @{
+ */
+
+/**
+ * CLOCK_MONOTONIC in ns: the host timestamp of completions
+ * (CQPOLL_COMPLETION_F_TIMESTAMP), and what poll groups measure with.
+ *
+ * @return
+ *   The time.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_now_ns(void);
+
+/**
+ * Replace the burst poll of @p cq, chosen at cqpoll_cq_alloc(), by @p poll:
+ * a driver whose CQ's completions need more decoding from now on (the mlx5
+ * driver, once it posts a QP's work itself) changes it without costing CQs
+ * that do not.
+ *
+ * @param cq
+ *   A CQ of the calling driver.
+ * @param poll
+ *   The new burst poll.
+ * @param[out] old
+ *   Where to store the poll it had, or NULL.
+ * @return
+ *   0; -EINVAL (NULL argument); -EBUSY (the CQ failed: its poll returns the
+ *   failure and stays).
+ *
+ * Thread safety: not concurrently with a poll of @p cq.
+ */
+int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll,
+			cqpoll_poll_burst_t *old);
+
+/**
+ * The log hook installed (cqpoll_log_set_hook()), NULL when none: read
+ * with an acquire load, as CQPOLL_LOG() does.
+ */
+extern const struct cqpoll_log_hook *cqpoll_log_hook_cur;
+
+/**
+ * Whether hook @p h wants messages of @p level from @p component.
+ *
+ * @param h
+ *   The hook read from cqpoll_log_hook_cur (not NULL).
+ * @param level
+ *   The message's level.
+ * @param component
+ *   The driver's name (its logtype under DPDK: pmd.cqpoll. and the name).
+ * @return
+ *   true if the message should be formatted and given to cqpoll_log_emit().
+ *
+ * Thread safety: safe from any thread.
+ */
+bool cqpoll_log_wanted(const struct cqpoll_log_hook *h,
+		       enum cqpoll_log_level level, const char *component);
+
+/**
+ * Format a message and give it to hook @p h.
+ *
+ * @param h
+ *   The hook read from cqpoll_log_hook_cur (not NULL).
+ * @param level
+ *   The message's level.
+ * @param component
+ *   The driver's name.
+ * @param fmt
+ *   printf format of the message, without a trailing newline.
+ *
+ * Thread safety: safe from any thread.
+ */
+__attribute__((format(printf, 4, 5)))
+void cqpoll_log_emit(const struct cqpoll_log_hook *h,
+		     enum cqpoll_log_level level, const char *component,
+		     const char *fmt, ...);
+
+/**
+ * Log a driver's message through the installed hook, at CQPOLL_LOG_ERR,
+ * _WARNING, _INFO or _DEBUG (@p level is the part after CQPOLL_LOG_):
+ * formatted only when a hook wants it, so a log point costs a load and a
+ * branch when nobody listens.
+ */
+#define CQPOLL_LOG(level, component, ...) do { \
+	const struct cqpoll_log_hook *cqpoll_log_h_ = \
+		__atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE); \
+	if (cqpoll_log_h_ != NULL && \
+	    cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, (component))) \
+		cqpoll_log_emit(cqpoll_log_h_, CQPOLL_LOG_##level, \
+				(component), __VA_ARGS__); \
+} while (0)
+
+/** @} */
 
 #ifdef __cplusplus
 }
