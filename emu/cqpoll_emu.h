@@ -29,7 +29,7 @@ extern "C" {
  * report-missed devices. It exists only as the negative control of tests and
  * for testpmd-cq's --transition=naive experiments. Marks the CQ armed, so that
  * cqpoll_cq_wait() accepts to sleep, and takes away the driver's own wait
- * (cqpoll_cq_set_wait()), so that it sleeps on the event fd as naive code
+ * (cqpoll_driver_ops::wait), so that it sleeps on the event fd as naive code
  * does: a wait on the queue itself (io_uring's) has no edge to miss.
  *
  * @param cq

@@ -86,6 +86,7 @@ mix_old_wrap(struct cqpoll_cq *real)
 	struct cqpoll_cq_info info;
 
 	ops = (struct cqpoll_driver_ops){
+		.size = CQPOLL_DRIVER_OPS_SIZE,
 		.name = "mlx5-emu-old-routing",
 		.arm = d->arm,
 		.event_fd = mix_old_event_fd,

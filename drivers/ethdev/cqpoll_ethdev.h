@@ -43,7 +43,7 @@
  * call rte_eth_rx_burst() on it, while the CQ exists. See
  * doc/guides/ethdev-driver.md.
  *
- * @warning EXPERIMENTAL: this API may change without notice.
+ * Stable API of libcqpoll_dpdk (version node CQPOLL_DPDK_0.3).
  */
 
 #include <stdbool.h>

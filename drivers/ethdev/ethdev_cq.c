@@ -83,6 +83,7 @@ ethdev_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_ethdev_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "ethdev",
 	.arm = cqpoll_ethdev_arm,
 	.event_fd = cqpoll_ethdev_event_fd,

@@ -286,6 +286,8 @@ struct cqpoll_mlx5_recv_wr {
  * @p conf->recv_cq carry their wr_id (CQPOLL_COMPLETION_F_WR_ID). CQs without
  * such a QP keep their poll as it was.
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param pd
  *   Protection domain of the CQs' device (through ibv_create_qp() and
  *   mlx5dv_init_obj(MLX5DV_OBJ_QP), or the emulated device's).
@@ -301,12 +303,15 @@ struct cqpoll_mlx5_recv_wr {
  * Thread safety: not concurrently with a poll of either CQ (the CQ's poll
  * changes to the one that hands back wr_ids).
  */
+__cqpoll_experimental
 struct cqpoll_mlx5_qp *cqpoll_mlx5_qp_create(struct ibv_pd *pd,
 					     const struct cqpoll_mlx5_qp_conf *conf);
 
 /**
  * Destroy a QP of cqpoll_mlx5_qp_create(). Completions of it still in its
  * CQs are returned with wr_id 0 and CQPOLL_COMPLETION_F_WR_ID clear.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   The QP, or NULL (nothing done).
@@ -315,12 +320,15 @@ struct cqpoll_mlx5_qp *cqpoll_mlx5_qp_create(struct ibv_pd *pd,
  *
  * Thread safety: not concurrently with a poll of its CQs or a post on it.
  */
+__cqpoll_experimental
 int cqpoll_mlx5_qp_destroy(struct cqpoll_mlx5_qp *qp);
 
 /**
  * Change the QP's state and attributes, as ibv_modify_qp(). Going to RESET
  * also resets the QP's counters and doorbell record (as rdma-core's provider
  * does): work still posted is dropped without completions.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   The QP.
@@ -333,11 +341,14 @@ int cqpoll_mlx5_qp_destroy(struct cqpoll_mlx5_qp *qp);
  *
  * Thread safety: not concurrently with a post on the QP or a poll of its CQs.
  */
+__cqpoll_experimental
 int cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr,
 			  int attr_mask);
 
 /**
  * The QP's sizes and number.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   The QP.
@@ -348,12 +359,15 @@ int cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr,
  *
  * Thread safety: safe from any thread while the QP exists.
  */
+__cqpoll_experimental
 int cqpoll_mlx5_qp_caps(const struct cqpoll_mlx5_qp *qp, struct cqpoll_mlx5_qp_caps *caps);
 
 /**
  * The verbs QP, for ibv_query_qp() and addressing. Never post on it with
  * ibv_post_send() or ibv_post_recv(), and change its state only through
  * cqpoll_mlx5_qp_modify().
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   The QP.
@@ -362,6 +376,7 @@ int cqpoll_mlx5_qp_caps(const struct cqpoll_mlx5_qp *qp, struct cqpoll_mlx5_qp_c
  *
  * Thread safety: safe from any thread while the QP exists.
  */
+__cqpoll_experimental
 struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
 
 /**
@@ -370,6 +385,8 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
  * to the BlueFlame register, with rdma-core's barriers). A request that does
  * not fit the ring or is invalid ends the burst; the ones before it are
  * posted.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   A QP in RTS (or in error: the requests are flushed with their wr_ids).
@@ -389,11 +406,14 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
  *
  * Thread safety: one thread posts sends on a QP at a time.
  */
+__cqpoll_experimental
 int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
 			     const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
 
 /**
  * Post receives in a burst, then one doorbell-record write.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param qp
  *   A QP in INIT or later.
@@ -409,6 +429,7 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  *
  * Thread safety: one thread posts receives on a QP at a time.
  */
+__cqpoll_experimental
 int cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp,
 			     const struct cqpoll_mlx5_recv_wr *wrs, unsigned int n);
 /**@}*/

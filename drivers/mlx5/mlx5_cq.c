@@ -76,6 +76,7 @@ hw_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_mlx5_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "mlx5",
 	.arm = cqpoll_mlx5_arm,
 	.event_fd = hw_event_fd,

@@ -14,7 +14,6 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
-#include "cqpoll_driver_private.h"
 #include "cqpoll_log_private.h"
 #include "mlx5_qp.h"
 

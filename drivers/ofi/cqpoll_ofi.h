@@ -85,6 +85,8 @@ struct cqpoll_ofi_conf {
  *
  * Bind it to endpoints with fi_ep_bind(ep, &cqpoll_ofi_cq_fid(cq)->fid, ...).
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param fabric
  *   The domain's fabric (fi_trywait() needs it).
  * @param domain
@@ -100,12 +102,15 @@ struct cqpoll_ofi_conf {
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 struct cqpoll_cq *cqpoll_ofi_cq_open(struct fid_fabric *fabric,
 				     struct fid_domain *domain,
 				     const struct cqpoll_ofi_conf *conf);
 
 /**
  * The libfabric CQ of a CQ.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -115,11 +120,14 @@ struct cqpoll_cq *cqpoll_ofi_cq_open(struct fid_fabric *fabric,
  *
  * Thread safety: safe from any thread while the CQ exists.
  */
+__cqpoll_experimental
 struct fid_cq *cqpoll_ofi_cq_fid(struct cqpoll_cq *cq);
 
 /**
  * The provider's message for the last error completion the CQ returned
  * (fi_cq_strerror() of its error entry).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -130,6 +138,7 @@ struct fid_cq *cqpoll_ofi_cq_fid(struct cqpoll_cq *cq);
  *
  * Thread safety: consumer thread only.
  */
+__cqpoll_experimental
 const char *cqpoll_ofi_cq_strerror(struct cqpoll_cq *cq);
 
 #ifdef __cplusplus

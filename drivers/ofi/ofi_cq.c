@@ -105,11 +105,13 @@ ofi_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_ofi_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "ofi",
 	.arm = ofi_arm,
 	.event_fd = ofi_event_fd,
 	.event_get = ofi_event_get,
 	.destroy = ofi_destroy,
+	.wait = ofi_wait,
 };
 
 struct cqpoll_cq *
@@ -168,7 +170,6 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 		return NULL;
 	}
 	q->handle = cq;
-	cqpoll_cq_set_wait(cq, ofi_wait);
 	return cq;
 }
 

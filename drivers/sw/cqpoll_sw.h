@@ -103,6 +103,7 @@ struct cqpoll_sw_channel;
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 struct cqpoll_sw_channel *cqpoll_sw_channel_create(void);
 
 /**
@@ -119,6 +120,7 @@ struct cqpoll_sw_channel *cqpoll_sw_channel_create(void);
  *
  * Thread safety: one thread, once no other uses the channel.
  */
+__cqpoll_experimental
 int cqpoll_sw_channel_destroy(struct cqpoll_sw_channel *ch);
 
 /**
@@ -133,6 +135,7 @@ int cqpoll_sw_channel_destroy(struct cqpoll_sw_channel *ch);
  *
  * Thread safety: safe from any thread while the channel exists.
  */
+__cqpoll_experimental
 int cqpoll_sw_channel_event_fd(const struct cqpoll_sw_channel *ch);
 
 /**
@@ -150,6 +153,7 @@ int cqpoll_sw_channel_event_fd(const struct cqpoll_sw_channel *ch);
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 struct cqpoll_cq *cqpoll_sw_cq_create_on(const struct cqpoll_sw_conf *conf,
 					 struct cqpoll_sw_channel *ch);
 

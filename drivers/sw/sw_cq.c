@@ -49,12 +49,15 @@ sw_wake(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_sw_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "sw",
 	.arm = cqpoll_sw_arm,
 	.event_fd = cqpoll_sw_event_fd,
 	.event_get = cqpoll_sw_event_get,
 	.get_monitor_addr = cqpoll_sw_get_monitor_addr,
 	.destroy = sw_destroy,
+	.wake = sw_wake,
+	.fired = cqpoll_sw_channel_fired,
 };
 
 struct cqpoll_cq *
@@ -145,6 +148,8 @@ cqpoll_sw_cq_create_on(const struct cqpoll_sw_conf *conf,
 		params.flags = CQPOLL_CQ_PARAMS_F_SOCKET_ID;
 		params.socket_id = socket_id;
 	}
+	if (ch == NULL)
+		params.flags |= CQPOLL_CQ_PARAMS_F_NO_FIRED;
 	cq = cqpoll_cq_alloc(&cqpoll_sw_ops, cqpoll_sw_poll, q, &params);
 	if (cq == NULL) {
 		r = errno;
@@ -153,9 +158,6 @@ cqpoll_sw_cq_create_on(const struct cqpoll_sw_conf *conf,
 		return NULL;
 	}
 	q->handle = cq;
-	cqpoll_cq_set_wake(cq, sw_wake);
-	if (ch != NULL)
-		cqpoll_cq_set_fired(cq, cqpoll_sw_channel_fired);
 	return cq;
 }
 

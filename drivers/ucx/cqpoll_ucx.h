@@ -65,6 +65,8 @@ struct cqpoll_ucx_conf {
  * cqpoll. Finish the first exchange of every tcp endpoint before the first
  * sleep (doc/guides/ucx-driver.md, "Pitfalls").
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param worker
  *   The worker; it must outlive the CQ.
  * @param conf
@@ -78,11 +80,14 @@ struct cqpoll_ucx_conf {
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 struct cqpoll_cq *cqpoll_ucx_cq_create(ucp_worker_h worker,
 				       const struct cqpoll_ucx_conf *conf);
 
 /**
  * The worker of a CQ.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -91,10 +96,13 @@ struct cqpoll_cq *cqpoll_ucx_cq_create(ucp_worker_h worker,
  *
  * Thread safety: safe from any thread while the CQ exists.
  */
+__cqpoll_experimental
 ucp_worker_h cqpoll_ucx_cq_worker(struct cqpoll_cq *cq);
 
 /**
  * Send a tagged message whose completion the CQ reports (ucp_tag_send_nbx()).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -114,6 +122,7 @@ ucp_worker_h cqpoll_ucx_cq_worker(struct cqpoll_cq *cq);
  *
  * Thread safety: consumer thread only (the worker's thread).
  */
+__cqpoll_experimental
 int cqpoll_ucx_tag_send(struct cqpoll_cq *cq, ucp_ep_h ep, const void *buf,
 			size_t len, ucp_tag_t tag, uint64_t wr_id);
 
@@ -122,6 +131,8 @@ int cqpoll_ucx_tag_send(struct cqpoll_cq *cq, ucp_ep_h ep, const void *buf,
  *
  * A message that arrived before the receive completes it at once; its
  * completion is then in the ring when this returns.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -136,6 +147,7 @@ int cqpoll_ucx_tag_send(struct cqpoll_cq *cq, ucp_ep_h ep, const void *buf,
  *
  * Thread safety: consumer thread only (the worker's thread).
  */
+__cqpoll_experimental
 int cqpoll_ucx_tag_recv(struct cqpoll_cq *cq, void *buf, size_t len,
 			ucp_tag_t tag, ucp_tag_t tag_mask, uint64_t wr_id);
 
@@ -144,6 +156,8 @@ int cqpoll_ucx_tag_recv(struct cqpoll_cq *cq, void *buf, size_t len,
  * on the CQ ends as if by an event, and the poll after it finds nothing
  * (a spurious event) unless completions came meanwhile.
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param cq
  *   A CQ of this driver.
  * @return
@@ -151,6 +165,7 @@ int cqpoll_ucx_tag_recv(struct cqpoll_cq *cq, void *buf, size_t len,
  *
  * Thread safety: safe from any thread while the CQ exists.
  */
+__cqpoll_experimental
 int cqpoll_ucx_cq_signal(struct cqpoll_cq *cq);
 
 #ifdef __cplusplus

@@ -137,11 +137,14 @@ ucx_wake(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_ucx_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "ucx",
 	.arm = cqpoll_ucx_arm,
 	.event_fd = ucx_event_fd,
 	.event_get = ucx_event_get,
 	.destroy = ucx_destroy,
+	.wake = ucx_wake,
+	.wait = ucx_wait,
 };
 
 static uint32_t
@@ -217,8 +220,6 @@ cqpoll_ucx_cq_create(ucp_worker_h worker, const struct cqpoll_ucx_conf *conf)
 		errno = r;
 		return NULL;
 	}
-	cqpoll_cq_set_wake(cq, ucx_wake);
-	cqpoll_cq_set_wait(cq, ucx_wait);
 	return cq;
 }
 

@@ -63,6 +63,8 @@ struct cqpoll_uring_conf {
  * Submit work through cqpoll_uring_cq_ring(); the CQEs of that work are
  * the CQ's completions.
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param conf
  *   Parameters; NULL for the defaults.
  * @return
@@ -73,6 +75,7 @@ struct cqpoll_uring_conf {
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 struct cqpoll_cq *cqpoll_uring_cq_create(const struct cqpoll_uring_conf *conf);
 
 /**
@@ -83,6 +86,8 @@ struct cqpoll_cq *cqpoll_uring_cq_create(const struct cqpoll_uring_conf *conf);
  * restores the flag, and leaves the ring to the caller. From attach until
  * destroy the CQ side of the ring belongs to the cqpoll consumer: the caller
  * must not read CQEs or move the CQ head itself.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param ring
  *   An initialised ring that outlives the CQ.
@@ -97,11 +102,14 @@ struct cqpoll_cq *cqpoll_uring_cq_create(const struct cqpoll_uring_conf *conf);
  * Thread safety: safe from any thread; no other thread may use the ring's
  * CQ side meanwhile.
  */
+__cqpoll_experimental
 struct cqpoll_cq *cqpoll_uring_cq_attach(struct io_uring *ring,
 					 const struct cqpoll_uring_conf *conf);
 
 /**
  * The io_uring instance of a CQ, to submit work whose CQEs the CQ reports.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   A CQ of this driver.
@@ -112,6 +120,7 @@ struct cqpoll_cq *cqpoll_uring_cq_attach(struct io_uring *ring,
  * thread at a time, which need not be the consumer's; its CQ side belongs to
  * the consumer (cqpoll_poll_burst() and friends).
  */
+__cqpoll_experimental
 struct io_uring *cqpoll_uring_cq_ring(struct cqpoll_cq *cq);
 
 #ifdef __cplusplus

@@ -38,11 +38,14 @@ uring_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_uring_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "uring",
 	.arm = cqpoll_uring_arm,
 	.event_fd = cqpoll_uring_event_fd,
 	.event_get = cqpoll_uring_event_get,
 	.destroy = uring_destroy,
+	.wake = cqpoll_uring_wake,
+	.wait = cqpoll_uring_wait,
 };
 
 /* Map the ring, register the eventfd, start disarmed, wrap. */
@@ -93,14 +96,12 @@ uring_wrap(struct cqpoll_uring_cq *q, const struct cqpoll_uring_conf *conf)
 	params.arm = CQPOLL_ARM_EDGE;
 	params.size = ring->cq.ring_entries;
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;
+	q->own_wait = cqpoll_uring_wait_usable(q);
+	if (!q->own_wait)
+		params.flags |= CQPOLL_CQ_PARAMS_F_NO_WAIT;
 	cq = cqpoll_cq_alloc(&cqpoll_uring_ops, cqpoll_uring_poll, q, &params);
-	if (cq != NULL) {
-		cqpoll_cq_set_wake(cq, cqpoll_uring_wake);
-		q->own_wait = cqpoll_uring_wait_usable(q);
-		if (q->own_wait)
-			cqpoll_cq_set_wait(cq, cqpoll_uring_wait);
+	if (cq != NULL)
 		return cq;
-	}
 	r = errno;
 	io_uring_unregister_eventfd(ring);
 err:

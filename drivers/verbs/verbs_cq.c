@@ -30,6 +30,7 @@ verbs_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_verbs_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "verbs",
 	.arm = cqpoll_verbs_arm,
 	.event_fd = cqpoll_verbs_event_fd,

@@ -207,6 +207,7 @@ emu_destroy(void *priv)
 }
 
 const struct cqpoll_driver_ops cqpoll_mlx5_emu_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "mlx5-emu",
 	.arm = cqpoll_mlx5_arm,
 	.event_fd = emu_event_fd,

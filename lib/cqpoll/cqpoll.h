@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cqpoll_compat.h"
 #include "cqpoll_completion.h"
 #include "cqpoll_stats.h"
 #include "cqpoll_fp.h"
@@ -114,6 +115,8 @@ struct cqpoll_cq_failure {
  * Name of a CQ state: "ok", "overrun", "device-lost", "port-down",
  * "peer-closed", "queue-lost" or "error".
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param state
  *   The state.
  * @return
@@ -121,10 +124,13 @@ struct cqpoll_cq_failure {
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 const char *cqpoll_cq_state_name(enum cqpoll_cq_state state);
 
 /**
  * The negative errno that polls, arms and waits of a CQ in @p state return.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param state
  *   The state.
@@ -135,10 +141,13 @@ const char *cqpoll_cq_state_name(enum cqpoll_cq_state state);
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 int cqpoll_cq_state_errno(enum cqpoll_cq_state state);
 
 /**
  * A CQ's state and the cause of its failure.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param cq
  *   The CQ.
@@ -149,6 +158,7 @@ int cqpoll_cq_state_errno(enum cqpoll_cq_state state);
  *
  * Thread safety: safe from any thread while the CQ exists.
  */
+__cqpoll_experimental
 int cqpoll_cq_state_get(const struct cqpoll_cq *cq, struct cqpoll_cq_failure *f);
 
 /**

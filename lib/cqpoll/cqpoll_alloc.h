@@ -16,7 +16,7 @@
  * socket the EAL does not know. Objects created without a socket keep the
  * C library's allocator (first touch).
  *
- * @warning EXPERIMENTAL: this API may change without notice.
+ * Stable API since 0.5.0 (version node CQPOLL_0.5, doc/guides/abi.md).
  */
 
 #include <stddef.h>

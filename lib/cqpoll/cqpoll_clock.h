@@ -6,11 +6,9 @@
 
 #include <stdint.h>
 
-/*
- * CLOCK_MONOTONIC in ns: the host timestamp of completions
- * (CQPOLL_COMPLETION_F_TIMESTAMP), and what poll groups measure with.
- */
-uint64_t cqpoll_now_ns(void);
+#include "cqpoll_driver.h"
+
+/* cqpoll_now_ns() is the driver SDK's (cqpoll_driver.h). */
 
 /*
  * The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID): a system

@@ -11,7 +11,6 @@
 #include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
 #include "cqpoll_log_private.h"
-#include "cqpoll_driver_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_stats_private.h"
 
@@ -78,12 +77,52 @@ cqpoll_arm_semantics_parse(const char *name, enum cqpoll_arm_semantics *arm)
 	return -EINVAL;
 }
 
+/*
+ * A table larger than any this library could grow to is not a sized table:
+ * one from a driver built before the size field starts with its name.
+ */
+#define DRIVER_OPS_SIZE_LIMIT 4096
+
+/*
+ * Copy a driver's table into @p out as this library's layout, or refuse it
+ * (-EPROTO, logged): see struct cqpoll_driver_ops on which sizes are taken.
+ */
+static int
+driver_ops_take(const struct cqpoll_driver_ops *ops, struct cqpoll_driver_ops *out)
+{
+	size_t n = ops->size;
+	size_t i;
+
+	if (n < CQPOLL_DRIVER_OPS_SIZE_MIN || n > DRIVER_OPS_SIZE_LIMIT) {
+		CQPOLL_LOG_LIB(ERR, "cq alloc: driver ops table of %zu bytes, this libcqpoll takes %zu to %zu: a driver built against another libcqpoll's cqpoll_driver.h",
+			       n, (size_t)CQPOLL_DRIVER_OPS_SIZE_MIN,
+			       sizeof(struct cqpoll_driver_ops));
+		return -EPROTO;
+	}
+	for (i = sizeof(*out); i < n; i++) {
+		if (((const unsigned char *)ops)[i] != 0) {
+			CQPOLL_LOG_LIB(ERR, "cq alloc: driver %s: ops table of %zu bytes gives ops past this libcqpoll's %zu: it needs a newer libcqpoll",
+				       ops->name != NULL ? ops->name : "(no name)",
+				       n, sizeof(*out));
+			return -EPROTO;
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, ops, n < sizeof(*out) ? n : sizeof(*out));
+	return 0;
+}
+
 struct cqpoll_cq *
 cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 		void *priv, const struct cqpoll_cq_params *params)
 {
+	struct cqpoll_driver_ops table;
 	struct cqpoll_cq *cq;
 
+	if (ops != NULL && driver_ops_take(ops, &table) != 0) {
+		errno = EPROTO;
+		return NULL;
+	}
 	if (ops == NULL || poll == NULL || params == NULL || ops->name == NULL) {
 		CQPOLL_LOG_LIB(ERR, "cq alloc: no %s",
 			       ops == NULL ? "ops table" : poll == NULL ?
@@ -123,9 +162,14 @@ cqpoll_cq_alloc(const struct cqpoll_driver_ops *ops, cqpoll_poll_burst_t poll,
 	cq->fp.priv = priv;
 	cq->fp.counters = &cq->counters.fp;
 	cq->driver = ops;
-	cq->ops = *ops;
+	cq->ops = table;
 	if (cq->ops.event_ack == NULL)
 		cq->ops.event_ack = default_event_ack;
+	cq->wake = table.wake;
+	if (!(params->flags & CQPOLL_CQ_PARAMS_F_NO_WAIT))
+		cq->wait = table.wait;
+	if (!(params->flags & CQPOLL_CQ_PARAMS_F_NO_FIRED))
+		cq->fired = table.fired;
 	cq->arm = params->arm;
 	cq->size = params->size;
 	cq->event_ack_batch = params->event_ack_batch != 0 ?

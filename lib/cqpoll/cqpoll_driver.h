@@ -14,22 +14,106 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cqpoll.h"
+#include "cqpoll_log.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct cqpoll_monitor_cond;
+struct cqpoll_cq;
+
+/**
+ * Make the CQ's event fd readable, from any thread, without consuming
+ * anything: what cqpoll_cq_fail() calls after a report, so that a thread
+ * asleep on the fd (cqpoll_cq_wait(), a poll group) wakes, polls what is
+ * left and gets the errno. The driver's event_get must then take the
+ * wake-up like an event (return > 0 or 0; the core checks the state).
+ * A poll group asleep in its lone member's own wait (cqpoll_driver_ops::wait)
+ * calls it too, for each cross-thread wake-up of the group (stop, mode
+ * change, move request, cqpoll_group_wakeup()): it may be called again and
+ * again, and each call must end the wait it finds, or else the next one;
+ * a wait takes the wake-ups asked before or during it, so that the wait
+ * after sleeps again.
+ *
+ * @param priv
+ *   The driver state given to cqpoll_cq_alloc().
+ * @return
+ *   0, or -errno (logged by the core, the report stands).
+ */
+typedef int (*cqpoll_cq_wake_t)(void *priv);
+
+/**
+ * Sleep on the CQ's own wait object, for cqpoll_cq_wait(): what a driver
+ * gives when its stack has a blocking wait cheaper than a poll(2) on the
+ * event fd and the consumption of the event that follows (io_uring:
+ * io_uring_enter() with GETEVENTS, which is one system call where the fd
+ * costs a poll and a read). The core calls it only for a CQ that
+ * cqpoll_poll_and_arm() left empty and armed, on the consumer thread.
+ *
+ * It must return once anything the arm covers is visible to the next poll,
+ * once the driver's wake-up (cqpoll_driver_ops::wake) was called, or after
+ * @p timeout_ms, whichever comes first: a wait that misses a completion the
+ * arm covers loses a wake-up. A return > 0 takes the CQ's event, as
+ * event_get returning > 0 would: the arm is spent, and the driver leaves
+ * its event objects so that a later event_get, poll(2) or epoll on the
+ * event fd is at worst woken once for nothing, never kept asleep.
+ *
+ * @param priv
+ *   The driver state given to cqpoll_cq_alloc().
+ * @param timeout_ms
+ *   The longest sleep, 1 to 3600000 ms.
+ * @return
+ *   > 0: woken (an event, or the driver's wake-up); 0: the timeout expired;
+ *   -EINTR: a signal ended the sleep; other < 0: -errno, the CQ has failed
+ *   (the core reports it with cqpoll_cq_fail()).
+ */
+typedef int (*cqpoll_cq_wait_t)(void *priv, int timeout_ms);
+
+/**
+ * A driver's answer to "which CQs of this shared event fd fired": for CQs
+ * that share one event fd (a completion channel), the consumer of the fd
+ * asks once per readiness instead of asking each CQ of the fd in turn
+ * (verbs: ibv_get_cq_event() names the CQ). The driver consumes the fd's
+ * pending events and stores the CQs whose arm fired, each once with its
+ * event consumed (the core counts one event per CQ), FIFO. Where it stores
+ * @p max CQs and more remain, it leaves the fd readable (or the caller asks
+ * again). A CQ whose event was already taken by its own event_get is not
+ * stored again.
+ *
+ * @param priv
+ *   The driver state of any CQ on the fd.
+ * @param fired
+ *   Where to store the CQs that fired.
+ * @param max
+ *   Room in @p fired (> 0).
+ * @return
+ *   The number stored (0..@p max), or -errno: the fd failed (the caller
+ *   polls each CQ of the fd, as after a wake-up).
+ */
+typedef int (*cqpoll_cq_fired_t)(void *priv, struct cqpoll_cq **fired,
+				 unsigned int max);
 
 /**
  * Control operations of a driver, one const table per driver. Optional
- * members may be NULL; cqpoll_cq_alloc() replaces them with defaults so the
- * core never tests for NULL.
+ * members may be NULL.
+ *
+ * The table grows at its end and says how large it is, as libfabric's
+ * fi_ops tables: a driver sets @p size to CQPOLL_DRIVER_OPS_SIZE, the size
+ * its header gives the table. cqpoll_cq_alloc() takes a table of
+ * CQPOLL_DRIVER_OPS_SIZE_MIN bytes (the oldest layout it knows) up to its
+ * own size, members the table lacks being NULL; and a larger one, from a
+ * driver built against a newer header, if every byte past this library's
+ * table is zero (the driver gives none of the ops this library does not
+ * know). It refuses any other table with EPROTO, logging both sizes.
  */
 struct cqpoll_driver_ops {
+	/** sizeof(struct cqpoll_driver_ops) for the driver. Mandatory. */
+	size_t size;
 	const char *name; /**< Driver name, e.g. "sw". Mandatory. */
 	/**
 	 * Request one event for the next completion. Mandatory.
@@ -56,7 +140,45 @@ struct cqpoll_driver_ops {
 	 * @return 0; -EAGAIN if completions are already visible.
 	 */
 	int (*get_monitor_addr)(void *priv, struct cqpoll_monitor_cond *cond);
+	/**
+	 * The driver's cross-thread wake-up (cqpoll_cq_wake_t), so that a
+	 * failure reported with cqpoll_cq_fail() from any thread wakes a
+	 * sleeper on the CQ. Drivers whose event fd they can make readable (an
+	 * eventfd: sw, io_uring; a worker they can signal: UCX) give it.
+	 * Optional: without it a report is seen at the CQ's next poll
+	 * (contract.md, section 11).
+	 */
+	cqpoll_cq_wake_t wake;
+	/**
+	 * The driver's own sleep (cqpoll_cq_wait_t), used by cqpoll_cq_wait()
+	 * instead of a poll(2) on the event fd followed by event_get, and by a
+	 * poll group whose only member the CQ is, where the driver gives @p wake
+	 * too: the group then sleeps in this wait instead of its epoll. Larger
+	 * groups wait on the event fd. Optional; a CQ created with
+	 * CQPOLL_CQ_PARAMS_F_NO_WAIT does without it.
+	 */
+	cqpoll_cq_wait_t wait;
+	/**
+	 * The driver's "which CQs fired" (cqpoll_cq_fired_t) for CQs on a
+	 * shared event fd, so that a poll group whose fd is readable polls the
+	 * CQs that fired, O(fired), instead of asking each CQ of the fd. Every
+	 * CQ of one fd must have it (or none). Optional; a CQ created with
+	 * CQPOLL_CQ_PARAMS_F_NO_FIRED (an event fd of its own) does without it,
+	 * and the group asks its event_get.
+	 */
+	cqpoll_cq_fired_t fired;
 };
+
+/** The size of the table this header describes: what a driver sets. */
+#define CQPOLL_DRIVER_OPS_SIZE sizeof(struct cqpoll_driver_ops)
+
+/**
+ * The smallest table cqpoll_cq_alloc() takes: the first one with a size
+ * (through the fired op). Tables of a driver built against an older
+ * header are refused.
+ */
+#define CQPOLL_DRIVER_OPS_SIZE_MIN \
+	(offsetof(struct cqpoll_driver_ops, fired) + sizeof(cqpoll_cq_fired_t))
 
 /** Per-CQ parameters given to cqpoll_cq_alloc(). */
 struct cqpoll_cq_params {
@@ -73,6 +195,16 @@ struct cqpoll_cq_params {
 
 /** cqpoll_cq_params::socket_id is set. */
 #define CQPOLL_CQ_PARAMS_F_SOCKET_ID (1u << 0)
+/**
+ * This CQ does without its table's wait (cqpoll_driver_ops::wait), e.g.
+ * where the kernel lacks what that wait needs: it sleeps on its event fd.
+ */
+#define CQPOLL_CQ_PARAMS_F_NO_WAIT (1u << 1)
+/**
+ * This CQ has an event fd of its own: its table's fired
+ * (cqpoll_driver_ops::fired), for CQs that share one, does not apply.
+ */
+#define CQPOLL_CQ_PARAMS_F_NO_FIRED (1u << 2)
 
 /**
  * Wrap a driver's CQ in a handle.
@@ -87,7 +219,9 @@ struct cqpoll_cq_params {
  *   Arm semantics, size and ack batching.
  * @return
  *   The handle, or NULL with errno set (EINVAL: a mandatory op or argument
- *   is missing, or the socket does not exist; ENOMEM). The reason is logged.
+ *   is missing, or the socket does not exist; EPROTO: the table's size is
+ *   one this library does not take, see struct cqpoll_driver_ops; ENOMEM).
+ *   The reason is logged.
  *
  * Thread safety: safe from any thread.
  */
@@ -172,142 +306,115 @@ cqpoll_cq_priv_of(const struct cqpoll_cq *cq, const struct cqpoll_driver_ops *op
  * Thread safety: safe from any thread while the CQ exists (an async event
  * reader may report a CQ that another thread polls). The consumer may learn
  * of the failure, and be told (a group's failure callback), before this
- * call returns (it wakes the consumer, cqpoll_cq_set_wake()): the CQ must
+ * call returns (it wakes the consumer, cqpoll_driver_ops::wake): the CQ must
  * not be destroyed until it has returned.
  */
+__cqpoll_experimental
 int cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause);
 
 /**
- * Make the CQ's event fd readable, from any thread, without consuming
- * anything: what cqpoll_cq_fail() calls after a report, so that a thread
- * asleep on the fd (cqpoll_cq_wait(), a poll group) wakes, polls what is
- * left and gets the errno. The driver's event_get must then take the
- * wake-up like an event (return > 0 or 0; the core checks the state).
- * A poll group asleep in its lone member's own wait (cqpoll_cq_set_wait())
- * calls it too, for each cross-thread wake-up of the group (stop, mode
- * change, move request, cqpoll_group_wakeup()): it may be called again and
- * again, and each call must end the wait it finds, or else the next one;
- * a wait takes the wake-ups asked before or during it, so that the wait
- * after sleeps again.
+ * @name Driver SDK calls (version node CQPOLL_SDK_MAJOR.MINOR)
  *
- * @param priv
- *   The driver state given to cqpoll_cq_alloc().
- * @return
- *   0, or -errno (logged by the core, the report stands).
+ * What a driver library calls in libcqpoll beyond the functions above. These
+ * symbols are in a version node named after the libcqpoll version they
+ * belong to (doc/guides/driver-sdk.md): a driver library built against one
+ * libcqpoll version asks for that node, and the dynamic loader refuses to
+ * load it with a libcqpoll of another version ("version `CQPOLL_SDK_0.5'
+ * not found") instead of letting it call an SDK that changed. Applications
+ * do not call them.
+ * @{
  */
-typedef int (*cqpoll_cq_wake_t)(void *priv);
 
 /**
- * Give the core the driver's wake-up (cqpoll_cq_wake_t), so that a failure
- * reported with cqpoll_cq_fail() from any thread wakes a sleeper on the CQ.
- * Drivers whose event fd they can make readable (an eventfd: sw, io_uring;
- * a worker they can signal: UCX) call it right after cqpoll_cq_alloc(),
- * before the CQ is shared; without it a report is seen at the CQ's next
- * poll (contract.md, section 11).
+ * CLOCK_MONOTONIC in ns: the host timestamp of completions
+ * (CQPOLL_COMPLETION_F_TIMESTAMP), and what poll groups measure with.
  *
- * @warning EXPERIMENTAL: this API may change without notice.
+ * @return
+ *   The time.
+ *
+ * Thread safety: safe from any thread.
+ */
+uint64_t cqpoll_now_ns(void);
+
+/**
+ * Replace the burst poll of @p cq, chosen at cqpoll_cq_alloc(), by @p poll:
+ * a driver whose CQ's completions need more decoding from now on (the mlx5
+ * driver, once it posts a QP's work itself) changes it without costing CQs
+ * that do not.
  *
  * @param cq
- *   The CQ, just allocated.
- * @param wake
- *   The driver's wake-up, or NULL for none.
+ *   A CQ of the calling driver.
+ * @param poll
+ *   The new burst poll.
+ * @param[out] old
+ *   Where to store the poll it had, or NULL.
  * @return
- *   0, or -EINVAL if @p cq is NULL.
+ *   0; -EINVAL (NULL argument); -EBUSY (the CQ failed: its poll returns the
+ *   failure and stays).
  *
- * Thread safety: the creating thread, before the CQ is used.
+ * Thread safety: not concurrently with a poll of @p cq.
  */
-int cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake);
+int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll,
+			cqpoll_poll_burst_t *old);
 
 /**
- * Sleep on the CQ's own wait object, for cqpoll_cq_wait(): what a driver
- * gives when its stack has a blocking wait cheaper than a poll(2) on the
- * event fd and the consumption of the event that follows (io_uring:
- * io_uring_enter() with GETEVENTS, which is one system call where the fd
- * costs a poll and a read). The core calls it only for a CQ that
- * cqpoll_poll_and_arm() left empty and armed, on the consumer thread.
- *
- * It must return once anything the arm covers is visible to the next poll,
- * once the driver's wake-up (cqpoll_cq_set_wake()) was called, or after
- * @p timeout_ms, whichever comes first: a wait that misses a completion the
- * arm covers loses a wake-up. A return > 0 takes the CQ's event, as
- * event_get returning > 0 would: the arm is spent, and the driver leaves
- * its event objects so that a later event_get, poll(2) or epoll on the
- * event fd is at worst woken once for nothing, never kept asleep.
- *
- * @param priv
- *   The driver state given to cqpoll_cq_alloc().
- * @param timeout_ms
- *   The longest sleep, 1 to 3600000 ms.
- * @return
- *   > 0: woken (an event, or the driver's wake-up); 0: the timeout expired;
- *   -EINTR: a signal ended the sleep; other < 0: -errno, the CQ has failed
- *   (the core reports it with cqpoll_cq_fail()).
+ * The log hook installed (cqpoll_log_set_hook()), NULL when none: read
+ * with an acquire load, as CQPOLL_LOG() does.
  */
-typedef int (*cqpoll_cq_wait_t)(void *priv, int timeout_ms);
+extern const struct cqpoll_log_hook *cqpoll_log_hook_cur;
 
 /**
- * Give the core the driver's own wait (cqpoll_cq_wait_t), used by
- * cqpoll_cq_wait() instead of a poll(2) on the event fd followed by
- * event_get, and by a poll group whose only member the CQ is, where the
- * driver gave a wake-up too (cqpoll_cq_set_wake()): the group then sleeps
- * in this wait instead of its epoll. Larger groups wait on the event fd.
+ * Whether hook @p h wants messages of @p level from @p component.
  *
- * @warning EXPERIMENTAL: this API may change without notice.
- *
- * @param cq
- *   The CQ, just allocated.
- * @param wait
- *   The driver's wait, or NULL for the default (poll(2) on the event fd).
+ * @param h
+ *   The hook read from cqpoll_log_hook_cur (not NULL).
+ * @param level
+ *   The message's level.
+ * @param component
+ *   The driver's name (its logtype under DPDK: pmd.cqpoll. and the name).
  * @return
- *   0, or -EINVAL if @p cq is NULL.
+ *   true if the message should be formatted and given to cqpoll_log_emit().
  *
- * Thread safety: the creating thread, before the CQ is used.
+ * Thread safety: safe from any thread.
  */
-int cqpoll_cq_set_wait(struct cqpoll_cq *cq, cqpoll_cq_wait_t wait);
+bool cqpoll_log_wanted(const struct cqpoll_log_hook *h,
+		       enum cqpoll_log_level level, const char *component);
 
 /**
- * A driver's answer to "which CQs of this shared event fd fired": for CQs
- * that share one event fd (a completion channel), the consumer of the fd
- * asks once per readiness instead of asking each CQ of the fd in turn
- * (verbs: ibv_get_cq_event() names the CQ). The driver consumes the fd's
- * pending events and stores the CQs whose arm fired, each once with its
- * event consumed (the core counts one event per CQ), FIFO. Where it stores
- * @p max CQs and more remain, it leaves the fd readable (or the caller asks
- * again). A CQ whose event was already taken by its own event_get is not
- * stored again.
+ * Format a message and give it to hook @p h.
  *
- * @param priv
- *   The driver state of any CQ on the fd.
- * @param fired
- *   Where to store the CQs that fired.
- * @param max
- *   Room in @p fired (> 0).
- * @return
- *   The number stored (0..@p max), or -errno: the fd failed (the caller
- *   polls each CQ of the fd, as after a wake-up).
+ * @param h
+ *   The hook read from cqpoll_log_hook_cur (not NULL).
+ * @param level
+ *   The message's level.
+ * @param component
+ *   The driver's name.
+ * @param fmt
+ *   printf format of the message, without a trailing newline.
+ *
+ * Thread safety: safe from any thread.
  */
-typedef int (*cqpoll_cq_fired_t)(void *priv, struct cqpoll_cq **fired,
-				 unsigned int max);
+__attribute__((format(printf, 4, 5)))
+void cqpoll_log_emit(const struct cqpoll_log_hook *h,
+		     enum cqpoll_log_level level, const char *component,
+		     const char *fmt, ...);
 
 /**
- * Give the core the driver's "which CQs fired" (cqpoll_cq_fired_t) for a
- * CQ on a shared event fd, so that a poll group whose fd is readable polls
- * the CQs that fired, O(fired), instead of asking each CQ of the fd
- * (O(CQs on the fd)). Without it the group asks each CQ's event_get. Every
- * CQ of one fd must give the same function (or none).
- *
- * @warning EXPERIMENTAL: this API may change without notice.
- *
- * @param cq
- *   The CQ, just allocated, not yet in a group.
- * @param fired
- *   The driver's function, or NULL for none.
- * @return
- *   0, or -EINVAL if @p cq is NULL.
- *
- * Thread safety: the creating thread, before the CQ is used.
+ * Log a driver's message through the installed hook, at CQPOLL_LOG_ERR,
+ * _WARNING, _INFO or _DEBUG (@p level is the part after CQPOLL_LOG_):
+ * formatted only when a hook wants it, so a log point costs a load and a
+ * branch when nobody listens.
  */
-int cqpoll_cq_set_fired(struct cqpoll_cq *cq, cqpoll_cq_fired_t fired);
+#define CQPOLL_LOG(level, component, ...) do { \
+	const struct cqpoll_log_hook *cqpoll_log_h_ = \
+		__atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE); \
+	if (cqpoll_log_h_ != NULL && \
+	    cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, (component))) \
+		cqpoll_log_emit(cqpoll_log_h_, CQPOLL_LOG_##level, \
+				(component), __VA_ARGS__); \
+} while (0)
+
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -267,6 +267,7 @@ const struct cqpoll_policy_ops *cqpoll_policy_latency_target(void);
  *
  * Thread safety: the thread that drives @p state only.
  */
+__cqpoll_experimental
 int cqpoll_policy_sleep_cpu(const struct cqpoll_policy_ops *ops, void *state,
 			    uint64_t cpu_ns);
 
@@ -579,6 +580,7 @@ int cqpoll_group_run_once(struct cqpoll_group *g);
  * Thread safety: the group's thread only (or any single thread while the
  * group is not running).
  */
+__cqpoll_experimental
 int cqpoll_group_failure_cb_register(struct cqpoll_group *g,
 				     cqpoll_group_failure_cb_t cb, void *arg);
 
@@ -599,6 +601,7 @@ int cqpoll_group_failure_cb_register(struct cqpoll_group *g,
  *
  * Thread safety: as cqpoll_group_failure_cb_register().
  */
+__cqpoll_experimental
 int cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
 				       cqpoll_group_failure_cb_t cb, void *arg);
 
@@ -614,6 +617,7 @@ int cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
  *
  * Thread safety: safe from any thread while the group exists.
  */
+__cqpoll_experimental
 uint64_t cqpoll_group_failed_count(const struct cqpoll_group *g);
 
 /**
@@ -737,6 +741,7 @@ int cqpoll_group_run(struct cqpoll_group *g);
  *
  * Thread safety: safe from any thread while the group exists.
  */
+__cqpoll_experimental
 int cqpoll_group_move_request(struct cqpoll_group *g);
 
 /**
@@ -752,6 +757,7 @@ int cqpoll_group_move_request(struct cqpoll_group *g);
  *
  * Thread safety: safe from any thread while the group exists.
  */
+__cqpoll_experimental
 int cqpoll_group_move_pending(const struct cqpoll_group *g);
 
 /**
@@ -783,6 +789,7 @@ int cqpoll_group_move_pending(const struct cqpoll_group *g);
  * Thread safety: the group's thread only. The release publishes the
  * group's state to the thread that adopts it (release/acquire).
  */
+__cqpoll_experimental
 int cqpoll_group_release(struct cqpoll_group *g);
 
 /**
@@ -804,6 +811,7 @@ int cqpoll_group_release(struct cqpoll_group *g);
  *
  * Thread safety: any thread; one adopts a released group.
  */
+__cqpoll_experimental
 int cqpoll_group_adopt(struct cqpoll_group *g);
 
 /**
@@ -896,6 +904,7 @@ int cqpoll_group_stats_reset(struct cqpoll_group *g);
  * Thread safety: safe from any thread while the group exists; each value
  * is read atomically, the pair is not a single snapshot.
  */
+__cqpoll_experimental
 int cqpoll_group_sleep_cpu_get(const struct cqpoll_group *g, uint64_t *cpu_ns,
 			       uint64_t *sleeps_timed);
 
@@ -921,6 +930,7 @@ struct cqpoll_group_info {
  *
  * Thread safety: safe from any thread while the group exists.
  */
+__cqpoll_experimental
 int cqpoll_group_info_get(const struct cqpoll_group *g,
 			  struct cqpoll_group_info *info);
 

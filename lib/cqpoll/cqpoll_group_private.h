@@ -54,7 +54,7 @@ struct cqpoll_group_member {
 struct cqpoll_group_fd {
 	int fd;
 	/*
-	 * Its driver names the CQs that fired (cqpoll_cq_set_fired()): a wake
+	 * Its driver names the CQs that fired (cqpoll_driver_ops::fired): a wake
 	 * on it polls those, not each member in turn.
 	 */
 	bool fired;

@@ -19,7 +19,7 @@
  * cqpoll_poll_and_arm()) logs only in a build configured with
  * `-Ddebug_fastpath=true`.
  *
- * @warning EXPERIMENTAL: this API may change without notice.
+ * Stable API since 0.5.0 (version node CQPOLL_0.5, doc/guides/abi.md).
  */
 
 #include <stdbool.h>

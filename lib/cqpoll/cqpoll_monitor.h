@@ -23,7 +23,7 @@
  * hook, no instruction, a driver without an address) the group keeps
  * polling instead, and cqpoll_monitor_available() says why.
  *
- * @warning EXPERIMENTAL: this API may change without notice.
+ * Stable API since 0.5.0 (version node CQPOLL_0.5, doc/guides/abi.md).
  */
 
 #include <stdint.h>

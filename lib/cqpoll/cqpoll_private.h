@@ -68,11 +68,15 @@ struct cqpoll_cq {
 	const char *fail_cause;
 	/* Consumer thread: the failure was latched (poll swapped, logged). */
 	bool fail_latched;
-	/* Makes the event fd readable after a report (cqpoll_cq_set_wake()). */
+	/*
+	 * The table's wake, wait and fired ops, NULL where the driver gives
+	 * none or the CQ's params turned them off (CQPOLL_CQ_PARAMS_F_NO_*).
+	 * Makes the event fd readable after a report.
+	 */
 	cqpoll_cq_wake_t wake;
-	/* The driver's own sleep for cqpoll_cq_wait() (cqpoll_cq_set_wait()). */
+	/* The driver's own sleep for cqpoll_cq_wait(). */
 	cqpoll_cq_wait_t wait;
-	/* Names the CQs of a shared fd that fired (cqpoll_cq_set_fired()). */
+	/* Names the CQs of a shared fd that fired. */
 	cqpoll_cq_fired_t fired;
 	/* Its member in cqpoll_cq::group (struct cqpoll_group_member), or NULL. */
 	void *group_member;
@@ -113,7 +117,7 @@ int cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
 int cqpoll_cq_own_wait(struct cqpoll_cq *cq, int timeout_ms);
 /*
  * Wake a thread asleep in @p cq's own wait (the driver's wake-up,
- * cqpoll_cq_set_wake()); 0 where the driver has none. Any thread, the CQ
+ * cqpoll_driver_ops::wake); 0 where the driver has none. Any thread, the CQ
  * alive.
  */
 int cqpoll_cq_wake_sleeper(struct cqpoll_cq *cq);

@@ -33,6 +33,8 @@
 
 #include <stdint.h>
 
+#include "cqpoll_compat.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -95,6 +97,7 @@ struct cqpoll_sched;
  *
  * Thread safety: any thread.
  */
+__cqpoll_experimental
 struct cqpoll_sched *cqpoll_sched_create(const struct cqpoll_sched_conf *conf);
 
 /**
@@ -107,6 +110,7 @@ struct cqpoll_sched *cqpoll_sched_create(const struct cqpoll_sched_conf *conf);
  *
  * Thread safety: not with any other call on @p s.
  */
+__cqpoll_experimental
 void cqpoll_sched_destroy(struct cqpoll_sched *s);
 
 /**
@@ -127,6 +131,7 @@ void cqpoll_sched_destroy(struct cqpoll_sched *s);
  *
  * Thread safety: one thread per scheduler, as every call but create.
  */
+__cqpoll_experimental
 int cqpoll_sched_load_set(struct cqpoll_sched *s, uint32_t group, double busy);
 
 /**
@@ -152,6 +157,7 @@ int cqpoll_sched_load_set(struct cqpoll_sched *s, uint32_t group, double busy);
  *
  * Thread safety: any thread.
  */
+__cqpoll_experimental
 int cqpoll_sched_load_from_stats(const struct cqpoll_group_stats *prev,
 				 const struct cqpoll_group_stats *cur,
 				 uint64_t interval_ns, double *busy);
@@ -175,6 +181,7 @@ int cqpoll_sched_load_from_stats(const struct cqpoll_group_stats *prev,
  *
  * Thread safety: one thread per scheduler.
  */
+__cqpoll_experimental
 int cqpoll_sched_step(struct cqpoll_sched *s, struct cqpoll_sched_move *moves,
 		      uint32_t max);
 
@@ -192,6 +199,7 @@ int cqpoll_sched_step(struct cqpoll_sched *s, struct cqpoll_sched_move *moves,
  *
  * Thread safety: one thread per scheduler.
  */
+__cqpoll_experimental
 int cqpoll_sched_lcore(const struct cqpoll_sched *s, uint32_t group);
 
 /**
@@ -209,6 +217,7 @@ int cqpoll_sched_lcore(const struct cqpoll_sched *s, uint32_t group);
  *
  * Thread safety: one thread per scheduler.
  */
+__cqpoll_experimental
 int cqpoll_sched_parked(const struct cqpoll_sched *s, uint32_t lcore);
 
 #ifdef __cplusplus

@@ -19,6 +19,8 @@
  * application may register a debug check of its own instead.
  */
 
+#include "cqpoll_compat.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,6 +42,8 @@ struct cqpoll_sleep_check {
 /**
  * Register the process-wide sleep check, replacing any previous one.
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param check
  *   The check, which must stay valid until replaced; NULL removes it.
  * @return
@@ -48,6 +52,7 @@ struct cqpoll_sleep_check {
  * Thread safety: safe from any thread; sleeps already being judged may still
  * use the previous check, so a replaced check must stay callable.
  */
+__cqpoll_experimental
 int cqpoll_sleep_check_register(const struct cqpoll_sleep_check *check);
 
 #ifdef __cplusplus

@@ -109,33 +109,6 @@ cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause)
 	return 0;
 }
 
-int
-cqpoll_cq_set_wake(struct cqpoll_cq *cq, cqpoll_cq_wake_t wake)
-{
-	if (cq == NULL)
-		return -EINVAL;
-	cq->wake = wake;
-	return 0;
-}
-
-int
-cqpoll_cq_set_wait(struct cqpoll_cq *cq, cqpoll_cq_wait_t wait)
-{
-	if (cq == NULL)
-		return -EINVAL;
-	cq->wait = wait;
-	return 0;
-}
-
-int
-cqpoll_cq_set_fired(struct cqpoll_cq *cq, cqpoll_cq_fired_t fired)
-{
-	if (cq == NULL)
-		return -EINVAL;
-	cq->fired = fired;
-	return 0;
-}
-
 /* One poll function per state: a failed CQ is never polled on the device. */
 #define FAILED_POLL(st) \
 static int \

@@ -95,6 +95,8 @@ struct cqpoll_trace_hook {
 /**
  * Install the trace hook, replacing the previous one.
  *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
  * @param hook
  *   The hook, or NULL for none. Not copied: it must stay valid, unchanged,
  *   until the process ends (a static object is the normal case).
@@ -104,20 +106,26 @@ struct cqpoll_trace_hook {
  * Thread safety: safe from any thread; an event being reported through the
  * previous hook may still complete after this returns.
  */
+__cqpoll_experimental
 int cqpoll_trace_set_hook(const struct cqpoll_trace_hook *hook);
 
 /**
  * The trace hook installed.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @return
  *   The hook, or NULL if none.
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 const struct cqpoll_trace_hook *cqpoll_trace_get_hook(void);
 
 /**
  * Name of a wake-up reason: "event", "timeout", "xthread" or "recovery".
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param why
  *   The reason.
@@ -126,6 +134,7 @@ const struct cqpoll_trace_hook *cqpoll_trace_get_hook(void);
  *
  * Thread safety: safe from any thread.
  */
+__cqpoll_experimental
 const char *cqpoll_trace_wake_name(enum cqpoll_trace_wake why);
 
 #ifdef __cplusplus

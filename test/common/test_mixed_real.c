@@ -77,6 +77,7 @@ mr_naive_destroy(void *priv)
 }
 
 static const struct cqpoll_driver_ops mr_naive_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "uring-declared-level",
 	.arm = mr_naive_arm,
 	.event_fd = mr_naive_event_fd,

@@ -186,6 +186,7 @@ aim_destroy(void *priv)
 }
 
 static const struct cqpoll_driver_ops aim_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "ethdev-aimed",
 	.arm = aim_arm,
 	.event_fd = aim_event_fd,

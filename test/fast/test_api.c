@@ -101,6 +101,7 @@ mock_destroy(void *priv)
 }
 
 static const struct cqpoll_driver_ops mock_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "mock",
 	.arm = mock_arm,
 	.event_fd = mock_event_fd,
@@ -134,6 +135,51 @@ drop(struct cqpoll_cq *cq, struct mock *m)
 	cqpoll_cq_destroy(cq);
 	close(m->efd);
 	return m->destroyed ? TEST_PASS : TEST_FAIL;
+}
+
+/*
+ * The size at the head of a driver's table (libfabric's fi_ops_* rule):
+ * older layouts, and newer ones that give ops this library does not know,
+ * are refused with EPROTO; a newer layout whose extra members are all NULL
+ * is taken, and a table from before the size field (its name first) is
+ * refused, not read as ops.
+ */
+static int
+test_ops_size(void)
+{
+	struct cqpoll_cq_params p = { .arm = CQPOLL_ARM_EDGE, .size = 64 };
+	struct {
+		struct cqpoll_driver_ops ops;
+		void (*newer_op)(void);
+	} newer = { .ops = mock_ops };
+	struct cqpoll_driver_ops t = mock_ops;
+	struct mock m;
+	struct cqpoll_cq *cq;
+
+	memset(&m, 0, sizeof(m));
+	t.size = 0;
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_alloc(&t, mock_poll, &m, &p) == NULL && errno == EPROTO,
+		    "a table without its size is refused");
+	t.size = CQPOLL_DRIVER_OPS_SIZE_MIN - sizeof(void *);
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_alloc(&t, mock_poll, &m, &p) == NULL && errno == EPROTO,
+		    "a table older than the oldest layout is refused");
+	/* Before the size field, a table began with its name. */
+	t.size = (size_t)(uintptr_t)"mock";
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_alloc(&t, mock_poll, &m, &p) == NULL && errno == EPROTO,
+		    "a table from before the size field is refused");
+
+	newer.ops.size = sizeof(newer);
+	cq = cqpoll_cq_alloc(&newer.ops, mock_poll, &m, &p);
+	TEST_ASSERT(cq != NULL, "a newer table without newer ops is taken");
+	cqpoll_cq_destroy(cq);
+	newer.newer_op = abort;
+	errno = 0;
+	TEST_ASSERT(cqpoll_cq_alloc(&newer.ops, mock_poll, &m, &p) == NULL &&
+		    errno == EPROTO, "a newer table giving an unknown op is refused");
+	return TEST_PASS;
 }
 
 static int
@@ -544,6 +590,7 @@ test_cq_states(void)
 }
 
 static const struct test_case cases[] = {
+	TEST_CASE(test_ops_size),
 	TEST_CASE(test_bad_arguments),
 	TEST_CASE(test_cq_states),
 	TEST_CASE(test_names),

@@ -94,6 +94,7 @@ clk_destroy(void *priv)
 }
 
 static const struct cqpoll_driver_ops clk_ops = {
+	.size = CQPOLL_DRIVER_OPS_SIZE,
 	.name = "clock-test",
 	.arm = clk_arm,
 	.event_fd = clk_event_fd,

@@ -7,7 +7,7 @@
  * before its timeout with 1 ("poll it"), its poll must then give the
  * state's errno (at the latest at the second poll: the first may latch),
  * and the next wait must refuse at once with the errno. For every driver
- * that gives the core its wake-up (cqpoll_cq_set_wake()): sw, io_uring,
+ * that gives the core its wake-up (cqpoll_driver_ops::wake): sw, io_uring,
  * UCX.
  *
  * usage: test_fail_wake [--expect-fail]

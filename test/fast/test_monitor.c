@@ -161,6 +161,7 @@ static int
 test_no_address(void)
 {
 	static const struct cqpoll_driver_ops ops = {
+		.size = CQPOLL_DRIVER_OPS_SIZE,
 		.name = "opaque", .arm = noop_arm, .event_fd = noop_fd,
 		.event_get = noop_fd, .destroy = noop_destroy,
 	};
