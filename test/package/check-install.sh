@@ -29,7 +29,11 @@
 #      against a driver library (as libcqpoll was before the drivers moved
 #      out) fails there. Each installed driver library links from outside
 #      through its own .pc, shared and --static, and the io_uring one runs
-#      a NOP through cqpoll with its stack present;
+#      a NOP through cqpoll with its stack present; linked --static (also
+#      after -Wl,--no-as-needed, as a linker without that default) the
+#      program needs no libcqpoll* library (readelf -d). Negative control:
+#      a driver's .pc with its old order (its -libs.pc before cqpoll.pc)
+#      gives a program that needs libcqpoll.so;
 #   6. share/doc/cqpoll holds only guides and their figures (no lab or sweep
 #      data), and the examples' sources installed in share/cqpoll/examples
 #      build with their Makefile against the install and run.
@@ -59,6 +63,12 @@ fail() {
 }
 pass() {
 	echo "ok: $*"
+}
+# The libcqpoll* sonames a program needs (readelf, not ldd: what the program
+# itself names, not what its libraries load).
+needs_cqpoll() {
+	readelf -d "$1" | awk '$2 == "(NEEDED)" && $5 ~ /^\[libcqpoll/ { gsub(/[][]/, "", $5); print $5 }' |
+		tr '\n' ' '
 }
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/root" >"$tmp/install.log" 2>&1 || {
@@ -156,8 +166,8 @@ if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; the
 		$(pkg-config --cflags cqpoll_dpdk) $(pkg-config --static --libs cqpoll_dpdk) \
 		>"$tmp/link.log" 2>&1; then
 		fail "static link through pkg-config --static: $(tail -5 "$tmp/link.log")"
-	elif ldd "$tmp/outside" | grep -q 'libcqpoll'; then
-		fail "pkg-config --static linked a shared libcqpoll: $(ldd "$tmp/outside" | grep libcqpoll)"
+	elif [ -n "$(needs_cqpoll "$tmp/outside")" ]; then
+		fail "pkg-config --static --libs cqpoll_dpdk: the program needs $(needs_cqpoll "$tmp/outside")"
 	elif out=$("$tmp/outside" "${eal[@]}" 2>&1); then
 		pass "pkg-config --static link: $(echo "$out" | grep 'trace points')"
 		# cqpoll_dpdk.pc brings libdpdk's archives once: the guide's
@@ -356,8 +366,8 @@ fi
 if cc -o "$tmp/outside-sw-static" "$src/test/package/outside_sw.c" \
 	$(pkg-config --cflags cqpoll) $(pkg-config --static --libs cqpoll) \
 	>"$tmp/link-sw-static.log" 2>&1; then
-	if ldd "$tmp/outside-sw-static" | grep -q libcqpoll; then
-		fail "pkg-config --static --libs cqpoll linked a shared libcqpoll"
+	if [ -n "$(needs_cqpoll "$tmp/outside-sw-static")" ]; then
+		fail "pkg-config --static --libs cqpoll: the program needs $(needs_cqpoll "$tmp/outside-sw-static")"
 	else
 		run_hidden "pkg-config --static --libs cqpoll" "$tmp/outside-sw-static"
 	fi
@@ -405,16 +415,28 @@ int main(void)
 EOC
 		;;
 	esac
-	for mode in shared static; do
-		if [ "$mode" = static ]; then
-			flags=$(pkg-config --static --libs $pc)
-		else
-			flags=$(pkg-config --libs $pc)
-		fi
-		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) $flags \
+	# static-no-as-needed: as a toolchain whose linker does not default to
+	# --as-needed (Debian's gcc does), so the .pc must give it itself.
+	for mode in shared static static-no-as-needed; do
+		pre=()
+		case $mode in
+		static) flags=$(pkg-config --static --libs $pc) ;;
+		static-no-as-needed) flags=$(pkg-config --static --libs $pc) pre=(-Wl,--no-as-needed) ;;
+		*) flags=$(pkg-config --libs $pc) ;;
+		esac
+		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) "${pre[@]}" $flags \
 			>"$tmp/link-$d.log" 2>&1; then
-			fail "pkg-config $([ "$mode" = static ] && echo '--static ')--libs $pc: $(tail -5 "$tmp/link-$d.log")"
+			fail "pkg-config $([ "$mode" != shared ] && echo '--static ')--libs $pc ($mode): $(tail -5 "$tmp/link-$d.log")"
 			continue
+		fi
+		needs=$(needs_cqpoll "$tmp/outside-$d-$mode")
+		if [ "$mode" = shared ]; then
+			grep -q "${d}\.so" <<<"$needs" || fail "pkg-config --libs $pc: the program does not need $d.so ($needs)"
+		elif [ -n "$needs" ]; then
+			fail "pkg-config --static --libs $pc ($mode): the program needs $needs"
+			continue
+		else
+			pass "pkg-config --static --libs $pc ($mode): no libcqpoll* NEEDED"
 		fi
 		out=$(LD_LIBRARY_PATH="$lib" "$tmp/outside-$d-$mode" 2>&1) && rc=0 || rc=$?
 		if [ "$rc" -eq 0 ]; then
@@ -426,6 +448,26 @@ EOC
 		fi
 	done
 done
+
+# Negative control: a driver's .pc requiring its -libs.pc before cqpoll.pc
+# (as they were) puts -lNAME -lcqpoll ahead of libcqpoll.a: the NEEDED check
+# above must catch the program's libcqpoll.so.
+if [ ${#drvlibs[@]} -gt 0 ]; then
+	ctl=${drvlibs[0]#lib}
+	cp -r "$tmp/pc" "$tmp/pc-old"
+	sed -i "s/^Requires: cqpoll, $ctl-libs\$/Requires: $ctl-libs, cqpoll/" "$tmp/pc-old/$ctl.pc"
+	if ! grep -q "^Requires: $ctl-libs, cqpoll\$" "$tmp/pc-old/$ctl.pc"; then
+		fail "negative control: $ctl.pc has no 'Requires: cqpoll, $ctl-libs' line to reorder"
+	elif ! cc -o "$tmp/outside-old-pc" "$src/test/package/outside_sw.c" \
+		$(PKG_CONFIG_PATH="$tmp/pc-old:$PKG_CONFIG_PATH" pkg-config --cflags --static --libs "$ctl") \
+		>"$tmp/link-old.log" 2>&1; then
+		fail "negative control (the old $ctl.pc) did not link: $(tail -5 "$tmp/link-old.log")"
+	elif needs=$(needs_cqpoll "$tmp/outside-old-pc") && [ -n "$needs" ]; then
+		pass "negative control (the old $ctl.pc: -libs before cqpoll) caught: needs $needs"
+	else
+		fail "negative control (the old $ctl.pc) needs no libcqpoll: the check cannot fail"
+	fi
+fi
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed"
