@@ -34,9 +34,10 @@
 #      program needs no libcqpoll* library (readelf -d). Negative control:
 #      a driver's .pc with its old order (its -libs.pc before cqpoll.pc)
 #      gives a program that needs libcqpoll.so;
-#   6. share/doc/cqpoll holds only guides and their figures (no lab or sweep
-#      data), and the examples' sources installed in share/cqpoll/examples
-#      build with their Makefile against the install and run.
+#   6. share/doc/cqpoll holds only guides and their figures, and LICENSE
+#      with its copyright notice (no lab or sweep data), and the examples'
+#      sources installed in share/cqpoll/examples build with their Makefile
+#      against the install and run.
 #
 # usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
@@ -269,13 +270,21 @@ if [ "$docs" = 1 ]; then
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
 fi
-for f in README.md CHANGELOG.md guides/contract.md guides/packaging.md; do
+for f in README.md CHANGELOG.md LICENSE guides/contract.md guides/packaging.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
 done
-# Only what a reader reads: guides and their figures, no lab or sweep data.
+# The license a distribution's copyright file quotes, with its notice.
+if grep -q '^Copyright (c) [0-9]' "$root/share/doc/cqpoll/LICENSE" 2>/dev/null &&
+	grep -q 'BSD 3-Clause' "$root/share/doc/cqpoll/LICENSE"; then
+	pass "share/doc/cqpoll/LICENSE: BSD 3-Clause, $(grep -m1 '^Copyright' "$root/share/doc/cqpoll/LICENSE")"
+else
+	fail "share/doc/cqpoll/LICENSE: no BSD 3-Clause text with a copyright notice"
+fi
+# Only what a reader reads: guides and their figures (and LICENSE), no lab
+# or sweep data.
 doc_data() {
-	find "$1" -type f ! -name '*.md' ! -name '*.png' | sort
+	find "$1" -type f ! -name '*.md' ! -name '*.png' ! -path "$1/LICENSE" | sort
 }
 data=$(doc_data "$root/share/doc/cqpoll")
 if [ -z "$data" ]; then
