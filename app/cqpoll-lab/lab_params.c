@@ -16,6 +16,7 @@
 #include "lab.h"
 #include "lab_sched.h"
 #include "opt_parse.h"
+#include "tpcq_version.h"
 
 /* testpmd-cq's bounds of --rate and --duration, which the lab shares. */
 #define LAB_RATE_MAX 1000000000ULL
@@ -33,6 +34,7 @@ enum {
 	OPT_SIM_PENALTY,
 	OPT_SIM_SEEDS,
 	OPT_SIM_SCHED,
+	OPT_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +49,7 @@ static const struct option long_opts[] = {
 	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
 	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
 	{ "sim-sched", no_argument, NULL, OPT_SIM_SCHED },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -90,6 +93,8 @@ tpcq_lab_usage(FILE *f, const char *prog)
 "                             a low and a high load (its own rates and\n"
 "                             length; --seed, --sim-seeds, --sim-cost apply)\n"
 "  -h, --help                 show this help\n"
+"  --version                  show the version (and the commit of a git\n"
+"                             build)\n"
 "\n"
 "Exit status: 0 on a completed run, 1 when the floors cannot be measured or\n"
 "memory runs out, 2 on a bad option.\n",
@@ -142,6 +147,9 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 		switch (c) {
 		case OPT_HELP:
 			tpcq_lab_usage(stdout, prog);
+			return 1;
+		case OPT_VERSION:
+			printf("%s (cqpoll) %s\n", prog, TPCQ_VERSION);
 			return 1;
 		case OPT_RATE:
 			r = parse_u64("rate", optarg, 1, LAB_RATE_MAX, &o->rate);

@@ -21,6 +21,7 @@
 #include "params.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
+#include "tpcq_version.h"
 
 enum {
 	OPT_HELP = 'h',
@@ -63,12 +64,14 @@ enum {
 	OPT_WORK_NS,
 	OPT_FLOORS,
 	OPT_RECORD,
+	OPT_VERSION,
 	OPT_LAB,                  /* the lab's options: only with --sim */
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "dev", required_argument, NULL, OPT_DEV },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "rate", required_argument, NULL, OPT_RATE },
@@ -262,6 +265,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		switch (c) {
 		case OPT_HELP:
 			tpcq_params_usage(stdout, argv[0]);
+			return 1;
+		case OPT_VERSION:
+			printf(TPCQ_PROG " (cqpoll) " TPCQ_VERSION "\n");
 			return 1;
 		case OPT_DEV:
 			dev_given = true;

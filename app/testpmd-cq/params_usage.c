@@ -186,6 +186,8 @@ tpcq_params_usage(FILE *f, const char *prog)
 "                             stats, set mode|policy|rate, help (runs last\n"
 "                             from start to stop: no --duration)\n"
 "  -h, --help                 show this help\n"
+"  --version                  show the version (and the commit of a git\n"
+"                             build)\n"
 "\n"
 "Fault injection (emulated devices, each the faults listed above; all off by\n"
 "default). They widen the race windows between the last poll, the arm and the\n"

@@ -209,7 +209,7 @@ man_check() {
 	for page in "$dir"/*; do
 		name=$(basename "$page" .3)
 		case $name in
-		cqpoll | cqpoll_* | CQPOLL_*) ;;
+		cqpoll | cqpoll.h | cqpoll_* | CQPOLL_*) ;;
 		*) echo "page $name(3) is not named by a cqpoll_ name"; n=$((n + 1)) ;;
 		esac
 		if grep -qxF "$name" <<<"$sys"; then
@@ -226,6 +226,15 @@ man_check() {
 		esac
 	done
 	return $n
+}
+# dangling MAN3DIR: the cqpoll_*() and CQPOLL_* names its pages mention
+# (headings aside) that have no page there.
+dangling() {
+	local dir=$1
+	grep -hv '^\.S[HS]' "$dir"/*.3 | grep -oE '\bcqpoll_[a-z0-9_]+\(\)|\bCQPOLL_[A-Z0-9_]*[A-Z0-9]\b' |
+		sed 's/()$//' | LC_ALL=C sort -u | while read -r n; do
+		[ -f "$dir/$n.3" ] || printf '%s ' "$n"
+	done
 }
 if [ "$docs" = 1 ]; then
 	man3=$root/share/man/man3
@@ -266,9 +275,94 @@ if [ "$docs" = 1 ]; then
 		else
 			fail "man CQPOLL_STATUS_SUCCESS does not open enum cqpoll_status"
 		fi
+		# Complete: what a page names as a function (name()) or a constant
+		# has a page of its own (control: a page naming an uninstalled
+		# cqpoll_now_ns() and a CQPOLL_WC_WR_FLUSH_ERR that is no constant).
+		if out=$(dangling "$man3") && [ -z "$out" ]; then
+			pass "every cqpoll_*() and CQPOLL_* a page names has a page"
+		else
+			fail "pages name what has no page: $out"
+		fi
+		mkdir -p "$tmp/man-ref/man3"
+		cp "$man3"/* "$tmp/man-ref/man3/"
+		printf 'Compare with cqpoll_now_ns().\nFlushed: CQPOLL_WC_WR_FLUSH_ERR.\n' \
+			>>"$tmp/man-ref/man3/cqpoll_completion.h.3"
+		out=$(dangling "$tmp/man-ref/man3")
+		[ "$out" = "CQPOLL_WC_WR_FLUSH_ERR cqpoll_now_ns " ] &&
+			pass "negative control (a page naming cqpoll_now_ns() and CQPOLL_WC_WR_FLUSH_ERR) caught" ||
+			fail "negative control: the dangling names found were '$out'"
+		# The header pages carry the file-level docs, and EXPERIMENTAL
+		# functions say so (cqpoll_uring.h: all of it; the sched functions
+		# by their version node).
+		page=$(MANPAGER=cat MANWIDTH=200 man -M "$root/share/man" 3 cqpoll_uring.h 2>/dev/null || true)
+		if grep -q "user_data to wr_id" <<<"$page" && grep -q "liburing.h first" <<<"$page"; then
+			pass "man cqpoll_uring.h: the CQE mapping and the include order"
+		elif [ -f "$lib/libcqpoll_uring.so" ]; then
+			fail "man cqpoll_uring.h: no page, or without the header's own docs"
+		fi
+		for p in cqpoll_uring_cq_create cqpoll_sched_step cqpoll_group_adopt; do
+			[ -f "$man3/$p.3" ] || continue
+			if MANPAGER=cat man -M "$root/share/man" 3 "$p" 2>/dev/null |
+				sed -n '/^STABILITY/,/^[A-Z]/p' | grep -q EXPERIMENTAL; then
+				pass "man $p: STABILITY says EXPERIMENTAL"
+			else
+				fail "man $p: no EXPERIMENTAL mark"
+			fi
+		done
+		if MANPAGER=cat man -M "$root/share/man" 3 cqpoll_poll_and_arm 2>/dev/null |
+			grep -q '^STABILITY'; then
+			fail "man cqpoll_poll_and_arm (stable) has an EXPERIMENTAL mark"
+		else
+			pass "man cqpoll_poll_and_arm: no EXPERIMENTAL mark (stable)"
+		fi
 	fi
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
+fi
+# cqpoll(7) and the programs' pages open from the install with MANPATH at
+# it, as "man 7 cqpoll" after a package install (control: without the
+# install on MANPATH, man finds none of them).
+if command -v man >/dev/null; then
+	mp=$root/share/man
+	pages=("7 cqpoll")
+	[ -x "$root/bin/cqpoll-lab" ] && pages+=("1 cqpoll-lab")
+	[ -x "$root/bin/testpmd-cq" ] && pages+=("1 testpmd-cq")
+	for sp in "${pages[@]}"; do
+		set -- $sp
+		page=$(MANPATH="$mp" MANPAGER=cat MANWIDTH=200 man "$1" "$2" 2>/dev/null || true)
+		where=$(MANPATH="$mp" man -w "$1" "$2" 2>/dev/null || true)
+		case $where in
+		"$mp"/*) ;;
+		*) fail "man $1 $2 does not open the installed page (found: ${where:-none})"; continue ;;
+		esac
+		case $1$2 in
+		7cqpoll) want='cqpoll_poll_and_arm' ;;
+		1cqpoll-lab) want='--sim-sched' ;;
+		1testpmd-cq) want='--dev=NAME' ;;
+		esac
+		if ! grep -q "^$2($1)" <<<"$page"; then
+			fail "man $1 $2 is titled $(head -1 <<<"$page")"
+		elif ! grep -qF -- "$want" <<<"$page"; then
+			fail "man $1 $2 does not mention $want"
+		else
+			pass "man $1 $2 opens from the install ($where)"
+		fi
+		if MANPATH="$tmp/no-man" man -w "$1" "$2" 2>/dev/null | grep -q "^$mp"; then
+			fail "negative control: man $1 $2 found the install without it on MANPATH"
+		fi
+	done
+	# Every installed program has its page.
+	for prog in "$root"/bin/*; do
+		[ -e "$prog" ] || continue
+		name=$(basename "$prog")
+		case $name in
+		tpcq-peer | tpcq-plot.py) continue ;; # the benchmark's helpers
+		esac
+		[ -f "$mp/man1/$name.1" ] && pass "bin/$name has its man1 page" ||
+			fail "bin/$name is installed without a man1 page"
+	done
+else
+	fail "man is not installed (devtools/install-deps.sh installs man-db)"
 fi
 for f in README.md CHANGELOG.md LICENSE guides/contract.md guides/packaging.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
@@ -292,6 +386,48 @@ if [ -z "$data" ]; then
 else
 	fail "share/doc/cqpoll carries data no reader reads: $(echo "$data" | wc -l) files, e.g. $(echo "$data" | head -3 | tr '\n' ' ')"
 fi
+# Installed links resolve: every symbolic link of the install, and every
+# relative link of the installed Markdown (README and CHANGELOG link the
+# guides from the top of the tree: installed, from share/doc/cqpoll).
+# md_links DIR: prints each Markdown file with its links that lead nowhere.
+md_links() {
+	python3 - "$1" <<'EOP'
+import os, re, sys
+for d, _, fs in os.walk(sys.argv[1]):
+    for f in sorted(fs):
+        if not f.endswith('.md'):
+            continue
+        p = os.path.join(d, f)
+        text = re.sub(r'```.*?```', '', open(p, encoding='utf-8').read(), flags=re.S)
+        bad = sorted({t for t in (m.group(1).split('#')[0] for m in
+                                  re.finditer(r'\]\(([^)\s]+)\)', text))
+                      if t and not re.match(r'[a-z]+:', t) and
+                      not os.path.exists(os.path.join(d, t))})
+        if bad:
+            print('%s: %d (%s)' % (os.path.relpath(p, sys.argv[1]), len(bad), ' '.join(bad[:3])))
+EOP
+}
+broken=$(find "$tmp/root" -type l ! -exec test -e {} \; -print | sed "s|^$tmp/root||")
+nlinks=$(find "$tmp/root" -type l | wc -l)
+[ -z "$broken" ] && pass "$nlinks symbolic links, each resolves" ||
+	fail "symbolic links that lead nowhere: $(echo $broken)"
+out=$(md_links "$root/share/doc/cqpoll")
+[ -z "$out" ] && pass "share/doc/cqpoll: every relative Markdown link resolves" ||
+	fail "share/doc/cqpoll: Markdown links that lead nowhere: $(echo $out)"
+empty=$(find "$tmp/root" -type d -empty | sed "s|^$tmp/root||")
+[ -z "$empty" ] && pass "no empty directory installed" || fail "empty directories installed: $empty"
+# Negative controls: the README as it is in the tree, and a link to nothing.
+mkdir "$tmp/md-ctl"
+cp "$src/README.md" "$tmp/md-ctl/"
+ln -s libcqpoll.so.9 "$tmp/root/ctl-link"
+out=$(md_links "$tmp/md-ctl")
+[ -n "$out" ] && pass "negative control (the tree's README installed as it is) caught: $out" ||
+	fail "negative control (the tree's README installed as it is) passed: the check cannot fail"
+[ -n "$(find "$tmp/root" -type l ! -exec test -e {} \; -print)" ] &&
+	pass "negative control (a link to nothing) caught" ||
+	fail "negative control (a link to nothing) passed: the check cannot fail"
+rm "$tmp/root/ctl-link"
+
 # Negative control: the results' directory as it was installed whole.
 cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
 cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
