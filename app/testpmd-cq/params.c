@@ -192,6 +192,8 @@ static int
 parse_name(const char *opt, const char *s, const char *const *names,
 	   unsigned int n, unsigned int *v)
 {
+	char valid[256];
+	size_t len = 0;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -200,7 +202,13 @@ parse_name(const char *opt, const char *s, const char *const *names,
 			return 0;
 		}
 	}
-	return bad("--%s: unknown value '%s'", opt, s);
+	/* The valid values, as the help lists them: "a, b or c". */
+	valid[0] = '\0';
+	for (i = 0; i < n && len < sizeof(valid); i++)
+		len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s%s",
+					i == 0 ? "" : i + 1 == n ? " or " : ", ",
+					names[i]);
+	return bad("--%s: unknown value '%s' (%s)", opt, s, valid);
 }
 
 /* The prompt may switch to adaptive mode: it keeps a policy for any mode. */

@@ -24,7 +24,7 @@ tpcq_params_usage(FILE *f, const char *prog)
 "completion events, and reports latency, CPU use and lost wake-ups.\n"
 "\n"
 "Without EAL options, the EAL runs on the first two CPUs this process may\n"
-"use with --no-pci --file-prefix=tpcq<pid> (--no-telemetry: --no-telemetry)\n"
+"use with --no-pci --file-prefix=tpcq<pid> (and --no-telemetry, given --no-telemetry)\n"
 "--log-level=lib.eal:error, and either\n"
 "--in-memory or, when no hugepage is free, --no-huge --no-shconf.\n"
 "Two lcores are needed: the main one polls, a worker generates.\n"
