@@ -10,8 +10,9 @@
 # usage: devtools/gen-debian.sh SRCDIR [--build]
 #   SRCDIR   a clean tree (a fresh git clone): debian/ must not exist
 #   --build  also run dpkg-buildpackage -us -uc -b there (DEB_BUILD_OPTIONS
-#            nocheck: the test suites are the tree's own business) and
-#            lintian on the result; needs debhelper and lintian
+#            nocheck added to the caller's, e.g. parallel=2: the test suites
+#            are the tree's own business) and lintian on the result; needs
+#            debhelper and lintian
 #
 # Packages: libcqpoll2, libcqpoll-ibv2, libcqpoll-uring2, libcqpoll-ofi2,
 # libcqpoll-ucx2, libcqpoll-dpdk2, libcqpoll-dev, cqpoll-doc,
@@ -186,6 +187,6 @@ EOF
 echo "gen-debian: wrote $d"
 [ "$build" = --build ] || exit 0
 cd "$src"
-DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b
+DEB_BUILD_OPTIONS="nocheck ${DEB_BUILD_OPTIONS:-}" dpkg-buildpackage -us -uc -b
 changes=$(ls -t ../cqpoll_"$version"_*.changes | head -1)
 lintian --info --display-info "$changes"
