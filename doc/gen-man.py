@@ -8,13 +8,19 @@ instead of glibc's, and it titles pages by source path. This writes instead
 one page per documented function, type (struct, union, enum, typedef) and
 macro of the installed headers whose name is its own cqpoll_ or CQPOLL_
 name, with the #include a program writes (<cqpoll.h> for what cqpoll.h
-includes), a link page per enum constant to its enum's page, and cqpoll(3),
-the index of them all. Nothing else: no page can take a name from another
-package's man3.
+includes), a link page per enum constant to its enum's page, a page per
+header with its file-level documentation (what the header as a whole says:
+a driver's mapping of its completions, what to include first), named by the
+header (cqpoll_uring.h(3)), and cqpoll(3), the index of them all. Nothing
+else: no page can take a name from another package's man3.
+
+Every page of an EXPERIMENTAL function (its symbol in the version maps'
+EXPERIMENTAL node) or of a header whose file-level documentation says it is
+EXPERIMENTAL gets a STABILITY section saying so.
 
 usage: gen-man.py --doxygen DOXYGEN --doxyfile DOXYFILE --xml XMLDIR
                   --out OUTDIR --version VERSION --umbrella cqpoll.h
-                  --indirect H... --headers H...
+                  --indirect H... --version-maps MAP... --headers H...
 """
 
 import argparse
@@ -208,6 +214,18 @@ def includes_of(path):
     return names
 
 
+def experimental_symbols(maps):
+    """The symbols of the EXPERIMENTAL node of the version maps."""
+    syms = set()
+    for path in maps:
+        with open(path, encoding='utf-8') as f:
+            text = re.sub(r'/\*.*?\*/', '', f.read(), flags=re.S)
+        for node, body in re.findall(r'(\w+)\s*\{(.*?)\}', text, flags=re.S):
+            if node == 'EXPERIMENTAL':
+                syms.update(n for n in re.findall(r'(\w+)\s*;', body))
+    return syms
+
+
 class Gen:
     def __init__(self, args):
         self.version = args.version
@@ -233,6 +251,9 @@ class Gen:
                     break
         self.pages = {}   # name -> (kind, header, brief, roff body)
         self.links = {}   # name -> target page
+        self.files = {}   # header -> (brief, roff body): its file-level docs
+        self.experimental = experimental_symbols(args.version_maps)
+        self.experimental_headers = set()
 
     def add(self, name, kind, header, brief, body):
         if name in self.pages:
@@ -368,6 +389,31 @@ class Gen:
         self.add(name, 'type', header, brief,
                  self.synopsis(header, decl) + self.sections(r, desc, extra))
 
+    def file_doc(self, c):
+        """A header's own documentation (@file), for its page."""
+        header = os.path.basename(c.findtext('compoundname') or '')
+        if header not in self.headers or not documented(c):
+            return
+        detailed = c.find('detaileddescription')
+        for w in detailed.iter('simplesect'):
+            if w.get('kind') == 'warning' and text_of(w).startswith('EXPERIMENTAL'):
+                self.experimental_headers.add(header)
+        r = Roff()
+        brief = text_of(c.find('briefdescription'))
+        body = MACRO + '.PP\n' + esc(brief) + '\n' + r.body(detailed)
+        self.files[header] = (brief, body)
+
+    def stability(self, name, header):
+        """The STABILITY section of an EXPERIMENTAL page, or ''."""
+        if header in self.experimental_headers:
+            why = 'as all of \\fB<' + esc(header) + '>\\fR'
+        elif name in self.experimental:
+            why = 'its symbol is in the \\fBEXPERIMENTAL\\fR version node'
+        else:
+            return ''
+        return (MACRO + '.SH STABILITY\n\\fBEXPERIMENTAL\\fR, ' + why +
+                ': it may change or go in any version, without an ABI change.\n')
+
     def write(self):
         if os.path.isdir(self.out):
             shutil.rmtree(self.out)
@@ -377,12 +423,29 @@ class Gen:
             by_header.setdefault(header, []).append(name)
         for name, (kind, header, brief, body) in sorted(self.pages.items()):
             see = sorted(n for n in by_header[header] if n != name)
+            if header in self.files:
+                see.insert(0, header)
             text = MACRO + '.TH "%s" 3 "" "cqpoll %s" "cqpoll Library Functions"\n' % (name, self.version)
             text += MACRO + '.SH NAME\n' + esc(name) + ' \\- ' + esc(brief.rstrip('.') or name) + '\n'
             text += body
+            text += self.stability(name, header)
             text += MACRO + '.SH SEE ALSO\n' + ',\n'.join(
                 '\\fB' + esc(n) + '\\fR(3)' for n in ['cqpoll'] + see) + '\n'
             with open(os.path.join(self.out, name + '.3'), 'w', encoding='utf-8') as f:
+                f.write(finish(text))
+        # A page per header: its file-level documentation and its pages.
+        for header, (brief, body) in sorted(self.files.items()):
+            if header in self.pages:
+                sys.exit('gen-man: %s is both a header and a page' % header)
+            text = MACRO + '.TH "%s" 3 "" "cqpoll %s" "cqpoll Library Functions"\n' % (header, self.version)
+            text += MACRO + '.SH NAME\n' + esc(header) + ' \\- ' + esc(brief.rstrip('.') or header) + '\n'
+            text += MACRO + '.SH SYNOPSIS\n' + MACRO + '.nf\n\\fB#include <' + \
+                esc(self.include[header]) + '>\\fR\n' + MACRO + '.fi\n'
+            text += MACRO + '.SH DESCRIPTION\n' + body + '\n'
+            text += self.stability(header, header)
+            text += MACRO + '.SH SEE ALSO\n' + ',\n'.join(
+                '\\fB' + esc(n) + '\\fR(3)' for n in ['cqpoll'] + sorted(by_header.get(header, []))) + '\n'
+            with open(os.path.join(self.out, header + '.3'), 'w', encoding='utf-8') as f:
                 f.write(finish(text))
         for name, target in sorted(self.links.items()):
             if target not in self.pages:
@@ -402,13 +465,16 @@ class Gen:
         by_include = {}
         for name, (kind, header, brief, body) in self.pages.items():
             by_include.setdefault(self.include[header], []).append(name)
+        for header in self.files:
+            by_include.setdefault(self.include[header], []).append(header)
         for inc in sorted(by_include):
             text += MACRO + '.SS "#include <' + esc(inc) + '>"\n' + MACRO + '.nf\n'
             text += '\n'.join('\\fB' + esc(n) + '\\fR(3)' for n in sorted(by_include[inc])) + \
                 '\n' + MACRO + '.fi\n'
         with open(os.path.join(self.out, 'cqpoll.3'), 'w', encoding='utf-8') as f:
             f.write(finish(text))
-        return len(self.pages), len([n for n, t in self.links.items() if t in self.pages])
+        return (len(self.pages), len(self.files),
+                len([n for n, t in self.links.items() if t in self.pages]))
 
 
 def main():
@@ -420,6 +486,7 @@ def main():
     ap.add_argument('--version', required=True)
     ap.add_argument('--umbrella', default='cqpoll.h')
     ap.add_argument('--indirect', nargs='*', default=[])
+    ap.add_argument('--version-maps', nargs='*', default=[])
     ap.add_argument('--headers', nargs='+', required=True)
     args = ap.parse_args()
     args.indirect = [os.path.basename(h) for h in args.indirect]
@@ -432,12 +499,14 @@ def main():
         tree = ET.parse(os.path.join(args.xml, comp.get('refid') + '.xml')).getroot()
         for c in tree.findall('compounddef'):
             if c.get('kind') == 'file':
+                g.file_doc(c)
                 for m in c.iter('memberdef'):
                     g.member(m)
             elif c.get('kind') in ('struct', 'union'):
                 g.compound(c)
-    n, links = g.write()
-    print('gen-man: %d pages, %d links to enum pages, and cqpoll(3), in %s' % (n, links, args.out))
+    n, files, links = g.write()
+    print('gen-man: %d pages, %d header pages, %d links to enum pages, and cqpoll(3), in %s'
+          % (n, files, links, args.out))
 
 
 if __name__ == '__main__':

@@ -29,6 +29,7 @@
 #include "lab.h"
 #include "floors.h"
 #include "hist.h"
+#include "progress.h"
 
 static int
 cmp_double(const void *a, const void *b)
@@ -226,6 +227,8 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	for (sd = 0; sd < seeds; sd++) {
 		uint64_t seed = o->seed + sd;
 
+		tpcq_progress("trace %s, seed %u of %u", tname, sd + 1, seeds);
+
 		if (tpcq_lab_trace_make(&trace, tname, (double)o->rate,
 					o->duration_s, seed, why, sizeof(why)) != 0)
 			goto usage;
@@ -363,6 +366,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	}
 #undef M
 
+	tpcq_progress_end();
 	if (strncmp(tname, "file:", 5) == 0)
 		printf("testpmd-cq --sim: trace %s, seeds %" PRIu64 "..%" PRIu64
 		       " (the wake-up draws): ", tname, o->seed,
@@ -428,10 +432,12 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	ret = TPCQ_LAB_EXIT_OK;
 	goto out;
 usage:
+	tpcq_progress_end();
 	fprintf(stderr, "%s: %s\n", tpcq_lab_prog(), why);
 	ret = TPCQ_LAB_EXIT_USAGE;
 	goto out;
 oom:
+	tpcq_progress_end();
 	fprintf(stderr, "%s: out of memory\n", tpcq_lab_prog());
 out:
 	for (i = 0; rs != NULL && i < n; i++)

@@ -167,6 +167,7 @@ struct tpcq_lab_opts {
 	double penalty;           /* --sim-penalty: CPU ns per ns of latency */
 	unsigned int seeds;       /* --sim-seeds: traces of seeds seed.. */
 	bool sched;               /* --sim-sched: placement of groups (lab_sched.c) */
+	bool quiet;               /* --quiet: no progress line on a terminal */
 };
 
 /*

@@ -16,6 +16,8 @@
 #include "lab.h"
 #include "lab_sched.h"
 #include "opt_parse.h"
+#include "progress.h"
+#include "tpcq_version.h"
 
 /* testpmd-cq's bounds of --rate and --duration, which the lab shares. */
 #define LAB_RATE_MAX 1000000000ULL
@@ -33,6 +35,8 @@ enum {
 	OPT_SIM_PENALTY,
 	OPT_SIM_SEEDS,
 	OPT_SIM_SCHED,
+	OPT_VERSION,
+	OPT_QUIET,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +51,8 @@ static const struct option long_opts[] = {
 	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
 	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
 	{ "sim-sched", no_argument, NULL, OPT_SIM_SCHED },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -89,7 +95,11 @@ tpcq_lab_usage(FILE *f, const char *prog)
 "                             by SPDK's rule, on onoff and diurnal traces at\n"
 "                             a low and a high load (its own rates and\n"
 "                             length; --seed, --sim-seeds, --sim-cost apply)\n"
+"  --quiet                    no progress line (one is shown on stderr, seed\n"
+"                             by seed, only when it is a terminal)\n"
 "  -h, --help                 show this help\n"
+"  --version                  show the version (and the commit of a git\n"
+"                             build)\n"
 "\n"
 "Exit status: 0 on a completed run, 1 when the floors cannot be measured or\n"
 "memory runs out, 2 on a bad option.\n",
@@ -143,6 +153,9 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 		case OPT_HELP:
 			tpcq_lab_usage(stdout, prog);
 			return 1;
+		case OPT_VERSION:
+			printf("%s (cqpoll) %s\n", prog, TPCQ_VERSION);
+			return 1;
 		case OPT_RATE:
 			r = parse_u64("rate", optarg, 1, LAB_RATE_MAX, &o->rate);
 			break;
@@ -176,6 +189,9 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 		case OPT_SIM_SCHED:
 			o->sched = true;
 			break;
+		case OPT_QUIET:
+			o->quiet = true;
+			break;
 		case OPT_SIM_SEEDS:
 			r = parse_u64("sim-seeds", optarg, 1, TPCQ_LAB_SEEDS_MAX,
 				      &seeds);
@@ -208,6 +224,7 @@ tpcq_lab_main(const char *prog, int argc, char **argv)
 	r = tpcq_lab_params_parse(argc, argv, prog, &o);
 	if (r != 0)
 		return r > 0 ? TPCQ_LAB_EXIT_OK : TPCQ_LAB_EXIT_USAGE;
+	tpcq_progress_init(prog, o.quiet);
 	/* Ctrl-C ends a floor's measurement early instead of the process. */
 	tpcq_signals_install();
 	if (o.sched)

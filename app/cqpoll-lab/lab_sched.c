@@ -23,6 +23,7 @@
 #include "hist.h"
 #include "lab.h"
 #include "lab_sched.h"
+#include "progress.h"
 
 #define SCHED_INTERVAL_NS 10000000ULL
 #define SCHED_DURATION_NS 500000000ULL
@@ -285,6 +286,8 @@ compare(const struct tpcq_lab_opts *o, const struct tpcq_lab_cost *cost,
 	if (h == NULL)
 		return -ENOMEM;
 	for (sd = 0; sd < o->seeds && ret == 0; sd++) {
+		tpcq_progress("%s at %s load, seed %u of %u", trace, level, sd + 1,
+			      o->seeds);
 		r.seed = o->seed + sd;
 		ret = traces_make(&r, trace, util, r.seed);
 		for (p = 0; p < PLACE_N && ret == 0; p++) {
@@ -302,6 +305,7 @@ compare(const struct tpcq_lab_opts *o, const struct tpcq_lab_cost *cost,
 		for (p = 0; p < TPCQ_LAB_SCHED_GROUPS; p++)
 			tpcq_lab_trace_free(&r.tr[p]);
 	}
+	tpcq_progress_end();
 	tpcq_hist_free(h);
 	free(r.buf);
 	if (ret != 0)

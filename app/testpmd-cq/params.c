@@ -21,6 +21,7 @@
 #include "params.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
+#include "tpcq_version.h"
 
 enum {
 	OPT_HELP = 'h',
@@ -63,12 +64,14 @@ enum {
 	OPT_WORK_NS,
 	OPT_FLOORS,
 	OPT_RECORD,
+	OPT_VERSION,
 	OPT_LAB,                  /* the lab's options: only with --sim */
 	OPT_SWEEP,                /* every --sweep option: sweep.c reads them */
 };
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "dev", required_argument, NULL, OPT_DEV },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "rate", required_argument, NULL, OPT_RATE },
@@ -189,6 +192,8 @@ static int
 parse_name(const char *opt, const char *s, const char *const *names,
 	   unsigned int n, unsigned int *v)
 {
+	char valid[256];
+	size_t len = 0;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -197,7 +202,13 @@ parse_name(const char *opt, const char *s, const char *const *names,
 			return 0;
 		}
 	}
-	return bad("--%s: unknown value '%s'", opt, s);
+	/* The valid values, as the help lists them: "a, b or c". */
+	valid[0] = '\0';
+	for (i = 0; i < n && len < sizeof(valid); i++)
+		len += (size_t)snprintf(valid + len, sizeof(valid) - len, "%s%s",
+					i == 0 ? "" : i + 1 == n ? " or " : ", ",
+					names[i]);
+	return bad("--%s: unknown value '%s' (%s)", opt, s, valid);
 }
 
 /* The prompt may switch to adaptive mode: it keeps a policy for any mode. */
@@ -262,6 +273,9 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 		switch (c) {
 		case OPT_HELP:
 			tpcq_params_usage(stdout, argv[0]);
+			return 1;
+		case OPT_VERSION:
+			printf(TPCQ_PROG " (cqpoll) " TPCQ_VERSION "\n");
 			return 1;
 		case OPT_DEV:
 			dev_given = true;

@@ -27,15 +27,16 @@
  * with io_uring_enter(IORING_ENTER_GETEVENTS) when the ring is drained, so
  * none is lost (the kernel keeps them, IORING_FEAT_NODROP).
  *
+ * @note This header includes liburing.h first: liburing.h sets the feature
+ * macros glibc needs to declare sigset_t, which only take effect before the
+ * first system header. A program that includes other system headers before
+ * this one needs them itself (_XOPEN_SOURCE or _GNU_SOURCE), as for
+ * liburing.h alone.
+ *
  * @warning EXPERIMENTAL: this API may change without notice.
  */
 
-/*
- * liburing.h first: it sets the feature macros glibc needs to declare
- * sigset_t, which only take effect before the first system header. A program
- * that includes other system headers before this one needs them itself
- * (_XOPEN_SOURCE or _GNU_SOURCE), as for liburing.h alone.
- */
+/* liburing.h first: the note above says why. */
 #include <liburing.h>
 
 #include <stdint.h>

@@ -66,7 +66,7 @@ enum cqpoll_arm_semantics {
  * CQPOLL_CQ_STATE_OK once, for good: from then on every poll, arm and wait
  * of it returns the state's own negative errno (cqpoll_cq_state_errno()) at
  * once, never blocking. Completions written before the failure (flushed work
- * among them, CQPOLL_WC_WR_FLUSH_ERR, once each and in order) are delivered
+ * among them, CQPOLL_STATUS_WR_FLUSH_ERR, once each and in order) are delivered
  * first; the errno comes when they are drained. See doc/guides/contract.md,
  * section 11.
  */

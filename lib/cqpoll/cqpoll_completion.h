@@ -72,7 +72,8 @@ enum cqpoll_opcode {
 #define CQPOLL_COMPLETION_F_INV       (1u << 1) /**< imm_data holds an invalidated rkey (host order). */
 /**
  * timestamp is valid and in host CLOCK_MONOTONIC nanoseconds: it may be
- * compared with cqpoll_now_ns() and with other CQs' host timestamps.
+ * compared with clock_gettime(CLOCK_MONOTONIC) in nanoseconds and with
+ * other CQs' host timestamps.
  */
 #define CQPOLL_COMPLETION_F_TIMESTAMP (1u << 2)
 #define CQPOLL_COMPLETION_F_SOLICITED (1u << 3) /**< The sender asked for a solicited event. */

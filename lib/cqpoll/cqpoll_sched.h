@@ -57,12 +57,12 @@ struct cqpoll_sched_conf {
 	 * onto an lcore only while its summed load stays at most this, and
 	 * spreading brings an lcore back down to it. The p99 goal: a lower
 	 * limit keeps queueing, and with it each group's p99, nearer to an
-	 * lcore of its own. 0: 50.
+	 * lcore of its own. 0: 40.
 	 */
 	uint32_t pack_pct;
 	/**
 	 * Spread limit, percent: an lcore whose summed load is above it sheds
-	 * groups. At least pack_pct. 0: 80 (SPDK's core limit).
+	 * groups. At least pack_pct. 0: 70.
 	 */
 	uint32_t spread_pct;
 	/**

@@ -29,10 +29,15 @@
 #      against a driver library (as libcqpoll was before the drivers moved
 #      out) fails there. Each installed driver library links from outside
 #      through its own .pc, shared and --static, and the io_uring one runs
-#      a NOP through cqpoll with its stack present;
-#   6. share/doc/cqpoll holds only guides and their figures (no lab or sweep
-#      data), and the examples' sources installed in share/cqpoll/examples
-#      build with their Makefile against the install and run.
+#      a NOP through cqpoll with its stack present; linked --static (also
+#      after -Wl,--no-as-needed, as a linker without that default) the
+#      program needs no libcqpoll* library (readelf -d). Negative control:
+#      a driver's .pc with its old order (its -libs.pc before cqpoll.pc)
+#      gives a program that needs libcqpoll.so;
+#   6. share/doc/cqpoll holds only guides and their figures, and LICENSE
+#      with its copyright notice (no lab or sweep data), and the examples'
+#      sources installed in share/cqpoll/examples build with their Makefile
+#      against the install and run.
 #
 # usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
@@ -59,6 +64,12 @@ fail() {
 }
 pass() {
 	echo "ok: $*"
+}
+# The libcqpoll* sonames a program needs (readelf, not ldd: what the program
+# itself names, not what its libraries load).
+needs_cqpoll() {
+	readelf -d "$1" | awk '$2 == "(NEEDED)" && $5 ~ /^\[libcqpoll/ { gsub(/[][]/, "", $5); print $5 }' |
+		tr '\n' ' '
 }
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/root" >"$tmp/install.log" 2>&1 || {
@@ -156,8 +167,8 @@ if [ -f "$lib/pkgconfig/cqpoll_dpdk.pc" ] && [ -f "$lib/libcqpoll_dpdk.a" ]; the
 		$(pkg-config --cflags cqpoll_dpdk) $(pkg-config --static --libs cqpoll_dpdk) \
 		>"$tmp/link.log" 2>&1; then
 		fail "static link through pkg-config --static: $(tail -5 "$tmp/link.log")"
-	elif ldd "$tmp/outside" | grep -q 'libcqpoll'; then
-		fail "pkg-config --static linked a shared libcqpoll: $(ldd "$tmp/outside" | grep libcqpoll)"
+	elif [ -n "$(needs_cqpoll "$tmp/outside")" ]; then
+		fail "pkg-config --static --libs cqpoll_dpdk: the program needs $(needs_cqpoll "$tmp/outside")"
 	elif out=$("$tmp/outside" "${eal[@]}" 2>&1); then
 		pass "pkg-config --static link: $(echo "$out" | grep 'trace points')"
 		# cqpoll_dpdk.pc brings libdpdk's archives once: the guide's
@@ -198,7 +209,7 @@ man_check() {
 	for page in "$dir"/*; do
 		name=$(basename "$page" .3)
 		case $name in
-		cqpoll | cqpoll_* | CQPOLL_*) ;;
+		cqpoll | cqpoll.h | cqpoll_* | CQPOLL_*) ;;
 		*) echo "page $name(3) is not named by a cqpoll_ name"; n=$((n + 1)) ;;
 		esac
 		if grep -qxF "$name" <<<"$sys"; then
@@ -215,6 +226,15 @@ man_check() {
 		esac
 	done
 	return $n
+}
+# dangling MAN3DIR: the cqpoll_*() and CQPOLL_* names its pages mention
+# (headings aside) that have no page there.
+dangling() {
+	local dir=$1
+	grep -hv '^\.S[HS]' "$dir"/*.3 | grep -oE '\bcqpoll_[a-z0-9_]+\(\)|\bCQPOLL_[A-Z0-9_]*[A-Z0-9]\b' |
+		sed 's/()$//' | LC_ALL=C sort -u | while read -r n; do
+		[ -f "$dir/$n.3" ] || printf '%s ' "$n"
+	done
 }
 if [ "$docs" = 1 ]; then
 	man3=$root/share/man/man3
@@ -255,17 +275,110 @@ if [ "$docs" = 1 ]; then
 		else
 			fail "man CQPOLL_STATUS_SUCCESS does not open enum cqpoll_status"
 		fi
+		# Complete: what a page names as a function (name()) or a constant
+		# has a page of its own (control: a page naming an uninstalled
+		# cqpoll_now_ns() and a CQPOLL_WC_WR_FLUSH_ERR that is no constant).
+		if out=$(dangling "$man3") && [ -z "$out" ]; then
+			pass "every cqpoll_*() and CQPOLL_* a page names has a page"
+		else
+			fail "pages name what has no page: $out"
+		fi
+		mkdir -p "$tmp/man-ref/man3"
+		cp "$man3"/* "$tmp/man-ref/man3/"
+		printf 'Compare with cqpoll_now_ns().\nFlushed: CQPOLL_WC_WR_FLUSH_ERR.\n' \
+			>>"$tmp/man-ref/man3/cqpoll_completion.h.3"
+		out=$(dangling "$tmp/man-ref/man3")
+		[ "$out" = "CQPOLL_WC_WR_FLUSH_ERR cqpoll_now_ns " ] &&
+			pass "negative control (a page naming cqpoll_now_ns() and CQPOLL_WC_WR_FLUSH_ERR) caught" ||
+			fail "negative control: the dangling names found were '$out'"
+		# The header pages carry the file-level docs, and EXPERIMENTAL
+		# functions say so (cqpoll_uring.h: all of it; the sched functions
+		# by their version node).
+		page=$(MANPAGER=cat MANWIDTH=200 man -M "$root/share/man" 3 cqpoll_uring.h 2>/dev/null || true)
+		if grep -q "user_data to wr_id" <<<"$page" && grep -q "liburing.h first" <<<"$page"; then
+			pass "man cqpoll_uring.h: the CQE mapping and the include order"
+		elif [ -f "$lib/libcqpoll_uring.so" ]; then
+			fail "man cqpoll_uring.h: no page, or without the header's own docs"
+		fi
+		for p in cqpoll_uring_cq_create cqpoll_sched_step cqpoll_group_adopt; do
+			[ -f "$man3/$p.3" ] || continue
+			if MANPAGER=cat man -M "$root/share/man" 3 "$p" 2>/dev/null |
+				sed -n '/^STABILITY/,/^[A-Z]/p' | grep -q EXPERIMENTAL; then
+				pass "man $p: STABILITY says EXPERIMENTAL"
+			else
+				fail "man $p: no EXPERIMENTAL mark"
+			fi
+		done
+		if MANPAGER=cat man -M "$root/share/man" 3 cqpoll_poll_and_arm 2>/dev/null |
+			grep -q '^STABILITY'; then
+			fail "man cqpoll_poll_and_arm (stable) has an EXPERIMENTAL mark"
+		else
+			pass "man cqpoll_poll_and_arm: no EXPERIMENTAL mark (stable)"
+		fi
 	fi
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
 fi
-for f in README.md CHANGELOG.md guides/contract.md guides/packaging.md; do
+# cqpoll(7) and the programs' pages open from the install with MANPATH at
+# it, as "man 7 cqpoll" after a package install (control: without the
+# install on MANPATH, man finds none of them).
+if command -v man >/dev/null; then
+	mp=$root/share/man
+	pages=("7 cqpoll")
+	[ -x "$root/bin/cqpoll-lab" ] && pages+=("1 cqpoll-lab")
+	[ -x "$root/bin/testpmd-cq" ] && pages+=("1 testpmd-cq")
+	for sp in "${pages[@]}"; do
+		set -- $sp
+		page=$(MANPATH="$mp" MANPAGER=cat MANWIDTH=200 man "$1" "$2" 2>/dev/null || true)
+		where=$(MANPATH="$mp" man -w "$1" "$2" 2>/dev/null || true)
+		case $where in
+		"$mp"/*) ;;
+		*) fail "man $1 $2 does not open the installed page (found: ${where:-none})"; continue ;;
+		esac
+		case $1$2 in
+		7cqpoll) want='cqpoll_poll_and_arm' ;;
+		1cqpoll-lab) want='--sim-sched' ;;
+		1testpmd-cq) want='--dev=NAME' ;;
+		esac
+		if ! grep -q "^$2($1)" <<<"$page"; then
+			fail "man $1 $2 is titled $(head -1 <<<"$page")"
+		elif ! grep -qF -- "$want" <<<"$page"; then
+			fail "man $1 $2 does not mention $want"
+		else
+			pass "man $1 $2 opens from the install ($where)"
+		fi
+		if MANPATH="$tmp/no-man" man -w "$1" "$2" 2>/dev/null | grep -q "^$mp"; then
+			fail "negative control: man $1 $2 found the install without it on MANPATH"
+		fi
+	done
+	# Every installed program has its page.
+	for prog in "$root"/bin/*; do
+		[ -e "$prog" ] || continue
+		name=$(basename "$prog")
+		case $name in
+		tpcq-peer | tpcq-plot.py) continue ;; # the benchmark's helpers
+		esac
+		[ -f "$mp/man1/$name.1" ] && pass "bin/$name has its man1 page" ||
+			fail "bin/$name is installed without a man1 page"
+	done
+else
+	fail "man is not installed (devtools/install-deps.sh installs man-db)"
+fi
+for f in README.md CHANGELOG.md LICENSE guides/contract.md guides/packaging.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
 done
-# Only what a reader reads: guides and their figures, no lab or sweep data.
+# The license a distribution's copyright file quotes, with its notice.
+if grep -q '^Copyright (c) [0-9]' "$root/share/doc/cqpoll/LICENSE" 2>/dev/null &&
+	grep -q 'BSD 3-Clause' "$root/share/doc/cqpoll/LICENSE"; then
+	pass "share/doc/cqpoll/LICENSE: BSD 3-Clause, $(grep -m1 '^Copyright' "$root/share/doc/cqpoll/LICENSE")"
+else
+	fail "share/doc/cqpoll/LICENSE: no BSD 3-Clause text with a copyright notice"
+fi
+# Only what a reader reads: guides and their figures (and LICENSE), no lab
+# or sweep data.
 doc_data() {
-	find "$1" -type f ! -name '*.md' ! -name '*.png' | sort
+	find "$1" -type f ! -name '*.md' ! -name '*.png' ! -path "$1/LICENSE" | sort
 }
 data=$(doc_data "$root/share/doc/cqpoll")
 if [ -z "$data" ]; then
@@ -273,6 +386,48 @@ if [ -z "$data" ]; then
 else
 	fail "share/doc/cqpoll carries data no reader reads: $(echo "$data" | wc -l) files, e.g. $(echo "$data" | head -3 | tr '\n' ' ')"
 fi
+# Installed links resolve: every symbolic link of the install, and every
+# relative link of the installed Markdown (README and CHANGELOG link the
+# guides from the top of the tree: installed, from share/doc/cqpoll).
+# md_links DIR: prints each Markdown file with its links that lead nowhere.
+md_links() {
+	python3 - "$1" <<'EOP'
+import os, re, sys
+for d, _, fs in os.walk(sys.argv[1]):
+    for f in sorted(fs):
+        if not f.endswith('.md'):
+            continue
+        p = os.path.join(d, f)
+        text = re.sub(r'```.*?```', '', open(p, encoding='utf-8').read(), flags=re.S)
+        bad = sorted({t for t in (m.group(1).split('#')[0] for m in
+                                  re.finditer(r'\]\(([^)\s]+)\)', text))
+                      if t and not re.match(r'[a-z]+:', t) and
+                      not os.path.exists(os.path.join(d, t))})
+        if bad:
+            print('%s: %d (%s)' % (os.path.relpath(p, sys.argv[1]), len(bad), ' '.join(bad[:3])))
+EOP
+}
+broken=$(find "$tmp/root" -type l ! -exec test -e {} \; -print | sed "s|^$tmp/root||")
+nlinks=$(find "$tmp/root" -type l | wc -l)
+[ -z "$broken" ] && pass "$nlinks symbolic links, each resolves" ||
+	fail "symbolic links that lead nowhere: $(echo $broken)"
+out=$(md_links "$root/share/doc/cqpoll")
+[ -z "$out" ] && pass "share/doc/cqpoll: every relative Markdown link resolves" ||
+	fail "share/doc/cqpoll: Markdown links that lead nowhere: $(echo $out)"
+empty=$(find "$tmp/root" -type d -empty | sed "s|^$tmp/root||")
+[ -z "$empty" ] && pass "no empty directory installed" || fail "empty directories installed: $empty"
+# Negative controls: the README as it is in the tree, and a link to nothing.
+mkdir "$tmp/md-ctl"
+cp "$src/README.md" "$tmp/md-ctl/"
+ln -s libcqpoll.so.9 "$tmp/root/ctl-link"
+out=$(md_links "$tmp/md-ctl")
+[ -n "$out" ] && pass "negative control (the tree's README installed as it is) caught: $out" ||
+	fail "negative control (the tree's README installed as it is) passed: the check cannot fail"
+[ -n "$(find "$tmp/root" -type l ! -exec test -e {} \; -print)" ] &&
+	pass "negative control (a link to nothing) caught" ||
+	fail "negative control (a link to nothing) passed: the check cannot fail"
+rm "$tmp/root/ctl-link"
+
 # Negative control: the results' directory as it was installed whole.
 cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
 cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
@@ -356,8 +511,8 @@ fi
 if cc -o "$tmp/outside-sw-static" "$src/test/package/outside_sw.c" \
 	$(pkg-config --cflags cqpoll) $(pkg-config --static --libs cqpoll) \
 	>"$tmp/link-sw-static.log" 2>&1; then
-	if ldd "$tmp/outside-sw-static" | grep -q libcqpoll; then
-		fail "pkg-config --static --libs cqpoll linked a shared libcqpoll"
+	if [ -n "$(needs_cqpoll "$tmp/outside-sw-static")" ]; then
+		fail "pkg-config --static --libs cqpoll: the program needs $(needs_cqpoll "$tmp/outside-sw-static")"
 	else
 		run_hidden "pkg-config --static --libs cqpoll" "$tmp/outside-sw-static"
 	fi
@@ -405,16 +560,28 @@ int main(void)
 EOC
 		;;
 	esac
-	for mode in shared static; do
-		if [ "$mode" = static ]; then
-			flags=$(pkg-config --static --libs $pc)
-		else
-			flags=$(pkg-config --libs $pc)
-		fi
-		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) $flags \
+	# static-no-as-needed: as a toolchain whose linker does not default to
+	# --as-needed (Debian's gcc does), so the .pc must give it itself.
+	for mode in shared static static-no-as-needed; do
+		pre=()
+		case $mode in
+		static) flags=$(pkg-config --static --libs $pc) ;;
+		static-no-as-needed) flags=$(pkg-config --static --libs $pc) pre=(-Wl,--no-as-needed) ;;
+		*) flags=$(pkg-config --libs $pc) ;;
+		esac
+		if ! cc -o "$tmp/outside-$d-$mode" "$prog" $(pkg-config --cflags $pc) "${pre[@]}" $flags \
 			>"$tmp/link-$d.log" 2>&1; then
-			fail "pkg-config $([ "$mode" = static ] && echo '--static ')--libs $pc: $(tail -5 "$tmp/link-$d.log")"
+			fail "pkg-config $([ "$mode" != shared ] && echo '--static ')--libs $pc ($mode): $(tail -5 "$tmp/link-$d.log")"
 			continue
+		fi
+		needs=$(needs_cqpoll "$tmp/outside-$d-$mode")
+		if [ "$mode" = shared ]; then
+			grep -q "${d}\.so" <<<"$needs" || fail "pkg-config --libs $pc: the program does not need $d.so ($needs)"
+		elif [ -n "$needs" ]; then
+			fail "pkg-config --static --libs $pc ($mode): the program needs $needs"
+			continue
+		else
+			pass "pkg-config --static --libs $pc ($mode): no libcqpoll* NEEDED"
 		fi
 		out=$(LD_LIBRARY_PATH="$lib" "$tmp/outside-$d-$mode" 2>&1) && rc=0 || rc=$?
 		if [ "$rc" -eq 0 ]; then
@@ -426,6 +593,26 @@ EOC
 		fi
 	done
 done
+
+# Negative control: a driver's .pc requiring its -libs.pc before cqpoll.pc
+# (as they were) puts -lNAME -lcqpoll ahead of libcqpoll.a: the NEEDED check
+# above must catch the program's libcqpoll.so.
+if [ ${#drvlibs[@]} -gt 0 ]; then
+	ctl=${drvlibs[0]#lib}
+	cp -r "$tmp/pc" "$tmp/pc-old"
+	sed -i "s/^Requires: cqpoll, $ctl-libs\$/Requires: $ctl-libs, cqpoll/" "$tmp/pc-old/$ctl.pc"
+	if ! grep -q "^Requires: $ctl-libs, cqpoll\$" "$tmp/pc-old/$ctl.pc"; then
+		fail "negative control: $ctl.pc has no 'Requires: cqpoll, $ctl-libs' line to reorder"
+	elif ! cc -o "$tmp/outside-old-pc" "$src/test/package/outside_sw.c" \
+		$(PKG_CONFIG_PATH="$tmp/pc-old:$PKG_CONFIG_PATH" pkg-config --cflags --static --libs "$ctl") \
+		>"$tmp/link-old.log" 2>&1; then
+		fail "negative control (the old $ctl.pc) did not link: $(tail -5 "$tmp/link-old.log")"
+	elif needs=$(needs_cqpoll "$tmp/outside-old-pc") && [ -n "$needs" ]; then
+		pass "negative control (the old $ctl.pc: -libs before cqpoll) caught: needs $needs"
+	else
+		fail "negative control (the old $ctl.pc) needs no libcqpoll: the check cannot fail"
+	fi
+fi
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed"
