@@ -1,154 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The adaptive policy. Its one decision is a threshold: how long the group
- * polls after the last arrival before it sleeps. For arrivals with
- * independent gaps, the best any rule that knows only the idle time can do
- * is one threshold B for every gap, so the policy learns the silences (a
- * histogram of the time from the last arrival to the next, 8 buckets an
- * octave, halved once it holds 1024, as latency-target keeps its gaps) and
- * picks the B of least expected cost per unit of time: a silence s <= B
- * costs s of polling; a longer one costs B, plus a sleep: its CPU C
- * (sleep_cpu_us) and the latency D it adds to the completions it delays,
- * latency weighing as much as CPU, as in the policy lab's competitive ratio.
- * The candidates are 0, each bucket's lower bound up to max_spin_us, and
- * polling through all; they are weighed again every 16 silences.
- *
- * The rule before this one slept when the expected silence passed
- * W x max(1, W / gap), the expected silence being the mean gap while the
- * silence was shorter than twice it (work keeps arriving, as NAPI IRQ
- * suspension assumes). On heavy-tailed gaps (the lab's pareto trace: the
- * longer a silence has lasted, the longer it will last) that polled up to
- * twice the mean into every long gap: at 20000/s 25.1% CPU for a p99 that
- * thresholds knowing every gap reach with 7.4%, 3.37x (issue 12's goal at
- * adaptive's own p99 is 1.3x); now 7.7% and 1.06x, competitive ratio 1.28
- * to 1.19.
- *
- * D is the larger of W x max(1, W / gap) (the arrival that ends the sleep,
- * and those during a wake-up that outlasts the gaps) and what sleeps were
- * seen to add: a sleep that found k completions after a wake-up w delayed
- * the first by w and the others, spread over it, by w / 2 each. Such
- * samples are heavy-tailed (a long wake-up gathers more arrivals), so each
- * counts at most 8 times the mean, with weight 1/16. Measuring D is what
- * keeps the policy polling where wake-ups are long and tailed: with this
- * machine's costs (40 us median, 540 us p99) the lab's worst competitive
- * ratio over its rates went from 1.75 to 1.24.
- *
- * A sleep also lengthens the time its silence covers by the spread of the
- * arrivals it batches (from the first to the last), measured likewise; and
- * silences after a sleep are counted from the batch's last arrival (a lone
- * one a wake-up before the wake-up ended), not from the wake-up. Counted
- * from the wake-up, every silence after a sleep looks shorter by one, so
- * polling looks cheaper than it is, and on regular gaps the policy flips
- * between sleeping and polling (test_policy's test_adaptive_sleep_cpu:
- * 416 sleeps in 1000 gaps where every sleep pays). And where sleeping at
- * once costs within 1/8 of the best threshold it is chosen: near a tie the
- * noisy estimates decide, and a policy that flips between the two pays for
- * both and gets the p99 of the sleeps.
- *
- * The histogram also forgets by time: once it holds 128 silences, it halves
- * every memory_us (20 ms), so that on traffic whose rate changes (the lab's
- * diurnal and regime traces) the threshold is chosen from the last tens of
- * milliseconds, not from the last thousand silences, which at a high rate
- * are a tenth of a second and at a low one seconds. With fewer it keeps
- * them: a dozen silences choose a noisy threshold, and on on/off traffic
- * the silence between bursts would halve the burst's gaps away. In the
- * lab at penalty 10 this took diurnal at 5000/s from 1.19x to 1.08x the
- * best budget per 10 ms window in hindsight.
- *
- * On/off traffic (bursts that last alike, silences between them far longer
- * than the gaps within) asks two answers of the one threshold: poll through
- * a burst's gaps, sleep at once in the silence after it. So the policy
- * learns when bursts end: a silence of BURST_GAPS mean gaps ends one, and
- * once the last BURSTS lasted alike and so did the silences between them
- * (all but one within a factor of two of the longest), the group sleeps as
- * soon as the current burst has lasted as long as the longest of them;
- * those silences then stay out of the histogram, which judges the
- * threshold by the gaps within bursts. On memoryless gaps such a silence
- * never comes (e^-32), and bursts of irregular length turn the rule off:
- * with a silence of 16 gaps and the bursts' lengths alone, pareto at
- * 50000-100000/s went from 1.010-1.012x the best fixed budget to
- * 1.018-1.033x. All but one: a burst whose last gaps happened to be short
- * ends early, and with four bursts, all alike, the rule was off for a
- * quarter of the bursts at 5000/s. In the lab (onoff, penalty 10,
- * 5000-100000/s) this took adaptive from 1.040-1.057x the best fixed
- * budget in hindsight to 0.90-0.98x.
- *
- * The histogram follows a change of rate in tens of milliseconds (it
- * halves every memory_us, and only once it holds 128 silences); traffic
- * whose rate jumps 10-100x every few tens of ms (the lab's regime trace)
- * is gone by then. So the policy also runs, as a second expert, the rate
- * rule: the arrival rate over the last 2 ms; a budget of 5 mean gaps when
- * rate x the cost of a sleep is over 1, else 0. For each silence it
- * charges both rules what they would have paid (polling up to the budget,
- * then a sleep), keeps the difference as a moving average (weight 1/8),
- * and lets the rate rule decide while it has been the cheaper by half a
- * sleep a silence (on steady traffic the two differ by noise, and a policy
- * that flips pays for both), until it is no longer; never while the burst
- * rule below knows when bursts end. In the lab at penalty 10 this took
- * regime traffic at 5000, 10000 and 20000/s from 1.056, 1.035 and 1.013x
- * the rate rule's cost to 1.029, 1.025 and 0.999x (1.149, 1.116, 1.097x
- * the best per-window budget to 1.126, 1.099, 1.087x); pareto, poisson
- * and onoff unchanged.
- *
- * The running difference still takes a few silences of a slow stretch to
- * cross its margin, each polled at the fast stretch's threshold. Two
- * silences in a row over `jump` (4) mean gaps say the rate fell (on Poisson
- * gaps one in 3000 pairs, e^-8; after an on/off burst the first gap of the
- * next is short again), so the rate rule decides the next silence at
- * once, as it does while it has been the cheaper. One long silence is not
- * enough: the silence before an on/off burst would hand the burst's first
- * gaps to the rate rule, which sleeps until the rate builds up (onoff
- * 5000/s, penalty 10: 1.197x the best per-window budget, from 1.153x). In
- * the lab at penalty 10 this took regime traffic at 5000 and 10000/s from
- * 1.029 and 1.025x the rate rule's cost to 1.014 and 1.005x (1.126, 1.099x
- * the best per-window budget to 1.109, 1.078x).
- *
- * Until the first silence the threshold is the cost of a sleep, as in ski
- * rental. The mean gap (EWMA, weight 1/8) still serves W / gap: an
- * iteration that found k completions after an interval saw k gaps of a
- * k-th of it, and a sample counts at most double the mean, since the
- * silence before a burst is not its spacing.
- *
- * W learns slowly because its errors do not mend alike: one too low makes
- * the policy sleep, and every sleep measures W again; one too high makes it
- * poll, and polling measures nothing until the next probe. With weight 1/4,
- * a few long wake-ups (log-normal, 30 us median, 80 us p99) had it poll
- * through whole stretches of 50 us gaps it should sleep in.
- *
- * The wake-up cost is only learnt by sleeping, so a policy that starts with a
- * pessimistic guess would poll forever. Hence a probe: if no wake-up was
- * measured for probe_ms, the next idle decision sleeps once to measure one
- * (every sleep's wake-up counts: the rule before this one probed every
- * probe_ms however many sleeps measured one, in the lab's onoff trace at
- * 100000/s a tenth of its wake-ups, 2.6% of its cost at penalty 10),
- * and the first measurement replaces the guess outright. A sample counts at
- * most twice the current estimate, so one outlier cannot lock the policy
- * into polling.
- *
- * With monitor_us set, a silence not worth a sleep but expected longer than
- * a monitor wake-up (the mean gap while the silence is shorter than twice
- * it, then the silence so far) is spent in a power-monitor wait rather than
- * polling.
- *
- * A sleep's own CPU (arming, epoll_wait, the scheduler, reading the event,
- * the driver's calls) cannot be seen from here, so the group measures it on
- * a sample of its sleeps (thread CPU, cqpoll_group_sleep_cpu_get()) and
- * tells the policy (cqpoll_policy_sleep_cpu()): C is the moving average of
- * those samples (weight 1/8, the first replacing the start value 0, each
- * counting at most double), unless sleep_cpu_us was given. The policy
- * believed C = 0 before, and on UCX tcp ping-pong (round trips of about
- * 12 us, wake-ups of 6-10 us) it slept between nearly every round trip
- * (67399 wake-ups/s) where a sleep cost about ten system calls of CPU
- * (issue 36). In the lab a sleep is told arm_ns + wake_cpu_ns (6 us in
- * check-lab-goals.py's cost model).
- *
- * It runs after every iteration of a loop that polls millions of times a
- * second, so what it does there is kept small without changing a decision
- * (issue 36, test policy-same-decisions): an arrival sets until when the
- * empty polls are sure to keep polling, and those before it cost two
- * compares; the threshold is weighed over the histogram's filled buckets
- * only. At UCX shared-memory ping-pong the full walk every 16 silences was
- * a 1700-instruction-a-completion cost and a p99 of stalls.
+ * The adaptive policy (its manual and design history:
+ * doc/guides/policies.md). Its one decision is a threshold: how long the
+ * group polls after the last arrival before it sleeps. It learns the
+ * silences (a histogram of the time from one arrival to the next) and picks
+ * the threshold B of least expected cost per unit of time: a silence s <= B
+ * costs s of polling; a longer one costs B plus a sleep, the sleep's CPU C
+ * and the latency D it adds, weighed by penalty. Beside the threshold:
+ *  - the burst rule: on on/off traffic whose bursts and the silences
+ *    between them last alike, sleep once the current burst has lasted as
+ *    long as the longest of the last ones;
+ *  - the rate rule: a budget from the arrivals of the last 2 ms, which
+ *    decides while it has been the cheaper, or at once after two long
+ *    silences in a row (the rate fell);
+ *  - the probe: a sleep to measure the wake-up cost W when none was
+ *    measured for probe_ms;
+ *  - the monitor wait, for a silence too short for a sleep.
+ * W, D, C and the mean gap are moving averages of clamped samples, so that
+ * one outlier cannot lock the policy into polling. An arrival sets until
+ * when the empty polls are sure to keep polling: those cost two compares.
  */
 
 #include <errno.h>
@@ -351,7 +221,7 @@ sleep_worth(const struct adaptive_state *s)
  * wins against every other, so it alone is weighed. The choice is the one
  * of weighing every bucket: with all 256 weighed every 16 silences, at
  * UCX shared-memory ping-pong this cost some 1700 instructions a
- * completion and a few microseconds' stall every 16th (issue 36).
+ * completion and a few microseconds' stall every 16th.
  */
 static void
 choose(struct adaptive_state *s)
@@ -642,7 +512,7 @@ add_sat(uint64_t a, uint64_t b)
  * and the burst's end, and the next probe. In a ping-pong a dozen empty
  * polls come between arrivals, and each weighed every rule again: some 60
  * instructions a poll, half of what adaptive added to busy polling
- * (issue 36; bench/run_group_iter.sh). With a monitor wait in play
+ * (bench/run_group_iter.sh). With a monitor wait in play
  * (monitor_us) every empty iteration is decided in full.
  */
 static void
