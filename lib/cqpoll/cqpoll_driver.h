@@ -203,7 +203,7 @@ typedef int (*cqpoll_cq_wake_t)(void *priv);
  * Drivers whose event fd they can make readable (an eventfd: sw, io_uring;
  * a worker they can signal: UCX) call it right after cqpoll_cq_alloc(),
  * before the CQ is shared; without it a report is seen at the CQ's next
- * poll (contract.md, section 11).
+ * poll (doc/guides/contract.md, section 11).
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

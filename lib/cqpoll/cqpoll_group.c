@@ -234,12 +234,42 @@ cqpoll_group_count(const struct cqpoll_group *g)
 	return (int)g->n;
 }
 
+/*
+ * A kick's second half: wake the group where it sleeps in its lone
+ * member's own wait (cqpoll_group_sleep.c). 0, or -errno of the wake-up.
+ */
+#if CQPOLL_MUTANT(NO_LONE_KICK)
+/* Negative control only (test build): a lone sleeper sleeps on. */
+static int
+kick_lone(struct cqpoll_group *g)
+{
+	(void)g;
+	return 0;
+}
+#else
+static int
+kick_lone(struct cqpoll_group *g)
+{
+	struct cqpoll_cq *cq;
+	int r = 0;
+
+	/*
+	 * Counted in before the load: the group, awake again, waits for the
+	 * count to drop before its CQ may leave or be destroyed.
+	 */
+	__atomic_fetch_add(&g->lone_users, 1, __ATOMIC_SEQ_CST);
+	cq = __atomic_load_n(&g->lone_cq, __ATOMIC_SEQ_CST);
+	if (cq != NULL)
+		r = cqpoll_cq_wake_sleeper(cq);
+	__atomic_fetch_sub(&g->lone_users, 1, __ATOMIC_RELEASE);
+	return r;
+}
+#endif
+
 int
 cqpoll_group_kick(struct cqpoll_group *g)
 {
-	struct cqpoll_cq *cq;
 	uint64_t one = 1;
-	int r = 0;
 
 	/*
 	 * Store kicked, then load lone_cq; the group stores lone_cq, then
@@ -251,21 +281,7 @@ cqpoll_group_kick(struct cqpoll_group *g)
 	/* EAGAIN: the counter is saturated, so a wake-up is pending anyway. */
 	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
-#if !CQPOLL_MUTANT(NO_LONE_KICK)
-	/*
-	 * Counted in before the load: the group, awake again, waits for the
-	 * count to drop before its CQ may leave or be destroyed.
-	 */
-	__atomic_fetch_add(&g->lone_users, 1, __ATOMIC_SEQ_CST);
-	cq = __atomic_load_n(&g->lone_cq, __ATOMIC_SEQ_CST);
-	if (cq != NULL)
-		r = cqpoll_cq_wake_sleeper(cq);
-	__atomic_fetch_sub(&g->lone_users, 1, __ATOMIC_RELEASE);
-#else
-	/* Negative control only (test build): a lone sleeper sleeps on. */
-	(void)cq;
-#endif
-	return r;
+	return kick_lone(g);
 }
 
 int

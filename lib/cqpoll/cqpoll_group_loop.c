@@ -41,7 +41,8 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 		}
 		r = cqpoll_group_poll_member(g, m);
 		if (r < 0) {
-			MEMBER_FAILED(g, m, r);
+			if (cqpoll_group_isolate(g, m, r) != 0)
+				return r;
 			/* Off the active list: its last member moved to i. */
 			if (list == g->active) {
 				n--;
@@ -56,8 +57,35 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	return total;
 }
 
+/*
+ * A hot member idle for cold_ns goes cold: poll-and-arm, whose poll after
+ * the arm closes the race with a completion that lands in between.
+ */
 #if CQPOLL_MUTANT(COLD_NAIVE)
-int cqpoll_cq_arm_naive(struct cqpoll_cq *cq);
+/*
+ * Negative control only (test build): arm without that poll, ignore what
+ * the arm reports, and believe it, as naive code does.
+ */
+static int
+cold_arm(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	struct cqpoll_cq *cq = m->cq;
+	int r;
+
+	(void)g;
+	r = cq->ops.arm(cq->fp.priv);
+	if (r < 0)
+		return r;
+	cqpoll_stat_add(&cq->counters.arms, 1);
+	cq->armed = true;
+	return 0;
+}
+#else
+static inline int
+cold_arm(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	return cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
+}
 #endif
 
 /*
@@ -90,7 +118,8 @@ poll_hot(struct cqpoll_group *g)
 		}
 		if (r < 0) {
 			/* Off the active list: its last member moved to i. */
-			MEMBER_FAILED(g, m, r);
+			if (cqpoll_group_isolate(g, m, r) != 0)
+				return r;
 			continue;
 		}
 		empty++;
@@ -103,15 +132,7 @@ poll_hot(struct cqpoll_group *g)
 			i++;
 			continue;
 		}
-#if CQPOLL_MUTANT(COLD_NAIVE)
-		/*
-		 * Negative control only (test build, linked with libcqpoll_emu,
-		 * which has the naive arm): arm, no second poll.
-		 */
-		r = cqpoll_cq_arm_naive(m->cq);
-#else
-		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
-#endif
+		r = cold_arm(g, m);
 		polls++;
 		if (r == -EAGAIN) {
 			/*
@@ -124,7 +145,8 @@ poll_hot(struct cqpoll_group *g)
 			continue;
 		}
 		if (r < 0) {
-			MEMBER_FAILED(g, m, r);
+			if (cqpoll_group_isolate(g, m, r) != 0)
+				return r;
 			continue;
 		}
 		if (r == 0) {
@@ -266,7 +288,6 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
-#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
 	/* Due once per period: one compare per iteration, nothing per poll. */
 	if (t1 >= g->t_health) {
 		int c = cqpoll_group_health_check(g, t1);
@@ -275,7 +296,6 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 			return c;
 		r += c;
 	}
-#endif
 	if (g->failed != NULL && cqpoll_group_reap(g))
 		return cqpoll_group_free_deferred(g);
 	a = decide(g, r, t1);

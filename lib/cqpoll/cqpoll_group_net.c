@@ -30,6 +30,26 @@
 #define GROUP_HEALTH_EVENT_SLACK_NS 1000000u
 
 /*
+ * Ring the arm of @p m, found armed and empty: 0, a reported miss (> 0), or
+ * the CQ's death (< 0).
+ */
+#if CQPOLL_MUTANT(NO_NET_ARM_CHECK)
+/* Negative control only (test build): the arm is not rung. */
+static int
+ring_arm(struct cqpoll_group_member *m)
+{
+	(void)m;
+	return 0;
+}
+#else
+static inline int
+ring_arm(struct cqpoll_group_member *m)
+{
+	return cqpoll_cq_arm_check(m->cq);
+}
+#endif
+
+/*
  * Poll @p m, a member believed armed, for work no event announced, and,
  * found empty, ring its arm again (cqpoll_cq_arm_check()): that is where a
  * driver finds a queue that died without an event or a failing poll
@@ -39,16 +59,13 @@
  * miss, puts it back on the active list. Returns the completions found; a
  * dead member is handed to cqpoll_group_member_failed() and counts 0.
  */
-#if !CQPOLL_MUTANT(NO_SAFETY_NET)
-static int
+static inline int
 check_armed(struct cqpoll_group *g, struct cqpoll_group_member *m)
 {
 	int r = cqpoll_group_poll_member(g, m);
 
 	if (r == 0) {
-#if !CQPOLL_MUTANT(NO_NET_ARM_CHECK)
-		r = cqpoll_cq_arm_check(m->cq);
-#endif
+		r = ring_arm(m);
 		if (r > 0)
 			cqpoll_group_activate(g, m);
 		if (r >= 0)
@@ -56,33 +73,38 @@ check_armed(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	}
 	if (r < 0) {
 		/* Dead, with no event to say so: found here. */
-		MEMBER_FAILED(g, m, r);
+		if (cqpoll_group_isolate(g, m, r) != 0)
+			return r;
 		return 0;
 	}
 	cqpoll_group_activate(g, m);
 	return r;
 }
-#endif
 
 /*
  * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
- * members (GROUP_SLICE, round-robin), each still believed armed, since an event may have been lost (a
- * shared channel read by someone else, a device or driver bug). Work found
+ * members (GROUP_SLICE, round-robin), each still believed armed, since an
+ * event may have been lost (a shared channel read by someone else, a device
+ * or driver bug). Work found
  * re-activates its member, whose arm is spent, so the next transition arms it
  * again. Members that went cold after @p cold_before are skipped: a polling
  * group's net looks only at CQs armed for a whole timeout. Returns
  * completions found, or < 0.
  */
+#if CQPOLL_MUTANT(NO_SAFETY_NET)
+/* Negative control only (test build): the timeout recovers nothing. */
 static int
 safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 {
-#if CQPOLL_MUTANT(NO_SAFETY_NET)
-	/* Negative control only (test build): the timeout recovers nothing. */
 	(void)g;
 	(void)t_sleep;
 	(void)cold_before;
 	return 0;
+}
 #else
+static int
+safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
+{
 	struct cqpoll_group_member *m;
 	unsigned int k, i, n;
 	bool recovered = false;
@@ -112,8 +134,8 @@ safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
 	if (recovered)
 		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
 	return total;
-#endif
 }
+#endif
 
 /*
  * The sleep that began at @p t_sleep ended by timeout: every member of the
@@ -173,9 +195,21 @@ cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now)
 	return total;
 }
 
-#if !CQPOLL_MUTANT(NO_HEALTH_CHECK) && !CQPOLL_MUTANT(NO_SAFETY_NET)
+#if CQPOLL_MUTANT(NO_HEALTH_CHECK) || CQPOLL_MUTANT(NO_SAFETY_NET)
 /*
- * The health check (contract.md, section 11), due once per safety-net
+ * Negative control only (test build): no check on the group's timer, only
+ * the net at quiet timeouts. Never due again.
+ */
+int
+cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
+{
+	(void)now;
+	g->t_health = UINT64_MAX;
+	return 0;
+}
+#else
+/*
+ * The health check (doc/guides/contract.md, section 11), due once per
  * period on the group's own clock whatever the traffic: a group whose other
  * members keep it awake never has a sleep that times out, so the net alone
  * would never look at an armed member, and a silent death there would wait

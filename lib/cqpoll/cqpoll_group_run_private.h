@@ -79,11 +79,28 @@ cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	return r;
 }
 
+/*
+ * A member's CQ failed (@p r) where the loop met it: isolate it, and go on
+ * with the others (0). The negative control (test build only) returns
+ * @p r instead, which its caller returns: one CQ's error stops the group.
+ */
 #if CQPOLL_MUTANT(NO_ISOLATION)
-/* Negative control only (test build): a CQ's error stops the whole group. */
-#define MEMBER_FAILED(g, m, r) return (r)
+static inline int
+cqpoll_group_isolate(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		     int r)
+{
+	(void)g;
+	(void)m;
+	return r;
+}
 #else
-#define MEMBER_FAILED(g, m, r) cqpoll_group_member_failed((g), (m), (r))
+static inline int
+cqpoll_group_isolate(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		     int r)
+{
+	cqpoll_group_member_failed(g, m, r);
+	return 0;
+}
 #endif
 
 /* The safety net's period: the group's sleep timeout. */

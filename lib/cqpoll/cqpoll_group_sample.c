@@ -113,10 +113,18 @@ record_wake_latency(struct cqpoll_group *g, uint64_t lat)
  */
 #if CQPOLL_MUTANT(RAW_TO_POLICY)
 /* Negative control only (test build): any timestamp is taken as host time. */
-#define WAKE_TIMESTAMP_FLAGS \
-	(CQPOLL_COMPLETION_F_TIMESTAMP | CQPOLL_COMPLETION_F_TIMESTAMP_RAW)
+static inline bool
+host_timestamp(const struct cqpoll_completion *c)
+{
+	return (c->flags & (CQPOLL_COMPLETION_F_TIMESTAMP |
+			    CQPOLL_COMPLETION_F_TIMESTAMP_RAW)) != 0;
+}
 #else
-#define WAKE_TIMESTAMP_FLAGS CQPOLL_COMPLETION_F_TIMESTAMP
+static inline bool
+host_timestamp(const struct cqpoll_completion *c)
+{
+	return (c->flags & CQPOLL_COMPLETION_F_TIMESTAMP) != 0;
+}
 #endif
 
 
@@ -130,7 +138,7 @@ cqpoll_group_wake_seen(struct cqpoll_group *g, const struct cqpoll_completion *c
 {
 	uint64_t now;
 
-	if (!(c->flags & WAKE_TIMESTAMP_FLAGS) || c->timestamp < t_sleep)
+	if (!host_timestamp(c) || c->timestamp < t_sleep)
 		return;
 	now = cqpoll_now_ns();
 	*measured = true;

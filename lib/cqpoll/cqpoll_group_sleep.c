@@ -25,6 +25,26 @@
 /* Bursts read from a woken CQ before the normal loop takes over. */
 #define GROUP_WAKE_BURSTS 16
 
+#if CQPOLL_MUTANT(ARM_ALL)
+/* Negative control only (test build): every member, at every sleep. */
+static void
+activate_all(struct cqpoll_group *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->n; i++)
+		if (!g->members[i]->failed)
+			cqpoll_group_activate(g, g->members[i]);
+}
+#else
+/* Only the active members need poll-and-arm: the others are armed. */
+static inline void
+activate_all(struct cqpoll_group *g)
+{
+	(void)g;
+}
+#endif
+
 /*
  * poll-and-arm on every ACTIVE CQ. A CQ that returns 0 is empty and armed,
  * and stays armed until its event is consumed: it leaves the active list,
@@ -41,13 +61,7 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 	unsigned int i = 0, active;
 	int r, total = 0;
 
-#if CQPOLL_MUTANT(ARM_ALL)
-	/* Negative control only (test build): every member, at every sleep. */
-	for (i = 0; i < g->n; i++)
-		if (!g->members[i]->failed)
-			cqpoll_group_activate(g, g->members[i]);
-	i = 0;
-#endif
+	activate_all(g);
 	active = g->nactive;
 	*unarmed = false;
 	cqpoll_stat_add(&g->stats.transitions, 1);
@@ -65,7 +79,8 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 		}
 		if (r < 0) {
 			/* A dead CQ needs no arm: the others may sleep. */
-			MEMBER_FAILED(g, m, r);
+			if (cqpoll_group_isolate(g, m, r) != 0)
+				return r;
 			continue;
 		}
 		if (r == 0) {
@@ -96,7 +111,8 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
 		cqpoll_group_count_poll(g, r);
 		if (r < 0) {
-			MEMBER_FAILED(g, m, r);
+			if (cqpoll_group_isolate(g, m, r) != 0)
+				return r;
 			return total;
 		}
 		if (r == 0)
@@ -228,7 +244,8 @@ cqpoll_group_take_ready(struct cqpoll_group *g, const struct epoll_event *evs, i
 				continue;
 			k = cqpoll_cq_event_get(gfd->members[j]->cq);
 			if (k < 0) {
-				MEMBER_FAILED(g, gfd->members[j], k);
+				if (cqpoll_group_isolate(g, gfd->members[j], k) != 0)
+					return k;
 				continue;
 			}
 			if (k == 0)
@@ -351,7 +368,8 @@ cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_memb
 	if (r == -EINTR)
 		return 0;
 	if (r < 0) {
-		MEMBER_FAILED(g, m, r);
+		if (cqpoll_group_isolate(g, m, r) != 0)
+			return r;
 		return 0;
 	}
 	/* A wait that timed out did so whatever kick came meanwhile. */

@@ -115,6 +115,25 @@ add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The bound of the empty polls stops at the next probe, @p until at most. */
+#if CQPOLL_MUTANT(POLL_UNTIL_NO_PROBE)
+/* Negative control only (test build): the bound forgets the probe's clock. */
+static uint64_t
+probe_bound(const struct adaptive_state *s, uint64_t until)
+{
+	(void)s;
+	return until;
+}
+#else
+static inline uint64_t
+probe_bound(const struct adaptive_state *s, uint64_t until)
+{
+	if (s->probe_ns != 0 && add_sat(s->probed_ns, s->probe_ns) < until)
+		return add_sat(s->probed_ns, s->probe_ns);
+	return until;
+}
+#endif
+
 /*
  * Until when an empty iteration is sure to keep polling by the rules of
  * adaptive_decide(), which read only what an arrival sets (and the probe's
@@ -149,10 +168,7 @@ set_poll_until(struct adaptive_state *s)
 		return;
 	if (add_sat(s->last_ns, budget - s->lead_ns) < until)
 		until = add_sat(s->last_ns, budget - s->lead_ns);
-#if !CQPOLL_MUTANT(POLL_UNTIL_NO_PROBE)
-	if (s->probe_ns != 0 && add_sat(s->probed_ns, s->probe_ns) < until)
-		until = add_sat(s->probed_ns, s->probe_ns);
-#endif
+	until = probe_bound(s, until);
 	s->poll_until = until;
 }
 
@@ -277,6 +293,24 @@ idle_decide(struct adaptive_state *s, uint64_t now_ns)
 	return CQPOLL_POLICY_KEEP_POLLING;
 }
 
+/* An empty iteration at @p now_ns is within the bound: it keeps polling. */
+#if CQPOLL_MUTANT(ADAPTIVE_FULL)
+/* Test build only: every empty poll decided in full, the reference. */
+static inline int
+polling_sure(const struct adaptive_state *s, uint64_t now_ns)
+{
+	(void)s;
+	(void)now_ns;
+	return 0;
+}
+#else
+static inline int
+polling_sure(const struct adaptive_state *s, uint64_t now_ns)
+{
+	return now_ns < s->poll_until && now_ns >= s->poll_from;
+}
+#endif
+
 static enum cqpoll_policy_action
 adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 {
@@ -286,10 +320,8 @@ adaptive_decide(void *state, unsigned int completions, uint64_t now_ns)
 		arrival(s, completions, now_ns);
 		return CQPOLL_POLICY_KEEP_POLLING;
 	}
-#if !CQPOLL_MUTANT(ADAPTIVE_FULL)
-	if (now_ns < s->poll_until && now_ns >= s->poll_from)
+	if (polling_sure(s, now_ns))
 		return CQPOLL_POLICY_KEEP_POLLING;
-#endif
 	return idle_decide(s, now_ns);
 }
 

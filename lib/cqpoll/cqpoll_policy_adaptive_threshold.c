@@ -28,15 +28,46 @@ cqpoll_adaptive_sleep_worth_wide(const struct adaptive_state *s)
 	return w > UINT64_MAX ? UINT64_MAX : (uint64_t)w;
 }
 
+/* The running sums of cqpoll_adaptive_choose() and its best candidate. */
+struct weighing {
+	unsigned __int128 time;      /* All silences' time (their spans). */
+	unsigned __int128 below;     /* Time of the silences below the candidate. */
+	uint64_t above;              /* Weight of the silences above it. */
+	unsigned __int128 best_cost; /* The best candidate's cost and span. */
+	unsigned __int128 best_span;
+};
+
 /*
- * The threshold of least expected cost per unit of time over the silences
- * seen, measured from the last arrival: with threshold B, a silence s <= B
- * costs s of polling and lasts s; a longer one costs B and a sleep, and
- * lasts s plus the spread of the arrivals the sleep batches. Candidates: 0,
- * each bucket's lower bound up to max_spin_us, and polling through all; a
- * silence counts at its bucket's middle. Costs are compared as cross
- * products, exact in 128 bits.
- *
+ * Weigh the candidates B of the histogram against the best so far: s->spin_ns
+ * is set to the best one found; @p w's sums end past the last one weighed.
+ */
+#if CQPOLL_MUTANT(ADAPTIVE_FULL)
+/* Test build only: every bucket weighed, the reference. */
+static void
+weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
+{
+	const struct cqpoll_policy_gaps *h = &s->silences;
+	unsigned __int128 cost, span;
+	unsigned int i;
+	uint64_t lo;
+
+	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS && w->above != 0; i++) {
+		lo = cqpoll_policy_gap_lower(i);
+		if (lo > s->max_spin_ns)
+			break;
+		cost = w->below + (unsigned __int128)w->above * (lo + sleep);
+		span = w->time + (unsigned __int128)w->above * s->spread_ns;
+		if (cost * w->best_span < w->best_cost * span) {
+			w->best_cost = cost;
+			w->best_span = span;
+			s->spin_ns = lo;
+		}
+		w->below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
+		w->above -= h->n[i];
+	}
+}
+#else
+/*
  * Only the buckets that hold silences are visited (a few on most
  * traffic, of 256): the candidates from one such bucket's end to the
  * next one's lower bound have the same silences below and above them, so
@@ -46,14 +77,57 @@ cqpoll_adaptive_sleep_worth_wide(const struct adaptive_state *s)
  * UCX shared-memory ping-pong this cost some 1700 instructions a
  * completion and a few microseconds' stall every 16th.
  */
+static inline void
+weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
+{
+	const struct cqpoll_policy_gaps *h = &s->silences;
+	unsigned __int128 cost, span;
+	unsigned int i, j;
+	uint64_t lo;
+
+	/* i: the candidate, the first bound past the last bucket weighed. */
+	i = 0;
+	for (j = cqpoll_policy_gap_next(h, 0);
+	     j < CQPOLL_POLICY_GAP_BUCKETS && w->above != 0;
+	     j = cqpoll_policy_gap_next(h, j + 1)) {
+		lo = cqpoll_policy_gap_lower(i);
+		if (lo > s->max_spin_ns)
+			break;
+		cost = w->below + (unsigned __int128)w->above * (lo + sleep);
+		span = w->time + (unsigned __int128)w->above * s->spread_ns;
+		if (cost * w->best_span < w->best_cost * span) {
+			w->best_cost = cost;
+			w->best_span = span;
+			s->spin_ns = lo;
+		}
+		/* Bucket j's own bound is past max_spin_us: no B covers it. */
+		if (cqpoll_policy_gap_lower(j) > s->max_spin_ns)
+			break;
+		w->below += (unsigned __int128)h->n[j] * cqpoll_policy_gap_mid(j);
+		w->above -= h->n[j];
+		i = j + 1;
+	}
+}
+#endif
+
+/*
+ * The threshold of least expected cost per unit of time over the silences
+ * seen, measured from the last arrival: with threshold B, a silence s <= B
+ * costs s of polling and lasts s; a longer one costs B and a sleep, and
+ * lasts s plus the spread of the arrivals the sleep batches. Candidates: 0,
+ * each bucket's lower bound up to max_spin_us, and polling through all; a
+ * silence counts at its bucket's middle. Costs are compared as cross
+ * products, exact in 128 bits.
+ */
 void
 cqpoll_adaptive_choose(struct adaptive_state *s)
 {
 	const struct cqpoll_policy_gaps *h = &s->silences;
-	unsigned __int128 time = 0, below = 0, cost, span, best_cost, best_span;
+	unsigned __int128 time = 0, below, best_cost, best_span;
 	unsigned __int128 now_cost, now_span;
-	uint64_t above = h->total, sleep = adaptive_sleep_worth(s), lo;
-	unsigned int i, j;
+	uint64_t above = h->total, sleep = adaptive_sleep_worth(s);
+	struct weighing w;
+	unsigned int j;
 
 	s->chosen = 0;
 	if (h->total < SILENCE_MIN * WEIGHT) {
@@ -65,50 +139,17 @@ cqpoll_adaptive_choose(struct adaptive_state *s)
 		time += (unsigned __int128)h->n[j] * cqpoll_policy_gap_mid(j);
 	now_cost = (unsigned __int128)above * sleep;
 	now_span = time + (unsigned __int128)above * s->spread_ns;
-	best_cost = now_cost;
-	best_span = now_span;
+	w.time = time;
+	w.below = 0;
+	w.above = above;
+	w.best_cost = now_cost;
+	w.best_span = now_span;
 	s->spin_ns = 0;
-#if CQPOLL_MUTANT(ADAPTIVE_FULL)
-	/* Test build only: every bucket weighed, the reference. */
-	for (i = 0; i < CQPOLL_POLICY_GAP_BUCKETS && above != 0; i++) {
-		lo = cqpoll_policy_gap_lower(i);
-		if (lo > s->max_spin_ns)
-			break;
-		cost = below + (unsigned __int128)above * (lo + sleep);
-		span = time + (unsigned __int128)above * s->spread_ns;
-		if (cost * best_span < best_cost * span) {
-			best_cost = cost;
-			best_span = span;
-			s->spin_ns = lo;
-		}
-		below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
-		above -= h->n[i];
-	}
-	(void)j;
-#else
-	/* i: the candidate, the first bound past the last bucket weighed. */
-	i = 0;
-	for (j = cqpoll_policy_gap_next(h, 0);
-	     j < CQPOLL_POLICY_GAP_BUCKETS && above != 0;
-	     j = cqpoll_policy_gap_next(h, j + 1)) {
-		lo = cqpoll_policy_gap_lower(i);
-		if (lo > s->max_spin_ns)
-			break;
-		cost = below + (unsigned __int128)above * (lo + sleep);
-		span = time + (unsigned __int128)above * s->spread_ns;
-		if (cost * best_span < best_cost * span) {
-			best_cost = cost;
-			best_span = span;
-			s->spin_ns = lo;
-		}
-		/* Bucket j's own bound is past max_spin_us: no B covers it. */
-		if (cqpoll_policy_gap_lower(j) > s->max_spin_ns)
-			break;
-		below += (unsigned __int128)h->n[j] * cqpoll_policy_gap_mid(j);
-		above -= h->n[j];
-		i = j + 1;
-	}
-#endif
+	weigh(s, sleep, &w);
+	below = w.below;
+	above = w.above;
+	best_cost = w.best_cost;
+	best_span = w.best_span;
 	if (above == 0 && below * best_span < best_cost * time) {
 		s->spin_ns = s->max_spin_ns;
 		best_cost = below;
