@@ -60,6 +60,12 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 			       (const void *)ops);
 		return -EINVAL;
 	}
+	/* A size that does not cover the first table is no table of ours. */
+	if (ops->size != 0 && ops->size < CQPOLL_POLICY_OPS_SIZE_V1) {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %s: ops size %zu, at least %zu",
+			       ops->name, ops->size, (size_t)CQPOLL_POLICY_OPS_SIZE_V1);
+		return -EINVAL;
+	}
 	if (ops->init == NULL || ops->decide == NULL) {
 		CQPOLL_LOG_LIB(ERR, "group create: policy %s lacks init or decide",
 			       ops->name);

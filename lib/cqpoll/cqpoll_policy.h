@@ -34,8 +34,15 @@ enum cqpoll_policy_action {
  * A sleep policy of the adaptive mode: a small pluggable object. The group
  * allocates @p state_size bytes (aligned for any type, zeroed) per group, calls
  * init once, then the hooks from the group's thread only.
+ *
+ * The table grows at its end: @p size says which members a policy knows, and
+ * the library reads a member only if @p size covers it. A policy sets
+ * @p size to sizeof(struct cqpoll_policy_ops), or leaves it 0 for a table
+ * of the members up to @p wake_cost only.
  */
 struct cqpoll_policy_ops {
+	/** sizeof(struct cqpoll_policy_ops) as the policy was built; 0: up to wake_cost. */
+	size_t size;
 	const char *name;  /**< Name, e.g. "spin". */
 	size_t state_size; /**< Bytes of per-group state the hooks receive. */
 	/**
@@ -57,6 +64,13 @@ struct cqpoll_policy_ops {
 	 * only when the device timestamps completions. Optional (NULL).
 	 */
 	void (*wake_cost)(void *state, uint64_t cost_ns);
+	/**
+	 * The thread CPU one of the policy's sleeps cost, ns, for the sleeps the
+	 * group times (cqpoll_group_sleep_cpu_get()), or as
+	 * cqpoll_policy_sleep_cpu() tells it. Optional (NULL); read only when
+	 * @p size covers it. EXPERIMENTAL.
+	 */
+	void (*sleep_cpu)(void *state, uint64_t cpu_ns);
 };
 
 /**
@@ -125,11 +139,10 @@ const struct cqpoll_policy_ops *cqpoll_policy_latency_target(void);
  * callback after the wake-up (or the end of the wake-up's handling when it
  * found none). For programs that run a policy themselves (the policy lab).
  *
- * Only the built-in "adaptive" and "hybrid" policies take it (a policy op
- * would need a member that the ops table of an older program lacks); they
- * weigh a sleep with the moving average of these samples (weight 1/8, each
- * counting at most twice the average) unless their sleep_cpu_us parameter
- * was given.
+ * Only policies with a sleep_cpu op take it (of the built-in ones,
+ * "adaptive" and "hybrid"); those weigh a sleep with the moving average of
+ * these samples (weight 1/8, each counting at most twice the average) unless
+ * their sleep_cpu_us parameter was given.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

@@ -375,11 +375,13 @@ cqpoll_policy_adaptive_sleep_cpu(void *state, uint64_t cpu_ns)
 }
 
 static const struct cqpoll_policy_ops adaptive_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "adaptive",
 	.state_size = sizeof(struct adaptive_state),
 	.init = adaptive_init,
 	.decide = adaptive_decide,
 	.wake_cost = adaptive_wake_cost,
+	.sleep_cpu = cqpoll_policy_adaptive_sleep_cpu,
 };
 
 const struct cqpoll_policy_ops *

@@ -381,11 +381,13 @@ cqpoll_policy_hybrid_sleep_cpu(void *state, uint64_t cpu_ns)
 }
 
 static const struct cqpoll_policy_ops hybrid_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "hybrid",
 	.state_size = sizeof(struct hybrid_state),
 	.init = hybrid_init,
 	.decide = hybrid_decide,
 	.wake_cost = hybrid_wake_cost,
+	.sleep_cpu = cqpoll_policy_hybrid_sleep_cpu,
 };
 
 const struct cqpoll_policy_ops *

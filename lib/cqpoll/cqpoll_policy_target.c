@@ -369,6 +369,7 @@ target_wake_cost(void *state, uint64_t cost_ns)
 }
 
 static const struct cqpoll_policy_ops target_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "latency-target",
 	.state_size = sizeof(struct target_state),
 	.init = target_init,
@@ -377,6 +378,7 @@ static const struct cqpoll_policy_ops target_ops = {
 };
 
 static const struct cqpoll_policy_ops target_p99_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "target-p99",
 	.state_size = sizeof(struct target_state),
 	.init = target_p99_init,
