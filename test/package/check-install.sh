@@ -259,7 +259,8 @@ if [ "$docs" = 1 ]; then
 else
 	echo "skip: man pages (doxygen not found or -Ddocs=disabled)"
 fi
-for f in README.md CHANGELOG.md guides/contract.md guides/packaging.md; do
+for f in README.md CHANGELOG.md doc/guides/contract.md doc/guides/packaging.md \
+	results/lab-notes.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
 done
@@ -275,7 +276,7 @@ else
 fi
 # Negative control: the results' directory as it was installed whole.
 cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
-cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
+cp -r "$src/results" "$tmp/doc-ctl/"
 data=$(doc_data "$tmp/doc-ctl")
 [ -n "$data" ] && pass "negative control (the results' directory installed whole) caught: $(echo "$data" | wc -l) data files" ||
 	fail "negative control (the results' directory installed whole) passed: the check cannot fail"
