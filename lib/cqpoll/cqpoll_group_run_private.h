@@ -28,8 +28,8 @@
  * Members the safety net and the health check look at per period (a
  * timeout, or a health check): the whole group up to this size, else this
  * many, taking turns (round-robin). Their cost per period is thus bounded
- * (~150 ns per armed member: ~40 µs of a 10 ms period, where a walk over
- * 16384 members stalled the loop 2 ms), and a full round over N members
+ * (a walk over every member of a large group stalled the loop for
+ * milliseconds: doc/guides/poll-group.md), and a full round over N members
  * takes ceil(N / GROUP_SLICE) periods: 256 at 65536 members, 2.56 s at the
  * default 10 ms. The price of a bounded period: a lost event or a silent
  * death in a group of N members is found within that many periods (plus
