@@ -1,26 +1,60 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# The applications' layout rule (issue 19): no file under app/ longer than
-# 600 lines, so that each stays one job a reader can hold at once.
+# The layout rules of the tree:
+#   - no file under app/, lib/ or drivers/ longer than 600 lines, so that
+#     each stays one job a reader can hold at once;
+#   - in the product (lib/ and drivers/), a mutant (CQPOLL_MUTANT, the
+#     negative controls' naive code) switches whole functions: no
+#     "#if CQPOLL_MUTANT(...)" inside a function body;
+#   - the product names no symbol of the test kit (what libcqpoll_emu
+#     exports: emu/version.map).
 #
-# usage: devtools/check-layout.sh [--max N] [DIR...]
+# usage: devtools/check-layout.sh [--max N] [--product] [--kit MAP] [DIR...]
 #
-# DIR defaults to the source tree's app/. Every regular file counts (C,
-# headers, meson.build, scripts). Exits 0 when every file is within the
-# limit, 1 naming each one over it, 2 on bad usage.
+# DIR defaults to the source tree's app/, lib/ and drivers/. A DIR named
+# lib or drivers, or any DIR with --product, gets the product's checks too.
+# Every regular file counts for the length (C, headers, meson.build,
+# scripts); the product's checks read its .c and .h files. A function body
+# is what lies between a "{" and a "}" in the first column (the project's
+# style). Exits 0 when every rule holds, 1 naming each breach, 2 on bad
+# usage.
 set -euo pipefail
 
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 max=600
-if [ "${1:-}" = --max ]; then
-    [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || { echo "check-layout: --max needs a number" >&2; exit 2; }
-    max=$2
-    shift 2
-fi
+product=0
+kit=$top/emu/version.map
+while [ $# -gt 0 ]; do
+    case $1 in
+    --max)
+        [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || { echo "check-layout: --max needs a number" >&2; exit 2; }
+        max=$2
+        shift 2
+        ;;
+    --product)
+        product=1
+        shift
+        ;;
+    --kit)
+        [ $# -ge 2 ] && [ -f "$2" ] || { echo "check-layout: --kit needs a version map" >&2; exit 2; }
+        kit=$2
+        shift 2
+        ;;
+    *)
+        break
+        ;;
+    esac
+done
 if [ $# -eq 0 ]; then
-    set -- "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/app"
+    set -- "$top/app" "$top/lib" "$top/drivers"
 fi
-over=0
+[ -f "$kit" ] || { echo "check-layout: $kit: no kit version map" >&2; exit 2; }
+# The kit's symbols: the global names of its version map.
+kitsyms=$(sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);[[:space:]]*$/\1/p' "$kit" | sort -u)
+[ -n "$kitsyms" ] || { echo "check-layout: $kit names no symbol" >&2; exit 2; }
+
+bad=0
 files=0
 for dir in "$@"; do
     [ -d "$dir" ] || { echo "check-layout: $dir: not a directory" >&2; exit 2; }
@@ -29,16 +63,38 @@ for dir in "$@"; do
         n=$(wc -l < "$f")
         if [ "$n" -gt "$max" ]; then
             echo "check-layout: $f: $n lines (at most $max)"
-            over=$((over + 1))
+            bad=$((bad + 1))
         fi
     done < <(find "$dir" -type f -print0)
+    case $(basename "$dir") in
+    lib | drivers) ;;
+    *) [ "$product" -eq 1 ] || continue ;;
+    esac
+    while IFS= read -r -d '' f; do
+        if ! awk -v f="$f" '
+            /^\{/ { body = 1 }
+            /^\}/ { body = 0 }
+            body && /^[ \t]*#[ \t]*(if|ifdef|ifndef|elif)[ \t].*CQPOLL_MUTANT/ {
+                printf "check-layout: %s:%d: a mutant switch inside a function body: %s\n", f, FNR, $0
+                bad = 1
+            }
+            END { exit bad }' "$f"; then
+            bad=$((bad + 1))
+        fi
+        if hits=$(grep -nwF -- "$kitsyms" "$f"); then
+            while IFS= read -r h; do
+                echo "check-layout: $f:${h%%:*}: names a symbol of the test kit: ${h#*:}"
+            done <<< "$hits"
+            bad=$((bad + 1))
+        fi
+    done < <(find "$dir" -type f \( -name '*.c' -o -name '*.h' \) -print0)
 done
 if [ "$files" -eq 0 ]; then
     echo "check-layout: no file found in $*" >&2
     exit 2
 fi
-if [ "$over" -ne 0 ]; then
-    echo "check-layout: $over of $files files over $max lines"
+if [ "$bad" -ne 0 ]; then
+    echo "check-layout: $bad breaches in $files files"
     exit 1
 fi
-echo "check-layout: $files files, none over $max lines"
+echo "check-layout: $files files, none over $max lines, the product's mutants at function level, no kit symbol in it"

@@ -7,7 +7,7 @@ usage: devtools/gen-ethdev-results.py [--splice-only] [--duration=S] [BUILDDIR]
 Runs testpmd-cq on DPDK's virtual PMDs (ethdev:virtio_user; ethdev:tap when
 root and /dev/net/tun allow) at three loads, each with cqpoll's interrupt
 mode, cqpoll's adaptive mode and DPDK's l3fwd-power transition, keeps every
-run's JSON in doc/guides/testpmd-cq-results/ethdev.json, and writes the
+run's JSON in results/ethdev.json, and writes the
 table from it into the page between the ethdev markers (before the policy
 lab). Every number comes from those JSON files and /proc/loadavg.
 
@@ -23,7 +23,7 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE = os.path.join(TOP, "doc/guides/testpmd-cq-results.md")
-STORE = os.path.join(TOP, "doc/guides/testpmd-cq-results/ethdev.json")
+STORE = os.path.join(TOP, "results/ethdev.json")
 BEGIN = "<!-- ethdev: begin (devtools/gen-ethdev-results.py) -->"
 END = "<!-- ethdev: end -->"
 LOADS = [1000, 10000, 20000]

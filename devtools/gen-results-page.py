@@ -239,7 +239,7 @@ def lab_cost_section(d, title, intro):
            "that judges it (`devtools/check-lab-goals.py`, from the lab's own "
            "`goal` lines; its output, one line per goal, trace, rate and "
            "penalty with the median and min..max over the seeds, is "
-           "`%s/lab-goals.txt`):" % os.path.relpath(d, "doc/guides"), "",
+           "`%s/lab-goals.txt`):" % os.path.normpath(d), "",
            "```"] + verdicts + ["```", ""]
     for pen in LAB_PENALTIES:
         pols = None
@@ -267,7 +267,7 @@ def lab_cost_section(d, title, intro):
     if cmds:
         out += ["The first command; the others differ in `--trace`, `--rate` "
                 "and `--sim-penalty` (every run's output is in `%s/`):"
-                % os.path.relpath(d, "doc/guides"), "", "```", cmds[0], "```", ""]
+                % os.path.normpath(d), "", "```", cmds[0], "```", ""]
     return out
 
 
@@ -339,7 +339,7 @@ def lab_section(d, sweep):
                     "holds a result of the old check (one live run of one "
                     "policy at one rate), withdrawn. `devtools/gen-results.sh` "
                     "reruns it; on a loaded machine it says \"not judged\"."
-                    % os.path.relpath(d, "doc/guides"), ""]
+                    % os.path.normpath(d), ""]
         else:
             out += ["```"] + [l for l in text if l.startswith(
                 ("load average", "this check", "other work", "PASS",

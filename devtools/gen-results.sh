@@ -5,7 +5,7 @@
 # default sweep on mlx5-emu (and on uring, a real queue, where io_uring
 # runs), draw its plots, and write
 # doc/guides/testpmd-cq-results.md from the sweep's JSON (kept beside the
-# PNGs in doc/guides/testpmd-cq-results/). Every number on the page comes
+# PNGs in results/). Every number on the page comes
 # from that JSON or from this machine's /proc and uname.
 #
 # usage: devtools/gen-results.sh [--lab-only] [BUILDDIR]   (default: build)
@@ -32,17 +32,17 @@ builddir=${1:-build}
 ./devtools/build.sh "$builddir" >/dev/null
 
 app=$builddir/app/testpmd-cq/testpmd-cq
-dir=doc/guides/testpmd-cq-results
+dir=results
 page=doc/guides/testpmd-cq-results.md
 # The "Against peers" section is measured by devtools/run-peers.py (minutes
 # of interleaved runs); a page rewritten here keeps it, re-rendered from the
 # raw results kept beside the plots.
 peers_section() {
-    if [ -s doc/guides/testpmd-cq-results/peers/raw.jsonl ]; then
+    if [ -s results/peers/raw.jsonl ]; then
         python3 devtools/run-peers.py --page-only >/dev/null || true
     fi
     # bench_wakeup's section (devtools/run-wakeup.py --page), likewise.
-    if [ -s doc/guides/testpmd-cq-results/wakeup/runs.json ]; then
+    if [ -s results/wakeup/runs.json ]; then
         python3 devtools/run-wakeup.py --page-only >/dev/null || true
     fi
 }

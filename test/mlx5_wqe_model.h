@@ -8,7 +8,7 @@
  * _mlx5_post_send(), set_raddr_seg(), _set_atomic_seg(),
  * set_data_ptr_seg(), set_data_ptr_seg_atomic(), set_data_inl_seg();
  * mlx5dv.h mlx5dv_set_ctrl_seg() and the MLX5_OPCODE_* / MLX5_WQE_CTRL_*
- * values; mlx5-wqe-contract.md §2), with byte offsets, never with the
+ * values; doc/guides/mlx5-wqe-contract.md §2), with byte offsets, never with the
  * driver's writers or structs. Bytes the post path leaves as they were (the
  * inline padding, the compare word of a fetch-and-add) are masked out.
  *

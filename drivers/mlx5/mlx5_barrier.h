@@ -4,7 +4,7 @@
 
 /*
  * Every barrier between the CPU and an mlx5 device, named by what it orders
- * (mlx5-cq-contract.md §3.2, §4.1, §5.1); an architecture whose memory model
+ * (doc/guides/mlx5-cq-contract.md §3.2, §4.1, §5.1); an architecture whose memory model
  * was not checked does not build.
  *
  * The read side (CQE body after the owner byte) is where the cost is: it runs
@@ -49,7 +49,7 @@
  */
 #define cqpoll_mlx5_uar_flush_before_repoll() __asm__ volatile("mfence" ::: "memory")
 /*
- * Post path (mlx5-wqe-contract.md §4.1, rdma-core post_send_db()). WQEs are
+ * Post path (doc/guides/mlx5-wqe-contract.md §4.1, rdma-core post_send_db()). WQEs are
  * in write-back memory the device reads by DMA after the doorbell: on x86-64
  * stores are not reordered with older stores (TSO), so only the compiler
  * must keep the WQE stores before the record store (udma_to_device_barrier).

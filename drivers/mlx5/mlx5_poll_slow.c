@@ -3,7 +3,7 @@
  * The CQEs the fast path refuses: errors, RESP_SEND_INV, inline-scattered
  * payloads (formats 1 and 2) and compressed sessions (format 3), and those
  * no driver can decode, which become failed completions so that the CQ moves
- * on. Offsets and layouts: mlx5-cq-contract.md §2.3, §2.5, §6.
+ * on. Offsets and layouts: doc/guides/mlx5-cq-contract.md §2.3, §2.5, §6.
  */
 
 #include <stddef.h>

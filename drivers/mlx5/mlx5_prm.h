@@ -5,7 +5,7 @@
 /*
  * CQ layout facts of mlx5 devices that mlx5dv.h does not spell out, shared by
  * the driver and the emulated device so both read the same encoding.
- * Section numbers refer to doc/../mlx5-cq-contract.md.
+ * Section numbers refer to doc/guides/mlx5-cq-contract.md.
  */
 
 #include <endian.h>

@@ -2,7 +2,7 @@
 /*
  * cqpoll mlx5 QPs: created with ibv_create_qp() on the verbs CQs of cqpoll
  * mlx5 CQs, their rings taken through mlx5dv_init_obj(MLX5DV_OBJ_QP)
- * (mlx5-wqe-contract.md §1), both through the context's libibverbs table
+ * (doc/guides/mlx5-wqe-contract.md §1), both through the context's libibverbs table
  * (ibv_glue.h), so an emulated device serves the same code. The CQs they
  * use poll through mlx5_qp_retire.c from then on.
  */

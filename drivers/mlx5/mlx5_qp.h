@@ -3,7 +3,7 @@
 #define CQPOLL_MLX5_QP_H
 
 /*
- * A QP whose work the driver posts itself (mlx5-wqe-contract.md): its rings
+ * A QP whose work the driver posts itself (doc/guides/mlx5-wqe-contract.md): its rings
  * as mlx5dv_init_obj(MLX5DV_OBJ_QP) describes them, the per-WQE records that
  * turn a completion's WQE counter back into the caller's wr_id, and the CQs'
  * lists of such QPs. Counters are free-running 32-bit; the device sees their

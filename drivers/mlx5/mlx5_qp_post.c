@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Posting on a cqpoll mlx5 QP: WQEs written into the send ring, one
- * doorbell per burst (mlx5-wqe-contract.md §2, §4.1); receives into the
+ * doorbell per burst (doc/guides/mlx5-wqe-contract.md §2, §4.1); receives into the
  * receive ring, one doorbell-record write per burst (§5).
  */
 

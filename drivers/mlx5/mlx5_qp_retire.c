@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completions of cqpoll mlx5 QPs: the caller's wr_id from the WQE counter,
- * and the work queue retired up to the completed WQE (mlx5-wqe-contract.md
+ * and the work queue retired up to the completed WQE (doc/guides/mlx5-wqe-contract.md
  * §6). Only CQs that serve such QPs poll through here: their poll was
  * swapped at the QP's creation; every other CQ keeps the bare poll.
  */
@@ -40,6 +40,30 @@ sq_nbb(const struct cqpoll_mlx5_qp *qp, uint32_t idx)
 }
 
 /*
+ * Where the retired blocks of a send completion at @p at start: the
+ * completed WQE's own, all before it being retired with it.
+ */
+#if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
+/*
+ * Negative control only (test build): only the signalled WQE's blocks are
+ * freed, counted from the tail, not those of the unsignalled ones before it.
+ */
+static inline __attribute__((always_inline)) uint32_t
+retire_from(uint32_t tail, uint32_t at)
+{
+	(void)at;
+	return tail;
+}
+#else
+static inline __attribute__((always_inline)) uint32_t
+retire_from(uint32_t tail, uint32_t at)
+{
+	(void)tail;
+	return at;
+}
+#endif
+
+/*
  * The completion's WQE counter names a WQE posted and not yet retired: its
  * distance from the tail, in the counter's 16 bits, is below what is
  * outstanding. Anything else (a completion of the QP's life before a RESET)
@@ -63,11 +87,8 @@ sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 	 * its tail past them the same way). After the records are read: the
 	 * poster may then reuse them.
 	 */
-#if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
-	__atomic_store_n(&qp->sq_tail, tail + sq_nbb(qp, idx), __ATOMIC_RELEASE);
-#else
-	__atomic_store_n(&qp->sq_tail, at + sq_nbb(qp, idx), __ATOMIC_RELEASE);
-#endif
+	__atomic_store_n(&qp->sq_tail, retire_from(tail, at) + sq_nbb(qp, idx),
+			 __ATOMIC_RELEASE);
 	return 1;
 }
 

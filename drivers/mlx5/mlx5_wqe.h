@@ -4,7 +4,7 @@
 
 /*
  * Writers of the segments of a send WQE, one per segment, into the ring of
- * a cqpoll mlx5 QP (mlx5-wqe-contract.md §2). Segments are 16 bytes and a WQE
+ * a cqpoll mlx5 QP (doc/guides/mlx5-wqe-contract.md §2). Segments are 16 bytes and a WQE
  * starts on a 64-byte WQEBB, so a segment never straddles the ring's end; a
  * WQE may run past it and go on at the start (§1.2), as in rdma-core, UCX
  * and SPDK. Everything the device reads is big-endian.

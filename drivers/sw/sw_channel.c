@@ -194,6 +194,44 @@ drain(struct cqpoll_sw_channel *ch)
 	return -errno;
 }
 
+/*
+ * When a take drains the channel's fd: first, so that a raise after the
+ * drain finds the list as the take leaves it, and its write stays for the
+ * next sleep. drain_first() returns 0 or -errno; drain_last() gets and
+ * returns the take's result.
+ */
+#if CQPOLL_MUTANT(CHANNEL_NAIVE)
+/*
+ * Negative control only (test build): drained after the take, which eats
+ * the write of a raise that found the list emptied in between.
+ */
+static inline int
+drain_first(struct cqpoll_sw_channel *ch)
+{
+	(void)ch;
+	return 0;
+}
+
+static inline int
+drain_last(struct cqpoll_sw_channel *ch, int r)
+{
+	return r == 0 ? drain(ch) : r;
+}
+#else
+static inline int
+drain_first(struct cqpoll_sw_channel *ch)
+{
+	return drain(ch);
+}
+
+static inline int
+drain_last(struct cqpoll_sw_channel *ch, int r)
+{
+	(void)ch;
+	return r;
+}
+#endif
+
 int
 cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max)
 {
@@ -204,12 +242,9 @@ cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max)
 	bool left;
 	int r = 0;
 
-#if !CQPOLL_MUTANT(CHANNEL_NAIVE)
-	/* First: a raise after this finds the list as the take leaves it. */
-	r = drain(ch);
+	r = drain_first(ch);
 	if (r < 0)
 		return r;
-#endif
 	pthread_mutex_lock(&ch->lock);
 	while (ch->head != NULL && taken < max) {
 		c = ch->head;
@@ -225,14 +260,7 @@ cqpoll_sw_channel_fired(void *priv, struct cqpoll_cq **fired, unsigned int max)
 	if (left && write(ch->efd, &one, sizeof(one)) != sizeof(one) &&
 	    errno != EAGAIN)
 		r = -errno;
-#if CQPOLL_MUTANT(CHANNEL_NAIVE)
-	/*
-	 * Negative control only (test build): drained after the take, which
-	 * eats the write of a raise that found the list emptied in between.
-	 */
-	if (r == 0)
-		r = drain(ch);
-#endif
+	r = drain_last(ch, r);
 	/* What was taken is named even if the fd failed: its CQs fired. */
 	return n != 0 || r == 0 ? (int)n : r;
 }

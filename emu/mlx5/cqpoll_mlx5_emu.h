@@ -239,7 +239,7 @@ int cqpoll_mlx5_emu_fail(struct cqpoll_cq *cq, enum ibv_event_type event,
  * An emulated mlx5 device context on which cqpoll_mlx5_qp_create() makes its
  * QPs through the same libibverbs table (ibv_create_qp(), ibv_modify_qp(),
  * mlx5dv_init_obj(MLX5DV_OBJ_QP)) as on hardware. The rings are laid out as
- * rdma-core's provider lays them out (mlx5-wqe-contract.md §1): one buffer,
+ * rdma-core's provider lays them out (doc/guides/mlx5-wqe-contract.md §1): one buffer,
  * the receive ring first, the send ring of 64-byte blocks after it, a
  * doorbell record of two words, and a BlueFlame register of two 256-byte
  * halves at 0x800 of a UAR page. The device reads the WQEs the QP wrote,

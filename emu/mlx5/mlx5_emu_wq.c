@@ -2,7 +2,7 @@
 /*
  * The emulated device carries out the work its QPs posted: it reads the
  * doorbell register and record, parses each send WQE in the ring as the
- * device would (mlx5-wqe-contract.md §2, its own parser, not the driver's
+ * device would (doc/guides/mlx5-wqe-contract.md §2, its own parser, not the driver's
  * writers), moves the data between two of its QPs, and writes the CQEs
  * (§6; error syndromes as rdma-core maps them, CQ contract §7).
  *

@@ -5,7 +5,7 @@
 /*
  * The emulated device's context for work queues: its PDs, MRs and QPs, the
  * memory of each QP as rdma-core's provider lays it out
- * (mlx5-wqe-contract.md §1), and the device's own state of each queue. The
+ * (doc/guides/mlx5-wqe-contract.md §1), and the device's own state of each queue. The
  * device side reads the rings with its own parser (mlx5_emu_wq.c), never the
  * driver's writers.
  */

@@ -3,7 +3,7 @@
  * The emulated mlx5 context for work queues: PDs, MRs and QPs, reached by
  * the driver through the libibverbs table it registers (ibv_glue.h), as an
  * emulated verbs context is. QP memory is sized and laid out as rdma-core's
- * provider does it (providers/mlx5/verbs.c, mlx5-wqe-contract.md §1.2).
+ * provider does it (providers/mlx5/verbs.c, doc/guides/mlx5-wqe-contract.md §1.2).
  */
 
 #include <errno.h>

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Poll groups: creation, membership (with one epoll entry per distinct event
- * fd), mode, cross-thread requests and counters. The loop is in
- * cqpoll_group_run.c.
+ * Poll groups: creation and destruction, the policy's set-up, the mode,
+ * requests from other threads (stop, wake-up, mode change: the kick) and
+ * the counters. Members are in cqpoll_group_members.c, their failure in
+ * cqpoll_group_failure.c, the loop in cqpoll_group_loop.c (the list of
+ * rooms: cqpoll_group_run_private.h).
  */
 
 #include <errno.h>
@@ -14,7 +16,7 @@
 
 #include "cqpoll_alloc_private.h"
 #include "cqpoll_config.h"
-#include "cqpoll_group_private.h"
+#include "cqpoll_group_run_private.h"
 #include "cqpoll_log_private.h"
 #include "cqpoll_mutant.h"
 #include "cqpoll_policy_private.h"
@@ -56,6 +58,12 @@ policy_setup(struct cqpoll_group *g, const struct cqpoll_policy_ops *ops,
 	if (ops->name == NULL || ops->name[0] == '\0') {
 		CQPOLL_LOG_LIB(ERR, "group create: policy %p has no name",
 			       (const void *)ops);
+		return -EINVAL;
+	}
+	/* A size that does not cover the first table is no table of ours. */
+	if (ops->size != 0 && ops->size < CQPOLL_POLICY_OPS_SIZE_V1) {
+		CQPOLL_LOG_LIB(ERR, "group create: policy %s: ops size %zu, at least %zu",
+			       ops->name, ops->size, (size_t)CQPOLL_POLICY_OPS_SIZE_V1);
 		return -EINVAL;
 	}
 	if (ops->init == NULL || ops->decide == NULL) {
@@ -129,7 +137,7 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 					CQPOLL_GROUP_COLD_US_DEFAULT) * 1000u;
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
-	/* The first health check after one period (cqpoll_group_run.c). */
+	/* The first health check after one period (cqpoll_group_net.c). */
 	g->t_health = cqpoll_now_ns() + (uint64_t)g->wait_timeout_ms * 1000000u;
 	g->comps = cqpoll_mem_alloc((size_t)g->burst * sizeof(*g->comps), socket_id);
 	if (g->comps == NULL) {
@@ -162,8 +170,6 @@ fail:
 	return NULL;
 }
 
-static void count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m);
-
 static void
 group_free(struct cqpoll_group *g)
 {
@@ -175,7 +181,7 @@ group_free(struct cqpoll_group *g)
 	}
 	for (i = 0; i < g->n; i++) {
 		/* The CQ outlives the group: it may be destroyed or added again. */
-		count_waits(g, g->members[i]);
+		cqpoll_group_count_waits(g, g->members[i]);
 		g->members[i]->cq->group_member = NULL;
 		g->members[i]->cq->group = NULL;
 		free(g->members[i]);
@@ -226,414 +232,6 @@ cqpoll_group_free_deferred(struct cqpoll_group *g)
 	return -ECANCELED;
 }
 
-/*
- * Room for @need pointers, doubling from @first: the (maybe moved) array,
- * or NULL on ENOMEM.
- */
-static void *
-grow_from(void *array, unsigned int *cap, unsigned int need, unsigned int first)
-{
-	unsigned int ncap;
-	void *p;
-
-	if (need <= *cap)
-		return array;
-	ncap = *cap != 0 ? *cap * 2 : first;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(array, (size_t)ncap * sizeof(void *));
-	if (p == NULL)
-		return NULL;
-	*cap = ncap;
-	return p;
-}
-
-static void *
-grow(void *array, unsigned int *cap, unsigned int need)
-{
-	return grow_from(array, cap, need, 8);
-}
-
-/*
- * The entry of @p fd, in O(1): fds are small integers (the kernel hands out
- * the lowest free one), so the index is an array by fd number, a pointer
- * per fd of the process below the highest one of the group. A search of
- * the fd list instead made adding N CQs O(N^2): seconds at 65536.
- */
-static struct cqpoll_group_fd *
-fd_find(struct cqpoll_group *g, int fd)
-{
-	return (unsigned int)fd < g->fd_index_cap ? g->fd_index[fd] : NULL;
-}
-
-/* Make room in the fd index for @p fd; new slots are NULL. */
-static int
-fd_index_grow(struct cqpoll_group *g, int fd)
-{
-	unsigned int old = g->fd_index_cap;
-	void *p;
-
-	p = grow_from(g->fd_index, &g->fd_index_cap, (unsigned int)fd + 1, 64);
-	if (p == NULL)
-		return -ENOMEM;
-	g->fd_index = p;
-	memset(&g->fd_index[old], 0,
-	       (size_t)(g->fd_index_cap - old) * sizeof(g->fd_index[0]));
-	return 0;
-}
-
-/* Attach a member to the entry of its fd, creating the epoll entry once. */
-static int
-fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
-{
-	struct cqpoll_group_fd *gfd = fd_find(g, fd);
-	struct epoll_event ev = { .events = EPOLLIN };
-	bool created = false;
-	void *p;
-	int r;
-
-	if (gfd == NULL) {
-		p = grow(g->fds, &g->fds_cap, g->nfds + 1);
-		if (p == NULL || fd_index_grow(g, fd) != 0)
-			return -ENOMEM;
-		g->fds = p;
-		gfd = calloc(1, sizeof(*gfd));
-		if (gfd == NULL)
-			return -ENOMEM;
-		gfd->fd = fd;
-		gfd->fired = m->cq->fired != NULL;
-		ev.data.ptr = gfd;
-		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			r = -errno;
-			free(gfd);
-			return r;
-		}
-		gfd->pos = g->nfds;
-		g->fds[g->nfds++] = gfd;
-		g->fd_index[fd] = gfd;
-		created = true;
-	}
-	/* Most fds are one CQ's own: room for one member first, not eight. */
-	p = grow_from(gfd->members, &gfd->cap, gfd->n + 1, 1);
-	if (p == NULL) {
-		if (created) {
-			epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
-			g->nfds--;
-			g->fd_index[fd] = NULL;
-			free(gfd);
-		}
-		return -ENOMEM;
-	}
-	gfd->members = p;
-	gfd->members[gfd->n++] = m;
-	m->gfd = gfd;
-	return 0;
-}
-
-static void
-fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
-{
-	struct cqpoll_group_fd *gfd = m->gfd;
-	unsigned int i;
-
-	for (i = 0; i < gfd->n; i++) {
-		if (gfd->members[i] == m) {
-			gfd->members[i] = gfd->members[--gfd->n];
-			break;
-		}
-	}
-	if (gfd->n != 0)
-		return;
-	epoll_ctl(g->epfd, EPOLL_CTL_DEL, gfd->fd, NULL);
-	g->fd_index[gfd->fd] = NULL;
-	/* Swap with the last: the fd list has no order to keep. */
-	g->fds[gfd->pos] = g->fds[--g->nfds];
-	g->fds[gfd->pos]->pos = gfd->pos;
-	free(gfd->members);
-	free(gfd);
-}
-
-/* The group sleeps @p m spent armed and off the active list: its CQ's waits. */
-static void
-count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m)
-{
-	uint64_t now;
-
-	if (!m->counting_waits)
-		return;
-	/* A cqpoll_group_stats_reset() since leaves nothing to count. */
-	now = __atomic_load_n(&g->stats.sleeps, __ATOMIC_RELAXED);
-	if (now > m->sleeps_mark)
-		cqpoll_stat_add(&m->cq->counters.waits, now - m->sleeps_mark);
-	m->counting_waits = false;
-}
-
-void
-cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
-{
-	if (m->active)
-		return;
-	count_waits(g, m);
-	m->active = true;
-	/*
-	 * Woken or new: it gets a full cold_us before it may go cold again.
-	 * Never on the hot path: activation follows an event or an add.
-	 */
-	m->t_work = cqpoll_now_ns();
-	m->active_pos = g->nactive;
-	g->active[g->nactive++] = m;
-}
-
-void
-cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m)
-{
-	struct cqpoll_group_member *last;
-
-	if (!m->active)
-		return;
-	/* Swap with the last: O(1), the active list has no order to keep. */
-	last = g->active[--g->nactive];
-	g->active[m->active_pos] = last;
-	last->active_pos = m->active_pos;
-	m->active = false;
-	/* Only poll-and-arm's 0 takes a healthy member off: it is armed. */
-	if (!m->failed) {
-		m->counting_waits = true;
-		m->sleeps_mark = __atomic_load_n(&g->stats.sleeps, __ATOMIC_RELAXED);
-	}
-}
-
-static int
-member_find(const struct cqpoll_group *g, const struct cqpoll_cq *cq)
-{
-	unsigned int i;
-
-	for (i = 0; i < g->n; i++)
-		if (g->members[i]->cq == cq)
-			return (int)i;
-	return -1;
-}
-
-int
-cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
-		 cqpoll_group_cb_t cb, void *arg)
-{
-	struct cqpoll_group_member *m;
-	void *p;
-	int fd, r;
-
-	if (g == NULL || cq == NULL || cb == NULL) {
-		CQPOLL_LOG_LIB(ERR, "group add: NULL %s", g == NULL ? "group" :
-			       cq == NULL ? "cq" : "callback");
-		return -EINVAL;
-	}
-	if (!cqpoll_group_owned(g)) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: released, not adopted", (void *)g);
-		return -EPERM;
-	}
-	/* An unarmed CQ joining a prepared sleep could strand its work. */
-	if (g->in_callback || g->sleeping) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: called from a callback or a prepared sleep",
-			       (void *)g);
-		return -EBUSY;
-	}
-	/* In this group or another: two pollers of one CQ lose completions. */
-	if (cq->group != NULL) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p is already in %s group",
-			       (void *)g, (void *)cq,
-			       cq->group == g ? "this" : "another");
-		return -EBUSY;
-	}
-	/* A dead CQ would be reported at once: refuse it instead. */
-	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p has failed (%s)",
-			       (void *)g, (void *)cq,
-			       cqpoll_cq_state_name(cqpoll_cq_state_now(cq)));
-		return cqpoll_cq_state_errno(cqpoll_cq_state_now(cq));
-	}
-	fd = cqpoll_cq_event_fd(cq);
-	if (fd < 0) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: cq %p has no event fd: %s",
-			       (void *)g, (void *)cq, strerror(-fd));
-		return fd;
-	}
-	p = grow(g->members, &g->cap, g->n + 1);
-	if (p == NULL)
-		return -ENOMEM;
-	g->members = p;
-	/* Room on the active list now: activating must not fail later. */
-	p = grow(g->active, &g->active_cap, g->n + 1);
-	if (p == NULL)
-		return -ENOMEM;
-	g->active = p;
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		return -ENOMEM;
-	m->cq = cq;
-	m->cb = cb;
-	m->arg = arg;
-	m->oracle = cqpoll_sleep_check_run(cq) != -ENOTSUP;
-	r = fd_attach(g, m, fd);
-	if (r < 0) {
-		free(m);
-		return r;
-	}
-	g->members[g->n++] = m;
-	g->noracle += m->oracle;
-	cq->group = g;
-	cq->group_member = m;
-	/* Not armed by the group yet: the next transition must arm it. */
-	cqpoll_group_activate(g, m);
-	return 0;
-}
-
-/* Take members[i] out of every list and epoll; the CQ is free again. */
-static void
-member_remove(struct cqpoll_group *g, unsigned int i)
-{
-	struct cqpoll_group_member *m = g->members[i];
-
-	cqpoll_group_deactivate(g, m);
-	count_waits(g, m);
-	g->noracle -= m->oracle;
-	fd_detach(g, m);
-	m->cq->group_member = NULL;
-	m->cq->group = NULL;
-	/* Keep the order of the others: polling order is fairness order. */
-	memmove(&g->members[i], &g->members[i + 1],
-		(size_t)(g->n - i - 1) * sizeof(g->members[0]));
-	g->n--;
-	free(m);
-}
-
-int
-cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
-{
-	struct cqpoll_group_member *m;
-	int i;
-
-	if (g == NULL || cq == NULL)
-		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
-	if (!cqpoll_group_owned(g))
-		return -EPERM;
-	i = member_find(g, cq);
-	if (i < 0)
-		return -ENOENT;
-	m = g->members[i];
-	/* Reported failed and not yet reaped: it leaves unreported. */
-	if (m->failed) {
-		struct cqpoll_group_member **p;
-
-		for (p = &g->failed; *p != NULL; p = &(*p)->next_failed) {
-			if (*p == m) {
-				*p = m->next_failed;
-				break;
-			}
-		}
-	}
-	member_remove(g, (unsigned int)i);
-	return 0;
-}
-
-void
-cqpoll_group_member_failed(struct cqpoll_group *g, struct cqpoll_group_member *m,
-			   int r)
-{
-	/* Off the active list in any case: the loops rely on it. */
-	cqpoll_group_deactivate(g, m);
-	if (m->failed)
-		return;
-	/* A failed CQ is not waited on any more. */
-	count_waits(g, m);
-	/* The core latched it already; a stray error is latched here. */
-	if (cqpoll_cq_state_now(m->cq) == CQPOLL_CQ_STATE_OK)
-		cqpoll_cq_latch_failure(m->cq, r);
-	m->failed = true;
-	m->next_failed = g->failed;
-	g->failed = m;
-}
-
-bool
-cqpoll_group_reap(struct cqpoll_group *g)
-{
-	struct cqpoll_group_member *m;
-	struct cqpoll_cq_failure f;
-	struct cqpoll_cq *cq;
-	int i;
-
-	while ((m = g->failed) != NULL) {
-		g->failed = m->next_failed;
-		cq = m->cq;
-		i = member_find(g, cq);
-		if (i < 0)
-			continue;
-		member_remove(g, (unsigned int)i);
-		cqpoll_stat_add(&g->failed_count, 1);
-		cqpoll_cq_state_get(cq, &f);
-		/* A cause that is only the errno's text is said once. */
-		if (f.cause == NULL || strcmp(f.cause, strerror(-f.error)) == 0)
-			CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s): removed, %u cqs go on",
-				       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
-				       strerror(-f.error), g->n);
-		else
-			CQPOLL_LOG_LIB(WARNING, "group %p: cq %p failed (%s: %s, %s): removed, %u cqs go on",
-				       (void *)g, (void *)cq, cqpoll_cq_state_name(f.state),
-				       f.cause, strerror(-f.error), g->n);
-		if (g->failure_cb == NULL)
-			continue;
-		/*
-		 * The CQ is the application's again: it may destroy it here,
-		 * and the group too (deferred: cqpoll_group_destroy()).
-		 */
-		g->in_callback = true;
-		g->in_failure_cb = true;
-		g->failure_cb(g, cq, &f, g->failure_arg);
-		g->in_failure_cb = false;
-		g->in_callback = false;
-		if (g->destroy_req)
-			return true;
-	}
-	return false;
-}
-
-int
-cqpoll_group_failure_cb_register(struct cqpoll_group *g,
-				 cqpoll_group_failure_cb_t cb, void *arg)
-{
-	if (g == NULL || cb == NULL)
-		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
-	if (g->failure_cb != NULL)
-		return -EEXIST;
-	g->failure_cb = cb;
-	g->failure_arg = arg;
-	return 0;
-}
-
-int
-cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
-				   cqpoll_group_failure_cb_t cb, void *arg)
-{
-	if (g == NULL)
-		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
-	if (g->failure_cb == NULL || g->failure_cb != cb || g->failure_arg != arg)
-		return -ENOENT;
-	g->failure_cb = NULL;
-	g->failure_arg = NULL;
-	return 0;
-}
-
-uint64_t
-cqpoll_group_failed_count(const struct cqpoll_group *g)
-{
-	return g != NULL ? __atomic_load_n(&g->failed_count, __ATOMIC_RELAXED) : 0;
-}
-
 int
 cqpoll_group_count(const struct cqpoll_group *g)
 {
@@ -642,24 +240,25 @@ cqpoll_group_count(const struct cqpoll_group *g)
 	return (int)g->n;
 }
 
-int
-cqpoll_group_kick(struct cqpoll_group *g)
+/*
+ * A kick's second half: wake the group where it sleeps in its lone
+ * member's own wait (cqpoll_group_sleep.c). 0, or -errno of the wake-up.
+ */
+#if CQPOLL_MUTANT(NO_LONE_KICK)
+/* Negative control only (test build): a lone sleeper sleeps on. */
+static int
+kick_lone(struct cqpoll_group *g)
+{
+	(void)g;
+	return 0;
+}
+#else
+static int
+kick_lone(struct cqpoll_group *g)
 {
 	struct cqpoll_cq *cq;
-	uint64_t one = 1;
 	int r = 0;
 
-	/*
-	 * Store kicked, then load lone_cq; the group stores lone_cq, then
-	 * loads kicked: both sequentially consistent, so either the group
-	 * sees the kick before its lone sleep, or this sees the sleeper and
-	 * wakes it in its CQ's own wait (cqpoll_group_run.c).
-	 */
-	__atomic_store_n(&g->kicked, 1, __ATOMIC_SEQ_CST);
-	/* EAGAIN: the counter is saturated, so a wake-up is pending anyway. */
-	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return -errno;
-#if !CQPOLL_MUTANT(NO_LONE_KICK)
 	/*
 	 * Counted in before the load: the group, awake again, waits for the
 	 * count to drop before its CQ may leave or be destroyed.
@@ -669,11 +268,26 @@ cqpoll_group_kick(struct cqpoll_group *g)
 	if (cq != NULL)
 		r = cqpoll_cq_wake_sleeper(cq);
 	__atomic_fetch_sub(&g->lone_users, 1, __ATOMIC_RELEASE);
-#else
-	/* Negative control only (test build): a lone sleeper sleeps on. */
-	(void)cq;
-#endif
 	return r;
+}
+#endif
+
+int
+cqpoll_group_kick(struct cqpoll_group *g)
+{
+	uint64_t one = 1;
+
+	/*
+	 * Store kicked, then load lone_cq; the group stores lone_cq, then
+	 * loads kicked: both sequentially consistent, so either the group
+	 * sees the kick before its lone sleep, or this sees the sleeper and
+	 * wakes it in its CQ's own wait (cqpoll_group_sleep.c).
+	 */
+	__atomic_store_n(&g->kicked, 1, __ATOMIC_SEQ_CST);
+	/* EAGAIN: the counter is saturated, so a wake-up is pending anyway. */
+	if (write(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return kick_lone(g);
 }
 
 int
@@ -731,18 +345,5 @@ cqpoll_group_stats_reset(struct cqpoll_group *g)
 	cqpoll_stats_zero(&g->stats, sizeof(g->stats));
 	__atomic_store_n(&g->sleep_cpu_ns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->sleeps_timed, 0, __ATOMIC_RELAXED);
-	return 0;
-}
-
-int
-cqpoll_group_sleep_cpu_get(const struct cqpoll_group *g, uint64_t *cpu_ns,
-			   uint64_t *sleeps_timed)
-{
-	if (g == NULL)
-		return -EINVAL;
-	if (cpu_ns != NULL)
-		*cpu_ns = __atomic_load_n(&g->sleep_cpu_ns, __ATOMIC_RELAXED);
-	if (sleeps_timed != NULL)
-		*sleeps_timed = __atomic_load_n(&g->sleeps_timed, __ATOMIC_RELAXED);
 	return 0;
 }

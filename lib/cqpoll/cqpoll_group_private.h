@@ -4,7 +4,8 @@
 
 /*
  * The whole poll group, private to the library: shared by the files that
- * manage membership (cqpoll_group.c) and run the loop (cqpoll_group_run.c).
+ * create it (cqpoll_group.c) and run it (the rooms listed in
+ * cqpoll_group_run_private.h).
  */
 
 #include <stdbool.h>
@@ -75,7 +76,7 @@ struct cqpoll_group {
 	 */
 	int released;
 	/*
-	 * The lone-member sleep (cqpoll_group_run.c): the member's CQ while the
+	 * The lone-member sleep (cqpoll_group_sleep.c): the member's CQ while the
 	 * group sleeps in that CQ's own wait instead of its epoll, else NULL
 	 * (written by the group's thread, read by any thread's kick); the
 	 * kickers that may be using it (any thread); a kick not yet taken by
@@ -104,7 +105,7 @@ struct cqpoll_group {
 	/* Last safety net of a polling group with cold CQs. */
 	uint64_t t_net;
 	/*
-	 * When the next health check is due (cqpoll_group_run.c): every
+	 * When the next health check is due (cqpoll_group_net.c): every
 	 * wait_timeout_ms, whatever the traffic, the armed members of the next
 	 * slice are polled and their arms rung, so that a silent death is found
 	 * within ceil(n / 256) + 1 periods (two up to 256 members).

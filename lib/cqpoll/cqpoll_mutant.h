@@ -4,11 +4,14 @@
 
 /*
  * Mutants: the naive variants of library code that the negative controls of
- * test/ must catch (BRIEF: "a test must be able to fail"). Library sources
- * mark one with `#if CQPOLL_MUTANT(NAME)`; every mutant is 0 here, so
- * libcqpoll (shared and static, installed or not) compiles none of them. Only
- * the test-only static libraries of test/meson.build turn one on, with
- * -DCQPOLL_MUTANT_<NAME>=1, and link it into their control programs.
+ * test/ must catch (a test must be able to fail). A mutant replaces a whole
+ * static function: the library source defines it twice, under
+ * "#if CQPOLL_MUTANT(NAME)" and its "#else", never inside a function body
+ * (devtools/check-layout.sh checks it). Every mutant is 0 here, so
+ * libcqpoll (shared and static, installed or not) compiles none of them.
+ * Only the test-only static libraries of test/mutants/meson.build turn one
+ * on, with -DCQPOLL_MUTANT_<NAME>=1, and link it into their control
+ * programs.
  */
 
 /* A sw shared channel drains its fd after taking its fired list. */

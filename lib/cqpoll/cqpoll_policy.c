@@ -37,11 +37,7 @@ cqpoll_policy_find(const char *spec, const char **args)
 cqpoll_policy_sleep_cpu_t
 cqpoll_policy_sleep_cpu_op(const struct cqpoll_policy_ops *ops)
 {
-	if (ops == cqpoll_policy_adaptive())
-		return cqpoll_policy_adaptive_sleep_cpu;
-	if (ops == cqpoll_policy_hybrid())
-		return cqpoll_policy_hybrid_sleep_cpu;
-	return NULL;
+	return CQPOLL_POLICY_OP(ops, sleep_cpu);
 }
 
 int

@@ -26,7 +26,7 @@ struct cqpoll_policy_gaps {
 	 * (cqpoll_policy_gap_next()) visits the few a traffic fills, not all
 	 * 256: the adaptive policy weighs its threshold every 16 silences,
 	 * and a walk over every bucket there cost more than the rest of a
-	 * completion's work (issue 36).
+	 * completion's work.
 	 */
 	uint64_t used[CQPOLL_POLICY_GAP_WORDS];
 	uint32_t n[CQPOLL_POLICY_GAP_BUCKETS];

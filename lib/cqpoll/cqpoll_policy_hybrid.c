@@ -1,42 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The hybrid policy, after io_uring's hybrid poll: when completions arrive at
- * predictable intervals, sleep on a timer through most of the gap, then poll
- * for the arrival, which then finds the thread polling, as in busy mode,
- * while most of the gap costs no CPU. Otherwise the adaptive policy decides,
- * with its own parameters.
- *
- * The plan for a gap: one nap, planned to end before the earliest likely
- * arrival even when the timer overshoots as much as it likely will. The
- * next arrival is predicted by phase (its slot, a mean gap after the last
- * one's, see learn()); how early arrivals come against their slot, and how
- * much longer a nap takes than asked, are learnt as distributions, not
- * means: a histogram of each, remembering 512 to 1024 samples. The nap ends
- * at the slot less the earliness' and the overshoots' 99.7 % quantiles; so
- * at most about 0.6 % of arrivals come before the nap ends, and the p99 of
- * the completions is polling's.
- *
- * And the plan is taken only when it is worth it: its expected cost per
- * gap (the polling left after the nap, gap mean - nap - mean overshoot, and
- * the nap's CPU, sleep_cpu_us) against a sleep's (sleep_cpu_us + penalty x
- * the mean wake-up, as reported to wake_cost()). Without sleep_cpu_us, the
- * CPU of a sleep is the moving average of what the group measured
- * (cqpoll_policy_sleep_cpu(), as adaptive learns it), taken for a nap too:
- * the group cannot time a nap, which happens inside decide(), and a nap
- * (one clock_nanosleep) costs no more than a sleep. So at a low penalty, where
- * a wake-up's latency is cheap, the policy sleeps armed as adaptive would,
- * and at a high one it naps; where the jitter or the overshoot leaves no
- * room for a nap of min_nap_us, it is the adaptive policy's gap. Until 16
- * naps were measured, the overshoot is taken as the largest seen (0 at
- * first): the first naps learn it, at the price of a late arrival or two.
- *
- * A nap arms nothing: completions that arrive during it wait in their CQ and
- * the group polls as soon as decide() returns, so a nap can delay a
- * completion but never strand one. It cannot be cut short by
- * cqpoll_group_stop() or a mode change either, so max_nap_us bounds how late
- * the group sees them. After the nap the policy polls until the arrival, or
- * until it is later than the gaps' 99.7 % quantile, when the adaptive policy
- * takes over.
+ * The hybrid policy, after io_uring's hybrid poll: when completions arrive
+ * at predictable intervals, nap on a timer (nothing armed) through most of
+ * the gap, then poll for the arrival; otherwise the adaptive policy
+ * decides, with its own parameters. One nap per gap, planned to end before
+ * the earliest likely arrival (the arrival's slot, predicted by phase, less
+ * the learnt 99.7 % quantiles of earliness and of the timer's overshoot),
+ * and taken only when the polling it leaves costs less than a sleep. A nap
+ * can delay a completion, never strand one. Design and measurements:
+ * doc/guides/policies.md.
  */
 
 #include <errno.h>
@@ -409,11 +381,13 @@ cqpoll_policy_hybrid_sleep_cpu(void *state, uint64_t cpu_ns)
 }
 
 static const struct cqpoll_policy_ops hybrid_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "hybrid",
 	.state_size = sizeof(struct hybrid_state),
 	.init = hybrid_init,
 	.decide = hybrid_decide,
 	.wake_cost = hybrid_wake_cost,
+	.sleep_cpu = cqpoll_policy_hybrid_sleep_cpu,
 };
 
 const struct cqpoll_policy_ops *

@@ -48,14 +48,23 @@ struct cqpoll_policy_nap {
 	uint64_t total_ns;
 };
 
-/*
- * The measured thread CPU of one sleep (cqpoll_policy_sleep_cpu()), for the
- * built-in policies that weigh it: a policy op the public ops table cannot
- * carry without breaking its ABI (an older program's table has no room).
- */
+/* The measured thread CPU of one sleep (the sleep_cpu op). */
 typedef void (*cqpoll_policy_sleep_cpu_t)(void *state, uint64_t cpu_ns);
 
-/* The sleep-CPU hook of @ops, or NULL when it takes none. */
+/*
+ * @p m of @p ops if the table's size covers it, else NULL: a table built
+ * before a member existed has no room for it.
+ */
+#define CQPOLL_POLICY_OP(ops, m) \
+	((ops)->size >= offsetof(struct cqpoll_policy_ops, m) + sizeof((ops)->m) ? \
+	 (ops)->m : NULL)
+
+/* The size of a table of the first version, up to wake_cost. */
+#define CQPOLL_POLICY_OPS_SIZE_V1 \
+	(offsetof(struct cqpoll_policy_ops, wake_cost) + \
+	 sizeof(((struct cqpoll_policy_ops *)0)->wake_cost))
+
+/* The sleep-CPU op of @ops, or NULL when it takes none. */
 cqpoll_policy_sleep_cpu_t cqpoll_policy_sleep_cpu_op(const struct cqpoll_policy_ops *ops);
 void cqpoll_policy_adaptive_sleep_cpu(void *state, uint64_t cpu_ns);
 void cqpoll_policy_hybrid_sleep_cpu(void *state, uint64_t cpu_ns);

@@ -49,6 +49,7 @@ spin_decide(void *state, unsigned int completions, uint64_t now_ns)
 }
 
 static const struct cqpoll_policy_ops spin_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "spin",
 	.state_size = sizeof(struct spin_state),
 	.init = spin_init,

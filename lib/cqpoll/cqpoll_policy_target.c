@@ -2,117 +2,15 @@
 /*
  * The latency-target policy: the user gives a p99 target for the latency of
  * a completion (visible to handled); the policy spins as little as meets it.
- *
- * Its one knob is the spin budget: how long the group polls after the last
- * completion before it sleeps. A completion that arrives while the group
- * polls is handled at once; one that arrives while it sleeps waits a wake-up,
- * whose cost the group measures (wake_cost()) on devices that timestamp
- * completions; elsewhere, or when the sleep ended some other way, the
- * policy's estimate of that cost stands in, which errs towards spinning.
- *
- * A p99 is a share: at most 1 % of the completions over the target. A budget
- * b sends to sleep exactly the completions that come after a gap longer than
- * b, and each of those is over the target as often as wake-ups are. So the
- * policy learns the two apart and multiplies them: the gaps, in a histogram
- * of the gap before every completion, and the share of the completions after
- * a sleep that were over the target. The budget is the least b for which
- * (share of completions after gaps over b) x (share over after a sleep)
- * stays within the aim, 3/4 of the 1 % (the last quarter is the margin for
- * noise), plus the balance of an account of the misses seen (below).
- *
- * Where a second holds few completions, 3/4 of the 1 % is too little margin:
- * the count over the target is about Poisson, and at 1000/s, 7.5 expected,
- * a second has more than the 10 that a p99 over it allows one time in five.
- * So the aim is the x of x + 3 sqrt(x) = 1 % of a second's completions
- * (counted over the last whole second; in the first, extrapolated): 0.4 %
- * at 1000/s, 0.66 % at 5000/s, the 3/4 from 11000/s on. In the lab
- * (reference costs) this met a 60 us target at 1000/s on poisson and
- * pareto on every seed (70 % and 80 % before), onoff at 5000/s on 90 %
- * (60 %).
- *
- * Why a model and not a loop on the misses alone (the rule before this one
- * doubled the budget after a window of 100 with too many misses and shrank
- * it by 1/8 after a clean one): misses are rare by design, about one a
- * window, so a window's count is mostly noise; a loop on it wanders around
- * the right budget, and a mix of budgets has a worse p99 than the right one
- * at the same mean CPU, since below it misses rise faster than they fall
- * above it (the tail of the gaps is convex). Every gap, polled through or
- * slept through, is a sample of the histogram, a hundred times as many as
- * the misses. The old rule also learnt nothing before its first window (at
- * a target below most wake-ups it slept through all of it, half the misses
- * a p99 over 20000 completions allows), and it grew the budget to the
- * second-longest gap that ended in a miss, on on/off traffic the silence
- * between bursts. In the policy lab (testpmd-cq --sim, wake-ups of 30 us
- * median, 80 us p99) it missed a 20 us target on three traces of five and
- * met a 60 us one at up to 3.85x the CPU of the cheapest fixed budget that
- * meets it. This rule meets the 20 us target on every trace where a fixed
- * budget can, and the 60 us one within 1.1x on three of five (not on onoff
- * and diurnal: the results page says why), at 0.95-1.07x where it passes
- * (doc/guides/testpmd-cq-results.md).
- *
- * The histogram (8 buckets an octave) forgets by halving once it holds 64
- * windows: the 1 % tail that a low target puts the budget in then holds 32
- * to 64 gaps, enough that the budget does not jump with each one (with 16
- * to 32, a 20 us target on the lab's diurnal trace was missed with three
- * seeds of six), few enough to follow traffic that changes within seconds.
- * The share over after a sleep counts completions, halved at 1024, to
- * resolve it below the aim. Completions a wake-up finds beyond the first
- * came during it: each counts over for the part of the wake-up past the
- * target, as arrivals spread over it would be;
- * counting them all over (as the first is) put a 100 us target at 1.15-1.6x
- * the CPU of never spinning in the lab, where spinning was never needed,
- * and a 60 us one at 1.14-1.19x that of the cheapest fixed budget.
- *
- * The model is closed by an account of the misses: credited with the aim
- * for every completion, debited for each one over (counted as above), at
- * most eight windows' aim either way. Its balance is what the budget may
- * spend beyond the aim over the histogram's memory: it repays misses the
- * model did not foresee (those before any estimate; a share that moved) and
- * releases caution the misses show was not needed.
- *
- * The budget is recomputed every window and at each completion over the
- * target, so growth starts at the first miss. It may go at once to the
- * budget the aim alone asks for (the model of every gap and every wake-up
- * seen, without the account): on on/off traffic at a low rate a third to
- * a half of the completions end a silence, so from a share over of a few
- * percent on only a budget past the silences meets the target, and the
- * first miss says so. Growth past that budget, the account's debt (a few
- * misses, mostly noise), at most doubles it (plus half the median gap, at
- * least 1 us) at a time. The rule before this one (key leap=0) held all
- * growth to that step: on the lab's onoff trace at 1000/s (9 ms silences,
- * the first arrival of every ON one completion in two, 5 % of wake-ups over
- * 60 us) it slept through silences until it had missed more than a p99
- * over the second's 200 completions allows: a 60 us target missed on 8
- * seeds of 10 (p99 1.099x the target, median), on onoff 5000/s and 100000/s
- * and on regime and diurnal at 1000/s; on onoff 20000/s it met the target
- * at 1.25x the CPU of the cheapest fixed budget with a 20 % margin. With
- * the leap: met on every seed at onoff 1000/s (p99 0.540..0.994x, CPU
- * 0.92x) and everywhere in the lab but one seed of onoff 5000/s
- * (1.003x); onoff 20000/s at 1.04x the CPU. The half median gap is for
- * growth from 0 at low rates: grown by 1 us, a budget that must cover most
- * gaps of a millisecond took a dozen misses to get there. Left to the
- * account, one over among the first few sleeps would size the budget for a
- * wake-up over one time in ten, cover whole silences, after which too few
- * sleeps come to correct it: in the lab a 100 us target, over on 0.2 % of
- * wake-ups, spun at up to 20x the CPU of never spinning without the limit.
- *
- * The budget's default bound is a second (max_spin_us): a p99 is judged
- * over a second, and where wake-ups miss the target and the gaps are
- * milliseconds long (regime traffic's slow stretches at 10-100/s, diurnal's
- * night at 100/s) only polling through them meets it. Bound at 10 ms (the
- * default before), a 60 us target was missed on regime and diurnal traffic
- * at 1000/s on a seed of 10 each (1.011x, 1.045x) that polling meets.
- *
- * A policy that polls through every gap learns nothing new of wake-ups, so
- * after eight windows without a sleep it takes one (never before
- * min_spin_us). When the probes since the last over would have found one
- * with a 95 % chance under the current share (3 overs expected), wake-ups
- * have changed: the share restarts from those probes. Only probes are
- * judged so: among the many sleeps of a low budget some run of clean ones
- * is sure to come, and restarting on it put a 100 us target over in the
- * lab with the wake-ups of this machine (40 us median, 540 us p99).
- * The budget stays within [min_spin_us, max_spin_us]; where no wake-up is
- * over the target, sleeping is free and it sinks to min_spin_us.
+ * Its one knob is the spin budget, the least b for which (share of
+ * completions after gaps over b) x (share over the target after a sleep)
+ * stays within the aim (3/4 of the 1 %, less where a second holds few
+ * completions), plus the balance of an account of the misses seen. The
+ * gaps are a histogram that forgets by halving, the share over is counted
+ * per completion, and the budget is recomputed every window and at each
+ * miss, leaping at once to what the aim asks for and growing past it at
+ * most by doubling. A probe sleep every eight windows without one keeps
+ * the wake-ups measured. Design and measurements: doc/guides/policies.md.
  */
 
 #include <errno.h>
@@ -471,6 +369,7 @@ target_wake_cost(void *state, uint64_t cost_ns)
 }
 
 static const struct cqpoll_policy_ops target_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "latency-target",
 	.state_size = sizeof(struct target_state),
 	.init = target_init,
@@ -479,6 +378,7 @@ static const struct cqpoll_policy_ops target_ops = {
 };
 
 static const struct cqpoll_policy_ops target_p99_ops = {
+	.size = sizeof(struct cqpoll_policy_ops),
 	.name = "target-p99",
 	.state_size = sizeof(struct target_state),
 	.init = target_p99_init,

@@ -72,6 +72,33 @@ cqpoll_cq_state_get(const struct cqpoll_cq *cq, struct cqpoll_cq_failure *f)
 	return (int)s;
 }
 
+/*
+ * Nobody may sleep on a dead CQ (doc/guides/contract.md, 11): a sleeper
+ * wakes, polls what is left and gets the errno. Called after the state is
+ * stored, so that the woken thread sees it.
+ */
+#if CQPOLL_MUTANT(NO_FAIL_WAKE)
+/* Negative control only (test build): a sleeper on the CQ sleeps on. */
+static void
+wake_sleeper(struct cqpoll_cq *cq)
+{
+	(void)cq;
+}
+#else
+static void
+wake_sleeper(struct cqpoll_cq *cq)
+{
+	int r;
+
+	if (cq->wake == NULL)
+		return;
+	r = cq->wake(cq->fp.priv);
+	if (r < 0)
+		CQPOLL_LOG(ERR, cq->ops.name, "cq %p: waking its sleeper after the failure: %s",
+			   (void *)cq, strerror(-r));
+}
+#endif
+
 int
 cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause)
 {
@@ -92,20 +119,7 @@ cqpoll_cq_fail(struct cqpoll_cq *cq, int error, const char *cause)
 	/* The consumer's next empty poll latches it (cqpoll_cq_poll_judge()). */
 	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_FAILED,
 			  __ATOMIC_RELEASE);
-#if !CQPOLL_MUTANT(NO_FAIL_WAKE)
-	/*
-	 * Nobody may sleep on a dead CQ (contract.md, 11): a sleeper wakes,
-	 * polls what is left and gets the errno. After the state, so that the
-	 * woken thread sees it.
-	 */
-	if (cq->wake != NULL) {
-		int r = cq->wake(cq->fp.priv);
-
-		if (r < 0)
-			CQPOLL_LOG(ERR, cq->ops.name, "cq %p: waking its sleeper after the failure: %s",
-				   (void *)cq, strerror(-r));
-	}
-#endif
+	wake_sleeper(cq);
 	return 0;
 }
 

@@ -189,7 +189,7 @@ def run_app(exe, headers):
         check(st.get("completions") == n and "timeout_recoveries" in st and
               st.get("failed_cqs") == 0, "group stats: completions, failed_cqs")
         if headers:
-            check_fields(st, os.path.join(headers, "cqpoll_group.h"),
+            check_fields(st, os.path.join(headers, "cqpoll_group_stats.h"),
                          "cqpoll_group_stats")
         st = query(prefix, "/cqpoll/cq/stats,0")
         check(st.get("completions") == n and st.get("state") == "ok",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Late or lost: see recovery_judge.h. The rule and the hook are
- * lib/common/cqpoll_recovery_judge.h's; this keeps the tests' post records
+ * emu/judge/cqpoll_recovery_judge.h's; this keeps the tests' post records
  * and counts.
  */
 

@@ -4,7 +4,7 @@
 
 /*
  * Late or lost, for the tests: the safety net's recoveries on queues without
- * host timestamps, judged by the rule of lib/common/cqpoll_recovery_judge.h
+ * host timestamps, judged by the rule of emu/judge/cqpoll_recovery_judge.h
  * (which testpmd-cq uses too) against the post times the test records.
  *
  * The producer records when each post returned (rj_post_begin() and

@@ -22,6 +22,17 @@
 
 static uint64_t consumed;
 
+/* A policy's sleep_cpu op that counts its calls. */
+static unsigned int rec_sleep_cpu_calls;
+
+static void
+rec_sleep_cpu(void *state, uint64_t cpu_ns)
+{
+	(void)state;
+	(void)cpu_ns;
+	rec_sleep_cpu_calls++;
+}
+
 static void
 null_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
 	void *arg)
@@ -78,6 +89,37 @@ test_bad_args(void)
 		unnamed.name = "";
 		TEST_ASSERT(cqpoll_group_create(&conf) == NULL && errno == EINVAL,
 			    "policy with an empty name");
+	}
+	/*
+	 * The ops table grows at its end: a member past the table's size is
+	 * never read (a table built before it existed has no room for it), a
+	 * size below the first table's is refused, and 0 is the first table.
+	 */
+	{
+		struct cqpoll_policy_ops grown = *cqpoll_policy_spin();
+		struct cqpoll_group *pg;
+		uint64_t state[16] = { 0 };
+
+		grown.sleep_cpu = rec_sleep_cpu;
+		rec_sleep_cpu_calls = 0;
+		TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(&grown, state, 5000), 0);
+		TEST_ASSERT(rec_sleep_cpu_calls == 1, "sleep_cpu within the size is called");
+		grown.size = offsetof(struct cqpoll_policy_ops, sleep_cpu);
+		TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(&grown, state, 5000), -ENOTSUP);
+		grown.size = 0;
+		TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(&grown, state, 5000), -ENOTSUP);
+		TEST_ASSERT(rec_sleep_cpu_calls == 1, "sleep_cpu past the size is not read");
+		conf = (struct cqpoll_group_conf){ .policy = &grown,
+						   .mode = CQPOLL_GROUP_MODE_ADAPTIVE };
+		pg = cqpoll_group_create(&conf);
+		TEST_ASSERT(pg != NULL, "policy ops of size 0 (the first table)");
+		cqpoll_group_destroy(pg);
+		grown.size = offsetof(struct cqpoll_policy_ops, wake_cost);
+		errno = 0;
+		TEST_ASSERT(cqpoll_group_create(&conf) == NULL && errno == EINVAL,
+			    "policy ops smaller than the first table");
+		TEST_ASSERT_EQ(cqpoll_policy_sleep_cpu(cqpoll_policy_spin(), state, 1),
+			       -ENOTSUP);
 	}
 	TEST_ASSERT(cqpoll_policy_find(NULL, &args) == NULL, "find NULL");
 	TEST_ASSERT(cqpoll_policy_find("spin", NULL) == NULL, "find NULL args");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * recovery-judge: lib/common/cqpoll_recovery_judge.h, the late-or-lost rule
+ * recovery-judge: emu/judge/cqpoll_recovery_judge.h, the late-or-lost rule
  * the tests and testpmd-cq share, and its trace hook.
  *
  * The expected verdicts follow from epoll_wait(2): an event raised before

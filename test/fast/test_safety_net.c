@@ -514,7 +514,7 @@ test_busy_cold_lost_event(void)
 }
 
 /* Large groups: the net polls a slice per timeout and reaches every CQ. */
-/* Four slices of the safety net's 256 members (cqpoll_group_run.c). */
+/* Four slices of the safety net's 256 members (cqpoll_group_net.c). */
 #define SLICE_CQS 1024u
 
 static int

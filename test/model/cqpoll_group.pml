@@ -9,7 +9,7 @@
  *   busy: poll_burst() every CQ until a round finds all of them empty
  *         (interrupt mode polls only the active CQs: the model lets the
  *         consumer skip any inactive CQ, so it covers both)
- *   poll_and_arm() on every ACTIVE CQ of the group (cqpoll_group_run.c,
+ *   poll_and_arm() on every ACTIVE CQ of the group (cqpoll_group_sleep.c,
  *         cqpoll_poll_and_arm.c); a CQ for which it returns 0 becomes
  *         inactive (armed, empty): the group does not look at it again
  *   only if all returned 0: sleep (epoll_wait over the CQs' event fds)
@@ -17,7 +17,7 @@
  *         demux: events are read from the one completion channel in order,
  *         each is routed to the CQ it names (drivers/common/ibv/ibv_channel.c);
  *         a CQ whose event was consumed is disarmed and active again
- *   on timeout: the safety net (cqpoll_group_run.c, safety_net()) polls the
+ *   on timeout: the safety net (cqpoll_group_net.c, safety_net()) polls the
  *         next slice of CQs (one CQ per timeout here, taking turns); one that
  *         holds entries while still believed armed had its event lost or
  *         late: its arm is spent (not armed, active again)
@@ -44,7 +44,7 @@
  *   -DNO_TIMEOUT  sleeps without a timeout (smaller state space: the 3-CQ
  *                 runs); not with -DLOSE
  * Hot and cold members (busy and adaptive modes, poll_hot() and
- * check_cold() in cqpoll_group_run.c):
+ * cqpoll_group_check_cold() in cqpoll_group_net.c):
  *   -DCOLD        the busy phase is the polling group's loop with hot and
  *                 cold CQs: each iteration polls every hot CQ once, and any
  *                 of them may be judged idle and go through poll_and_arm(),
@@ -145,7 +145,7 @@ bool in_window[NCQ];   /* entry visible, device has not yet looked at armed */
 byte ndone;            /* devices that posted their last completion */
 #ifdef COLD
 /*
- * The busy-mode safety net (check_cold() in cqpoll_group_run.c) polls, once
+ * The busy-mode safety net (cqpoll_group_check_cold() in cqpoll_group_net.c) polls, once
  * per timeout, the CQs cold for at least a whole timeout: old[q], "cold at
  * the net's previous run and cold ever since" (cleared when q goes cold
  * again). It may poll any other CQ too (hot ones, or CQs that went cold in a

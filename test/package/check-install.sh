@@ -364,7 +364,8 @@ if command -v man >/dev/null; then
 else
 	fail "man is not installed (devtools/install-deps.sh installs man-db)"
 fi
-for f in README.md CHANGELOG.md LICENSE guides/contract.md guides/packaging.md; do
+for f in README.md CHANGELOG.md LICENSE doc/guides/contract.md doc/guides/packaging.md \
+	results/lab-notes.md; do
 	[ -f "$root/share/doc/cqpoll/$f" ] && pass "share/doc/cqpoll/$f" ||
 		fail "share/doc/cqpoll/$f not installed"
 done
@@ -387,8 +388,8 @@ else
 	fail "share/doc/cqpoll carries data no reader reads: $(echo "$data" | wc -l) files, e.g. $(echo "$data" | head -3 | tr '\n' ' ')"
 fi
 # Installed links resolve: every symbolic link of the install, and every
-# relative link of the installed Markdown (README and CHANGELOG link the
-# guides from the top of the tree: installed, from share/doc/cqpoll).
+# relative link of the installed Markdown (installed as laid out in the
+# tree, README and CHANGELOG beside doc/guides/ and results/).
 # md_links DIR: prints each Markdown file with its links that lead nowhere.
 md_links() {
 	python3 - "$1" <<'EOP'
@@ -416,13 +417,14 @@ out=$(md_links "$root/share/doc/cqpoll")
 	fail "share/doc/cqpoll: Markdown links that lead nowhere: $(echo $out)"
 empty=$(find "$tmp/root" -type d -empty | sed "s|^$tmp/root||")
 [ -z "$empty" ] && pass "no empty directory installed" || fail "empty directories installed: $empty"
-# Negative controls: the README as it is in the tree, and a link to nothing.
+# Negative controls: the README installed without the guides beside it,
+# and a link to nothing.
 mkdir "$tmp/md-ctl"
 cp "$src/README.md" "$tmp/md-ctl/"
 ln -s libcqpoll.so.9 "$tmp/root/ctl-link"
 out=$(md_links "$tmp/md-ctl")
-[ -n "$out" ] && pass "negative control (the tree's README installed as it is) caught: $out" ||
-	fail "negative control (the tree's README installed as it is) passed: the check cannot fail"
+[ -n "$out" ] && pass "negative control (the README without the guides) caught: $out" ||
+	fail "negative control (the README without the guides) passed: the check cannot fail"
 [ -n "$(find "$tmp/root" -type l ! -exec test -e {} \; -print)" ] &&
 	pass "negative control (a link to nothing) caught" ||
 	fail "negative control (a link to nothing) passed: the check cannot fail"
@@ -430,7 +432,7 @@ rm "$tmp/root/ctl-link"
 
 # Negative control: the results' directory as it was installed whole.
 cp -r "$root/share/doc/cqpoll" "$tmp/doc-ctl"
-cp -r "$src/doc/guides/testpmd-cq-results" "$tmp/doc-ctl/guides/"
+cp -r "$src/results" "$tmp/doc-ctl/"
 data=$(doc_data "$tmp/doc-ctl")
 [ -n "$data" ] && pass "negative control (the results' directory installed whole) caught: $(echo "$data" | wc -l) data files" ||
 	fail "negative control (the results' directory installed whole) passed: the check cannot fail"

@@ -24,7 +24,7 @@
  * A post that returned before its deadline less CQPOLL_RJ_SLACK_NS: lost
  * (recoveries_lost). Returned after, or still under way: late
  * (recoveries_late). The rule and the hook are
- * lib/common/cqpoll_recovery_judge.h's, which the tests use too; here, the
+ * emu/judge/cqpoll_recovery_judge.h's, which the tests use too; here, the
  * generator's post records and the result's counts. Tests on real queues expect recoveries_lost=0; their
  * naive controls expect lost ones.
  */

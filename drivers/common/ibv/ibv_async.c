@@ -90,10 +90,35 @@ async_put(struct cqpoll_ibv_async *a)
 	free(a);
 }
 
+/*
+ * The member's own wait: whoever sleeps on it (a group, through its epoll
+ * set) wakes on the context's async events too. 0 or -errno.
+ */
+#if CQPOLL_MUTANT(NO_ASYNC_WAIT)
+/* Negative control only (test build): the async fd is left out. */
+static int
+async_fd_watch(struct cqpoll_ibv_member *m)
+{
+	(void)m;
+	return 0;
+}
+#else
+static int
+async_fd_watch(struct cqpoll_ibv_member *m)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+
+	if (m->cq->context->async_fd >= 0 &&
+	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->cq->context->async_fd, &e) < 0 &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+#endif
+
 int
 cqpoll_ibv_async_join(struct cqpoll_ibv_member *m)
 {
-	struct epoll_event e = { .events = EPOLLIN };
 	struct cqpoll_ibv_member **v;
 	struct cqpoll_ibv_async *a;
 	int r = 0;
@@ -106,22 +131,11 @@ cqpoll_ibv_async_join(struct cqpoll_ibv_member *m)
 		goto out;
 	}
 	a->refs++;
-#if !CQPOLL_MUTANT(NO_ASYNC_WAIT)
-	/*
-	 * The member's own wait: whoever sleeps on it (a group, through its
-	 * epoll set) wakes on the context's async events too. The negative
-	 * control (test build only) leaves it out.
-	 */
-	if (m->cq->context->async_fd >= 0 &&
-	    epoll_ctl(m->epfd, EPOLL_CTL_ADD, m->cq->context->async_fd, &e) < 0 &&
-	    errno != EEXIST) {
-		r = -errno;
+	r = async_fd_watch(m);
+	if (r < 0) {
 		async_put(a);
 		goto out;
 	}
-#else
-	(void)e;
-#endif
 	pthread_mutex_lock(&a->lock);
 	if (a->n == a->cap) {
 		v = realloc(a->members, (a->cap != 0 ? 2 * a->cap : 4) * sizeof(*v));

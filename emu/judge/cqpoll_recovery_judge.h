@@ -6,7 +6,7 @@
  * @file
  * Late or lost: the safety net's recoveries on queues without host
  * timestamps, told apart by the post times their producer keeps. Internal:
- * a static library (lib/common/) that the tests and testpmd-cq link, never
+ * a static library (emu/judge/) that the tests and testpmd-cq link, never
  * part of libcqpoll or its ABI.
  *
  * A real queue's completions (io_uring, libfabric, UCX, an ethdev Rx queue)

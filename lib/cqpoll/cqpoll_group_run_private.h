@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQPOLL_GROUP_RUN_PRIVATE_H
+#define CQPOLL_GROUP_RUN_PRIVATE_H
+
+/*
+ * What the rooms of a group's run share, private to the library:
+ *   cqpoll_group_loop.c     the loop: run_once, run, the mode's decision
+ *   cqpoll_group_sleep.c    the transition, the waits, taking fired members
+ *   cqpoll_group_net.c      the safety net, the health check, the cold check
+ *   cqpoll_group_sample.c   sleep CPU, wake-up latency, the sleep check
+ *   cqpoll_group_members.c  add, remove, the fd demux, the active list
+ *   cqpoll_group_failure.c  member failure, reaping, the failure callback
+ * The per-poll helpers are inline here: the loop calls them millions of
+ * times a second, and a call across files would cost more than they do.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#include "cqpoll_group_private.h"
+#include "cqpoll_mutant.h"
+#include "cqpoll_private.h"
+
+/* Ready fds taken per epoll_wait; more stay ready for the next sleep. */
+#define GROUP_EPOLL_EVENTS 64
+/*
+ * Members the safety net and the health check look at per period (a
+ * timeout, or a health check): the whole group up to this size, else this
+ * many, taking turns (round-robin). Their cost per period is thus bounded
+ * (a walk over every member of a large group stalled the loop for
+ * milliseconds: doc/guides/poll-group.md), and a full round over N members
+ * takes ceil(N / GROUP_SLICE) periods: 256 at 65536 members, 2.56 s at the
+ * default 10 ms. The price of a bounded period: a lost event or a silent
+ * death in a group of N members is found within that many periods (plus
+ * one), not within one.
+ */
+#define GROUP_SLICE 256u
+/*
+ * While some CQs are cold and others hot, how often a polling group looks
+ * (epoll_wait, timeout 0) for the events of the cold ones. One look is a
+ * system call, well under a microsecond: every 10 µs it costs a few percent
+ * of the loop, and a cold CQ's first completion waits at most that much
+ * more than a hot one's. With no hot CQ left the group looks at every
+ * iteration.
+ */
+#define GROUP_COLD_CHECK_NS 10000u
+
+/* Hand @p n completions of @p m to its callback. */
+static inline void
+cqpoll_group_deliver(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		     int n)
+{
+	/* Membership must not change under the loops that walk it. */
+	g->in_callback = true;
+	m->cb(m->cq, g->comps, (unsigned int)n, m->arg);
+	g->in_callback = false;
+	cqpoll_stat_add(&g->stats.completions, (uint64_t)n);
+}
+
+static inline void
+cqpoll_group_count_poll(struct cqpoll_group *g, int r)
+{
+	cqpoll_stat_add(&g->stats.polls, 1);
+	if (r == 0)
+		cqpoll_stat_add(&g->stats.empty_polls, 1);
+}
+
+/* Poll one member once and hand what it finds to its callback. */
+static inline int
+cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	int r;
+
+	r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
+	cqpoll_group_count_poll(g, r);
+	if (r > 0)
+		cqpoll_group_deliver(g, m, r);
+	return r;
+}
+
+/*
+ * A member's CQ failed (@p r) where the loop met it: isolate it, and go on
+ * with the others (0). The negative control (test build only) returns
+ * @p r instead, which its caller returns: one CQ's error stops the group.
+ */
+#if CQPOLL_MUTANT(NO_ISOLATION)
+static inline int
+cqpoll_group_isolate(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		     int r)
+{
+	(void)g;
+	(void)m;
+	return r;
+}
+#else
+static inline int
+cqpoll_group_isolate(struct cqpoll_group *g, struct cqpoll_group_member *m,
+		     int r)
+{
+	cqpoll_group_member_failed(g, m, r);
+	return 0;
+}
+#endif
+
+/* The safety net's period: the group's sleep timeout. */
+static inline uint64_t
+cqpoll_group_period_ns(const struct cqpoll_group *g)
+{
+	return (uint64_t)g->wait_timeout_ms * 1000000u;
+}
+
+/*
+ * A polling group with cold CQs looks at their events now: every
+ * GROUP_COLD_CHECK_NS while some CQs are hot, at every iteration when none
+ * is (one compare per iteration on the busy path).
+ */
+static inline bool
+cqpoll_group_cold_check_due(const struct cqpoll_group *g, uint64_t now)
+{
+	return g->nactive != g->n &&
+	       (g->nactive == 0 || now - g->t_check >= GROUP_COLD_CHECK_NS);
+}
+
+/* cqpoll_group_sleep.c */
+int cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed);
+void cqpoll_group_begin_sleep(struct cqpoll_group *g, int timeout_ms);
+int cqpoll_group_take_ready(struct cqpoll_group *g,
+			    const struct epoll_event *evs, int r,
+			    uint64_t t_sleep, bool *cq_ready, bool *xthread);
+struct cqpoll_group_member *cqpoll_group_lone_member(struct cqpoll_group *g);
+int cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep,
+			       int timeout_ms);
+int cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g,
+				    struct cqpoll_group_member *m,
+				    uint64_t t_sleep, int timeout_ms);
+
+/* cqpoll_group_net.c */
+int cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now);
+int cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now);
+int cqpoll_group_timed_out(struct cqpoll_group *g, uint64_t t_sleep,
+			   uint64_t asleep);
+
+/* cqpoll_group_sample.c */
+void cqpoll_group_check_oracle(struct cqpoll_group *g);
+void cqpoll_group_sleep_cpu_start(struct cqpoll_group *g);
+void cqpoll_group_sleep_cpu_end(struct cqpoll_group *g);
+void cqpoll_group_wake_seen(struct cqpoll_group *g,
+			    const struct cqpoll_completion *c,
+			    uint64_t t_sleep, bool *measured);
+
+/* cqpoll_group_members.c */
+void cqpoll_group_count_waits(struct cqpoll_group *g,
+			      struct cqpoll_group_member *m);
+int cqpoll_group_member_find(const struct cqpoll_group *g,
+			     const struct cqpoll_cq *cq);
+void cqpoll_group_member_remove(struct cqpoll_group *g, unsigned int i);
+
+#endif /* CQPOLL_GROUP_RUN_PRIVATE_H */
