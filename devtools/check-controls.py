@@ -8,8 +8,8 @@ A negative control is a test that passes only when the harness catches the
 naive or broken variant it runs (the naive transition, a mutant of the
 library, a model with the defect put back): doc/guides/testing.md lists
 them. They are found by name (CONTROL below) among the build's tests;
---match narrows them down. Each runs N times (meson test --repeat, one at a
-time, as the suite runs the serial ones), and one line per control says how
+--match narrows them down. Each runs N times (one at a time, as the suite
+runs the serial ones, round after round), and one line per control says how
 many runs caught it and how long a run took. A control on a device this
 machine lacks skips (77) and is listed as skipped. Exits 1 if any control
 was caught in fewer than N runs, 0 otherwise.
@@ -49,17 +49,20 @@ def main():
     if not names:
         sys.exit("check-controls: no control matches")
     suites = {t["name"]: "+".join(t["suite"]) for t in tests}
-    subprocess.run(["meson", "test", "-C", a.builddir, "--no-rebuild",
-                    "--num-processes", "1", "--repeat", str(a.runs),
-                    "--logbase", "controls"] + names,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    log = os.path.join(a.builddir, "meson-logs", "controls.json")
+    # Round by round, not meson's --repeat: that stops at a first failure.
     runs = {}
-    with open(log, encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            name = r["name"].split(" / ", 1)[-1]
-            runs.setdefault(name, []).append((r["result"], r["duration"]))
+    for rnd in range(a.runs):
+        subprocess.run(["meson", "test", "-C", a.builddir, "--no-rebuild",
+                        "--num-processes", "1", "--logbase", "controls"] + names,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        log = os.path.join(a.builddir, "meson-logs", "controls.json")
+        with open(log, encoding="utf-8") as f:
+            for line in f:
+                r = json.loads(line)
+                name = r["name"].split(" / ", 1)[-1]
+                runs.setdefault(name, []).append((r["result"], r["duration"]))
+        print(f"check-controls: round {rnd + 1} of {a.runs} done", file=sys.stderr)
     short = 0
     if a.markdown:
         print("| control | suite | caught | seconds a run (mean) |")

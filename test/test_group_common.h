@@ -172,6 +172,15 @@ tg_producer(void *arg)
  * (> 0), 0 after a sleep, < 0 on error; adds to *lost when the oracle shows a
  * completion stranded at the moment of going to sleep.
  */
+
+/*
+ * Called by the naive transition between its empty polls and its arms, when
+ * set: a stress test aims some transitions at the race window (waits there
+ * for the producer's next post), so that the control is caught whatever
+ * the scheduler does with the two threads.
+ */
+static void (*tg_naive_aim)(void *arg) __attribute__((unused));
+static void *tg_naive_aim_arg __attribute__((unused));
 static inline int
 tg_naive_run_once(struct cqpoll_cq **cqs, unsigned int n, struct tg_rx *rx,
 		  int timeout_ms, uint64_t *lost)
@@ -191,6 +200,8 @@ tg_naive_run_once(struct cqpoll_cq **cqs, unsigned int n, struct tg_rx *rx,
 	}
 	if (total > 0)
 		return total;
+	if (tg_naive_aim != NULL)
+		tg_naive_aim(tg_naive_aim_arg);
 	for (i = 0; i < n; i++) {
 		if (!cqpoll_cq_is_armed(cqs[i])) {
 			r = cqpoll_cq_arm_naive(cqs[i]);

@@ -43,6 +43,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "cqpoll_test.h"
@@ -196,6 +197,33 @@ stalled(const struct tg_prod *prod)
 	return now - since > 2000000000ull;
 }
 
+/* One naive transition in AIM_EVERY waits for the producer's next post
+ * between its empty polls and its arms (at most AIM_MAX_NS): without it the
+ * two threads can fall into step and miss the window for 200000 sleeps. */
+#define AIM_EVERY 200
+#define AIM_MAX_NS 20000000ull
+
+static void
+naive_aim(void *arg)
+{
+	const struct tg_prod *prod = arg;
+	static unsigned int calls;
+	uint64_t t0, before = 0, now;
+	unsigned int i;
+
+	if (++calls % AIM_EVERY != 0)
+		return;
+	for (i = 0; i < prod->ncqs; i++)
+		before += __atomic_load_n(&prod->posted[i], __ATOMIC_ACQUIRE);
+	t0 = test_now_ns();
+	do {
+		sched_yield();
+		now = 0;
+		for (i = 0; i < prod->ncqs; i++)
+			now += __atomic_load_n(&prod->posted[i], __ATOMIC_ACQUIRE);
+	} while (now == before && test_now_ns() - t0 < AIM_MAX_NS);
+}
+
 static int
 check_delivery(struct tg_prod *prod, struct tg_rx *rx)
 {
@@ -297,6 +325,8 @@ test_stress_group(void)
 	TEST_ASSERT_EQ(pthread_create(&pt, NULL, tg_producer, &prod), 0);
 	t0 = test_now_ns();
 	if (naive) {
+		tg_naive_aim = naive_aim;
+		tg_naive_aim_arg = &prod;
 		while (lost < NAIVE_ENOUGH && sleeps < transitions &&
 		       test_now_ns() - t0 < DEADLINE_NS) {
 			r = tg_naive_run_once(cq, ncqs, rx, 10, &lost);
