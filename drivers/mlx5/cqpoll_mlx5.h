@@ -284,7 +284,9 @@ struct cqpoll_mlx5_recv_wr {
  *
  * From now on, completions of this QP read from @p conf->send_cq and
  * @p conf->recv_cq carry their wr_id (CQPOLL_COMPLETION_F_WR_ID). CQs without
- * such a QP keep their poll as it was.
+ * such a QP keep their poll as it was. The QP uses both CQs until
+ * cqpoll_mlx5_qp_destroy(): cqpoll_cq_destroy() refuses them with -EBUSY
+ * until then.
  *
  * @param pd
  *   Protection domain of the CQs' device (through ibv_create_qp() and

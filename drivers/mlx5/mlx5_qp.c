@@ -84,6 +84,8 @@ set_add(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	if (s->n == CQPOLL_MLX5_QP_PER_CQ)
 		return -ENOSPC;
 	s->qp[s->n++] = qp;
+	/* The QP reads the CQ until its destroy: the CQ's destroy waits for it. */
+	cqpoll_cq_hold(cq);
 	return 0;
 }
 
@@ -100,6 +102,7 @@ set_del(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	for (i = 0; i < s->n; i++) {
 		if (s->qp[i] == qp) {
 			s->qp[i] = s->qp[--s->n];
+			cqpoll_cq_release(cq);
 			break;
 		}
 	}

@@ -29,7 +29,8 @@ static const uint8_t wr_opcode[] = {
 static const char *
 wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr)
 {
-	uint32_t i, total = 0;
+	uint64_t total = 0;
+	uint32_t i;
 
 	if (wr->opcode >= sizeof(wr_opcode))
 		return "unknown opcode";
@@ -44,10 +45,12 @@ wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr
 		return NULL;
 	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_READ)
 		return "inline data on a read or an atomic";
-	for (i = 0; i < wr->num_sge; i++)
+	/* 64 bits and a test per entry: no sum of lengths wraps under the limit. */
+	for (i = 0; i < wr->num_sge; i++) {
 		total += wr->sg_list[i].length;
-	if (total > qp->max_inline)
-		return "inline data over max_inline_data";
+		if (total > qp->max_inline)
+			return "inline data over max_inline_data";
+	}
 	return NULL;
 }
 
@@ -55,17 +58,19 @@ wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr
 static uint32_t
 wr_ds(const struct cqpoll_mlx5_send_wr *wr)
 {
-	uint32_t ds = 1, i, total = 0;
+	uint64_t total = 0;
+	uint32_t ds = 1, i;
 
 	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_WRITE)
 		ds++;
 	if (wr->opcode >= CQPOLL_MLX5_WR_ATOMIC_CS)
 		return ds + 2;
 	if (wr->flags & CQPOLL_MLX5_SEND_F_INLINE) {
+		/* Within max_inline_data (wr_invalid()): the DS count fits. */
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		return ds + (total == 0 ? 0 : (4 + total + CQPOLL_MLX5_WQE_DS - 1) /
-			     CQPOLL_MLX5_WQE_DS);
+		return ds + (total == 0 ? 0 : (uint32_t)((4 + total + CQPOLL_MLX5_WQE_DS - 1) /
+							 CQPOLL_MLX5_WQE_DS));
 	}
 	/* Empty entries get no segment (rdma-core). */
 	for (i = 0; i < wr->num_sge; i++)

@@ -22,4 +22,14 @@
 int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll,
 			cqpoll_poll_burst_t *old);
 
+/*
+ * A driver object that keeps a pointer to @p cq (the mlx5 driver's QPs:
+ * their CQs' polls hand back their wr_ids) takes it with cqpoll_cq_hold()
+ * and lets go with cqpoll_cq_release(); cqpoll_cq_destroy() refuses a CQ
+ * still held with -EBUSY, so the object never reads a freed one. Control
+ * path: not concurrently with cqpoll_cq_destroy() of @p cq.
+ */
+void cqpoll_cq_hold(struct cqpoll_cq *cq);
+void cqpoll_cq_release(struct cqpoll_cq *cq);
+
 #endif /* CQPOLL_DRIVER_PRIVATE_H */
