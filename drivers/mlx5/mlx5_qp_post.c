@@ -205,31 +205,37 @@ post_slow(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsig
 		return 0;
 	}
 	nbb = (ds + 3) / 4;
-	/* Never over work the device may still read (retired by a completion). */
-	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) + nbb > qp->sq_cnt)
+	/*
+	 * At most sq_wr_max outstanding (mlx5_wq_overflow()); that many of
+	 * the largest WQEs fit the ring, so none is over work the device may
+	 * still read.
+	 */
+	if (qp->sq_wr_head - __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE) >= qp->sq_wr_max)
 		return 0;
 	(void)wqe_write(qp, wr, ds, head);
-	qp->sq_wrid[head & (qp->sq_cnt - 1)] = wr->wr_id;
+	qp->sq_rec[head & (qp->sq_cnt - 1)] = (struct cqpoll_mlx5_sq_rec){
+		.wr_id = wr->wr_id, .wr_end = ++qp->sq_wr_head };
 	return nbb;
 }
 
 /*
  * The common WQEs (a send, write or read of 1 to max_sge entries, not
- * inline) that surely fit from @p head: in the free space and before the
- * ring's end, counted as WQEs of the largest such size (a power of two of
- * blocks, 2^fast_shift, so that no division is needed). Their loop tests no
- * room and no wrap; the rest of the burst goes on after it.
+ * inline) that surely fit from @p head: within the requests allowed
+ * outstanding and before the ring's end, counted as WQEs of the largest
+ * such size (a power of two of blocks, 2^fast_shift, so that no division
+ * is needed). Their loop tests no room and no wrap; the rest of the burst
+ * goes on after it.
  */
 static inline uint32_t
-fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t tail)
+fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t wr_tail)
 {
-	uint32_t free_bb = qp->sq_cnt - (head - tail);
-	uint32_t to_end = qp->sq_cnt - (head & (qp->sq_cnt - 1));
+	uint32_t room = qp->sq_wr_max - (qp->sq_wr_head - wr_tail);
+	uint32_t to_end = (qp->sq_cnt - (head & (qp->sq_cnt - 1))) >> qp->fast_shift;
 
 	/* No entry allowed: every request is another path's. */
 	if (qp->fast_max_sge == 0)
 		return 0;
-	return (free_bb < to_end ? free_bb : to_end) >> qp->fast_shift;
+	return room < to_end ? room : to_end;
 }
 
 /*
@@ -251,8 +257,9 @@ fast_ctrl(struct mlx5_wqe_ctrl_seg *c, uint32_t head, uint32_t op, uint32_t qpn_
 struct fast_pos {
 	uint8_t *ctrl;
 	const uint8_t *last; /* the last control segment written */
-	uint64_t *wrid;
+	struct cqpoll_mlx5_sq_rec *rec;
 	uint32_t head;
+	uint32_t wr_head;
 	uint32_t max_sge;
 	uint32_t qpn_ds_be;  /* the control segment's second word but DS, big-endian */
 };
@@ -278,9 +285,9 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	  const struct cqpoll_mlx5_send_wr *end)
 {
 	uint8_t *ctrl = pos->ctrl;
-	uint64_t *wrid = pos->wrid;
+	struct cqpoll_mlx5_sq_rec *rec = pos->rec;
 	const uint8_t *last = pos->last;
-	uint32_t head = pos->head;
+	uint32_t head = pos->head, wr_head = pos->wr_head;
 	const uint32_t qpn_ds_be = pos->qpn_ds_be;
 
 	for (; wr != end; wr++) {
@@ -298,7 +305,8 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 		if (__builtin_expect(nsge == 1 && op <= CQPOLL_MLX5_WR_RDMA_READ &&
 				     !(flags & CQPOLL_MLX5_SEND_F_INLINE) && sg != NULL &&
 				     sg->length != 0, 1)) {
-			*wrid = wr->wr_id;
+			rec->wr_id = wr->wr_id;
+			rec->wr_end = ++wr_head;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
@@ -310,7 +318,7 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 			}
 			last = ctrl;
 			head++;
-			wrid++;
+			rec++;
 			ctrl += MLX5_SEND_WQE_BB;
 			continue;
 		}
@@ -318,7 +326,8 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 			if (op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
 			    nsge - 1u >= pos->max_sge || sg == NULL)
 				break;
-			*wrid = wr->wr_id;
+			rec->wr_id = wr->wr_id;
+			rec->wr_end = ++wr_head;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				seg += CQPOLL_MLX5_WQE_DS;
@@ -336,20 +345,21 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 		}
 		last = ctrl;
 		head += nbb;
-		wrid += nbb;
+		rec += nbb;
 		ctrl += (size_t)nbb * MLX5_SEND_WQE_BB;
 	}
 	pos->ctrl = ctrl;
 	pos->last = last;
-	pos->wrid = wrid;
+	pos->rec = rec;
 	pos->head = head;
+	pos->wr_head = wr_head;
 	return wr;
 }
 
 /*
- * The post of [@p wr, @p wrs + @p n) from @p pos and @p tail onwards, common
- * WQEs where they surely fit and the others one at a time, then the
- * doorbell; what cqpoll_mlx5_qp_post_send() returns.
+ * The post of [@p wr, @p wrs + @p n) from @p pos onwards, @p tail the request
+ * tail last read: common WQEs where they surely fit and the others one at a
+ * time, then the doorbell; what cqpoll_mlx5_qp_post_send() returns.
  */
 static __attribute__((noinline)) int
 post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsigned int n,
@@ -365,10 +375,12 @@ post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsi
 		end = (size_t)(wrs_end - wr) < k ? wrs_end : wr + k;
 		if (k != 0) {
 			pos->ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-			pos->wrid = &qp->sq_wrid[head & mask];
+			pos->rec = &qp->sq_rec[head & mask];
 			pos->head = head;
+			pos->wr_head = qp->sq_wr_head;
 			wr = post_fast(pos, wr, end);
 			head = pos->head;
+			qp->sq_wr_head = pos->wr_head;
 			if (wr == wrs_end)
 				break;
 			/* Room for more of the common ones: go on with them. */
@@ -382,10 +394,10 @@ post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsi
 		head += nbb;
 		if (++wr == wrs_end)
 			break;
-		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+		tail = __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE);
 	}
 	if (wr == wrs)
-		return why != NULL ? -EINVAL : -ENOSPC;
+		return why != NULL ? -EINVAL : -ENOMEM;
 	/* The records before the head that names them (the poller reads them). */
 	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
 	ring_send(qp, pos->last);
@@ -410,17 +422,19 @@ cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_sen
 		return -EINVAL;
 	}
 	head = qp->sq_head;
-	tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE);
 	mask = qp->sq_cnt - 1;
 	pos.max_sge = qp->fast_max_sge;
 	pos.qpn_ds_be = htobe32(qp->qpn_ds);
 	pos.last = NULL;
 	pos.head = head;
+	pos.wr_head = qp->sq_wr_head;
 	/* The usual burst: all of it common WQEs where they surely fit. */
 	if (__builtin_expect(fast_room(qp, head, tail) >= n, 1)) {
 		pos.ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-		pos.wrid = &qp->sq_wrid[head & mask];
+		pos.rec = &qp->sq_rec[head & mask];
 		wr = post_fast(&pos, wrs, wrs + n);
+		qp->sq_wr_head = pos.wr_head;
 		if (__builtin_expect(wr == wrs + n, 1)) {
 			__atomic_store_n(&qp->sq_head, pos.head, __ATOMIC_RELEASE);
 			ring_send(qp, pos.last);
@@ -457,9 +471,10 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 				return -EINVAL;
 			break;
 		}
-		if (used + 1 > qp->rq_cnt) {
+		/* At most max_recv_wr outstanding (mlx5_wq_overflow()). */
+		if (used >= qp->rq_wr_max) {
 			used = qp->rq_head - __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE);
-			if (used + 1 > qp->rq_cnt)
+			if (used >= qp->rq_wr_max)
 				break;
 		}
 		idx = qp->rq_head & (qp->rq_cnt - 1);
@@ -478,7 +493,7 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 		used++;
 	}
 	if (i == 0)
-		return -ENOSPC;
+		return -ENOMEM;
 	/* No register write for receives: the record is the doorbell (§5). */
 	cqpoll_mlx5_wmb_wqe_before_record();
 	__atomic_store_n(&qp->dbrec[MLX5_RCV_DBR], htobe32(qp->rq_head & 0xffffu),

@@ -51,22 +51,25 @@ sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 	uint32_t tail = qp->sq_tail;
 	uint32_t head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
 	uint32_t at = tail + (uint16_t)(c->wqe_counter - (uint16_t)tail);
-	uint32_t idx;
+	const struct cqpoll_mlx5_sq_rec *rec;
 
 	if (at - tail >= head - tail)
 		return 0;
-	idx = at & (qp->sq_cnt - 1);
-	c->wr_id = qp->sq_wrid[idx];
+	rec = &qp->sq_rec[at & (qp->sq_cnt - 1)];
+	c->wr_id = rec->wr_id;
 	/*
-	 * Through the completed WQE's last block: every unsignalled WQE before
-	 * it is done too (SPDK mlx5_qp_set_comp's exact count; rdma-core moves
-	 * its tail past them the same way). After the records are read: the
-	 * poster may then reuse them.
+	 * Through the completed WQE's last block, and its request: every
+	 * unsignalled WQE before it is done too (SPDK mlx5_qp_set_comp's exact
+	 * count; rdma-core moves its tail past them the same way, sq.tail =
+	 * wqe_head[idx] + 1). The request tail after the record is read: the
+	 * poster may then reuse it.
 	 */
 #if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
-	__atomic_store_n(&qp->sq_tail, tail + sq_nbb(qp, idx), __ATOMIC_RELEASE);
+	qp->sq_tail = tail + sq_nbb(qp, at & (qp->sq_cnt - 1));
+	__atomic_store_n(&qp->sq_wr_tail, qp->sq_wr_tail + 1, __ATOMIC_RELEASE);
 #else
-	__atomic_store_n(&qp->sq_tail, at + sq_nbb(qp, idx), __ATOMIC_RELEASE);
+	qp->sq_tail = at + sq_nbb(qp, at & (qp->sq_cnt - 1));
+	__atomic_store_n(&qp->sq_wr_tail, rec->wr_end, __ATOMIC_RELEASE);
 #endif
 	return 1;
 }
