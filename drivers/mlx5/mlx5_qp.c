@@ -168,6 +168,7 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 		qp->sq_wr_max = attr->cap.max_send_wr;
 	qp->rq_wr_max = attr->cap.max_recv_wr < qp->rq_cnt ? attr->cap.max_recv_wr : qp->rq_cnt;
 	qp->qpn_ds = qp->ibqp->qp_num << 8;
+	qp->qpn_ds_be = htobe32(qp->qpn_ds);
 	qp->state = IBV_QPS_RESET;
 	qp->caps = (struct cqpoll_mlx5_qp_caps){
 		.qp_num = qp->ibqp->qp_num,
@@ -300,6 +301,9 @@ cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr, int a
 	if (!(attr_mask & IBV_QP_STATE))
 		return 0;
 	qp->state = attr->qp_state;
+	qp->sq_fast_max = (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD ||
+			   qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR) &&
+		qp->max_send_sge != 0 ? qp->sq_wr_max : 0;
 	/*
 	 * The provider zeroes the doorbell record and its indices on RESET
 	 * (mlx5_modify_qp, §1.3); ours start again at 0 with it. Completions

@@ -50,7 +50,14 @@ struct cqpoll_mlx5_qp {
 	uint32_t sq_wr_head;
 	uint32_t sq_wr_tail;
 	uint32_t sq_wr_max;
+	/*
+	 * sq_wr_max in the states that take sends (RTS, SQD, SQE, ERR) if one
+	 * entry is allowed, else 0: the one test of the post's common path,
+	 * whose refusal the general path then explains.
+	 */
+	uint32_t sq_fast_max;
 	uint32_t qpn_ds;          /* QPN << 8: the control segment's word, DS or-ed in */
+	uint32_t qpn_ds_be;       /* the same, big-endian: DS (< 64) is its last byte */
 	volatile uint32_t *dbrec; /* [0] receive counter, [1] send counter (BE) */
 	uint8_t *bf_reg;          /* BlueFlame register, the doorbell's target */
 	uint32_t bf_size;         /* 0: one half only; else the offset toggles */
