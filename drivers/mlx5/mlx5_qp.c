@@ -75,7 +75,7 @@ set_add(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 		if (s == NULL)
 			return -ENOMEM;
 		q->qps = s;
-		r = cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll, &s->inner);
+		r = cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll_of(q), &s->inner);
 		if (r < 0) {
 			q->qps = NULL;
 			free(s);

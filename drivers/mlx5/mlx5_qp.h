@@ -87,12 +87,12 @@ struct cqpoll_mlx5_qp {
 
 /* The QPs of one CQ and the poll they wrap (mlx5_qp_retire.c). */
 struct cqpoll_mlx5_qp_set {
-	cqpoll_poll_burst_t inner;  /* the CQ's own poll, chosen at creation */
+	cqpoll_poll_burst_t inner;  /* the CQ's own poll, given back with the last QP */
 	uint32_t n;
 	struct cqpoll_mlx5_qp *qp[CQPOLL_MLX5_QP_PER_CQ];
 };
 
 /* The poll of a CQ that serves QPs: its own, then wr_ids and retirement. */
-int cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n);
+cqpoll_poll_burst_t cqpoll_mlx5_qp_poll_of(const struct cqpoll_mlx5_cq *q);
 
 #endif /* CQPOLL_MLX5_QP_H */

@@ -11,6 +11,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "cqpoll_mutant.h"
+#include "mlx5_poll.h"
 #include "mlx5_qp.h"
 
 static inline struct cqpoll_mlx5_qp *
@@ -111,13 +112,51 @@ qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
 		c->flags |= CQPOLL_COMPLETION_F_WR_ID;
 }
 
-int
-cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
+/* The wr_ids and retirement of the @p r completions a poll found. */
+static __attribute__((noinline)) int
+qp_retire(void *priv, struct cqpoll_completion *comps, int r)
 {
 	const struct cqpoll_mlx5_qp_set *s = ((struct cqpoll_mlx5_cq *)priv)->qps;
-	int r = s->inner(priv, comps, n), i;
+	int i;
 
 	for (i = 0; i < r; i++)
 		qp_complete(s, &comps[i]);
 	return r;
+}
+
+/*
+ * The poll of a CQ that serves QPs: the CQ's own poll, the same template and
+ * a continuation of its own for every CQE kind the fast path refuses, then
+ * the wr_ids and retirement (a tail call) if it found any: not a wrapper
+ * around the bare poll, so that a busy poller's empty polls cost what the
+ * bare poll's do.
+ */
+#define QP_POLL_VARIANT(name, size, vic) \
+static __attribute__((noinline, cold)) int \
+name##_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps, \
+	    unsigned int n, unsigned int done) \
+{ \
+	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, size, vic, NULL); \
+} \
+static int \
+name(void *priv, struct cqpoll_completion *comps, unsigned int n) \
+{ \
+	int r = cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, size, vic, name##_cont); \
+	return r <= 0 ? r : qp_retire(priv, comps, r); \
+}
+
+QP_POLL_VARIANT(qp_poll_64, 64, 0)
+QP_POLL_VARIANT(qp_poll_128, 128, 0)
+QP_POLL_VARIANT(qp_poll_64_vic, 64, 1)
+QP_POLL_VARIANT(qp_poll_128_vic, 128, 1)
+
+cqpoll_poll_burst_t
+cqpoll_mlx5_qp_poll_of(const struct cqpoll_mlx5_cq *q)
+{
+	static const cqpoll_poll_burst_t variants[2][2] = {
+		{ qp_poll_64, qp_poll_128 },
+		{ qp_poll_64_vic, qp_poll_128_vic },
+	};
+
+	return variants[q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED][q->cqe_size == 128];
 }
