@@ -84,7 +84,7 @@ test_threads(void)
 	}
 	pthread_join(th, NULL);
 	TEST_ASSERT(!consumer_error, "the consumer saw a wrong completion");
-	printf("%u requests, %llu refusals while the ring was full\n", REQS,
+	printf("%u requests, %llu refusals while the queue was full\n", REQS,
 	       (unsigned long long)spins);
 	qp_pair_close(&p);
 	return TEST_PASS;
