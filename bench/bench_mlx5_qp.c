@@ -2,23 +2,28 @@
 /*
  * Cost per posted and completed request of cqpoll's own mlx5 QP, against a
  * floor written as DPDK's mlx5 Tx path writes WQEs (mlx5_tx.h: control,
- * then the segments, 16-byte stores; one completion requested per burst;
- * mlx5_doorbell_ring(): compiler barrier, record, sfence, the 8-byte
- * register write, sfence; mlx5_tx_comp_flush(): the CQE's WQE counter taken
- * as the consumer index, the burst's elements freed, the CQ's record
- * written). Both post RDMA writes of one 8-byte entry in bursts of B, the
- * last one signalled, on QPs of the same emulated device, and read the one
- * completion per burst: cqpoll through cqpoll_mlx5_qp_post_send() and
- * cqpoll_poll_burst() (which retires the queue and hands back the wr_id),
- * the floor straight from the rings and the CQ.
+ * then the segments, 16-byte stores; mlx5_doorbell_ring(): compiler
+ * barrier, record, sfence, the 8-byte register write, sfence), asks for
+ * completions (mlx5_tx_request_completion(): on a burst's last WQE once
+ * MLX5_TX_COMP_THRESH = 32 requests went by since the last one asked, so
+ * one in 32 at burst 1) and handles them (mlx5_tx_handle_completion(), at
+ * the start of every burst: the CQE's check, and on one the WQE counter
+ * taken as the consumer index, the elements up to it freed, the CQ's
+ * record written). Both post RDMA writes of one 8-byte entry in bursts of
+ * B on QPs of the same emulated device, signal the same requests (one per
+ * N, N settable, 32 by default) and poll their CQ once per burst, before
+ * the post: cqpoll through cqpoll_poll_burst() (which retires the queue
+ * and hands back the wr_id) and cqpoll_mlx5_qp_post_send(), the floor
+ * straight from the rings and the CQ.
  *
  * Only bench_measure_*() are timed (rdtsc) and counted (valgrind
  * --tool=callgrind --toggle-collect='bench_measure*'): the emulated device
  * carrying the WQEs out between the post and the poll is not. See
  * bench/run_mlx5_qp.sh.
  *
- * Usage: bench_mlx5_qp [ROUNDS]               both variants, bursts 1 and 32
- *        bench_mlx5_qp VARIANT BURST ROUNDS   one (driver or floor), for callgrind
+ * Usage: bench_mlx5_qp [ROUNDS [N]]               both, bursts 1 and 32
+ *        bench_mlx5_qp VARIANT BURST ROUNDS [N]   one (driver or floor), for callgrind
+ * N: one signalled request per N (default 32, DPDK's MLX5_TX_COMP_THRESH).
  */
 
 #include <endian.h>
@@ -38,6 +43,7 @@
 #define REQS 1024            /* requests per round */
 #define MAX_ROUNDS 101
 #define MAX_BURST 32
+#define COMP_THRESH 32       /* DPDK's MLX5_TX_COMP_THRESH */
 
 struct side {
 	struct cqpoll_cq *cq;
@@ -50,6 +56,7 @@ struct side {
 	uint32_t cq_ci;
 	uint64_t elts[4096];
 	uint16_t elts_head, elts_tail;
+	uint16_t elts_comp;       /* elts_head at the last completion request */
 	/* elts_head at each completion request, by CQ index (DPDK's fcqs). */
 	uint16_t fcqs[4096];
 	uint32_t cq_pi;
@@ -61,6 +68,7 @@ static struct ibv_mr *mr;
 static uint8_t buf[65536] __attribute__((aligned(4096)));
 static struct cqpoll_mlx5_send_wr wrs[MAX_BURST];
 static struct cqpoll_mlx5_sge sge;
+static unsigned int comp_every = COMP_THRESH;
 
 static int
 modify(struct cqpoll_mlx5_qp *qp, enum ibv_qp_state st, uint32_t dest)
@@ -104,22 +112,24 @@ bench_measure_post_driver(struct side *s, unsigned int burst)
 	return cqpoll_mlx5_qp_post_send(s->qp, wrs, burst);
 }
 
+/* The CQ once per burst: the wr_id of its completion, 0 if none. */
 __attribute__((noinline)) static uint64_t
 bench_measure_poll_driver(struct side *s)
 {
 	struct cqpoll_completion c[MAX_BURST];
 	int n = cqpoll_poll_burst(s->cq, c, MAX_BURST);
 
-	return n == 1 ? c[0].wr_id : UINT64_MAX;
+	return n == 0 ? 0 : n == 1 ? c[0].wr_id : UINT64_MAX;
 }
 
 /*
  * The floor: DPDK's Tx path (mlx5_tx_burst_tmpl, the no-offload single-send
  * route mlx5_tx_burst_single_send) writing an RDMA write's WQE. Per request,
  * as DPDK: the WQE's stores, its element, and the resources counted down and
- * tested (loc.wqe_free, loc.elts_free). Per burst: the free counts once, the
- * completion asked on the last WQE after the loop and its elts head kept
- * (mlx5_tx_request_completion, fcqs), mlx5_doorbell_ring().
+ * tested (loc.wqe_free, loc.elts_free). Per burst: the free counts once, a
+ * completion asked on the last WQE after the loop if comp_every requests
+ * went by since the last one, and its elts head kept
+ * (mlx5_tx_request_completion, elts_comp, fcqs), mlx5_doorbell_ring().
  */
 __attribute__((noinline)) static int
 bench_measure_post_floor(struct side *s, unsigned int burst)
@@ -157,9 +167,12 @@ bench_measure_post_floor(struct side *s, unsigned int burst)
 		if (++i == burst || wqe_free == 0 || elts_free == 0)
 			break;
 	}
-	/* mlx5_tx_request_completion: on the burst's last WQE. */
-	*(uint32_t *)(void *)&cs->signature = htobe32(MLX5_WQE_CTRL_CQ_UPDATE);
-	s->fcqs[s->cq_pi++ & 4095] = s->elts_head;
+	/* mlx5_tx_request_completion: on the burst's last WQE, one per comp_every. */
+	if ((uint16_t)(s->elts_head - s->elts_comp) >= comp_every) {
+		*(uint32_t *)(void *)&cs->signature = htobe32(MLX5_WQE_CTRL_CQ_UPDATE);
+		s->elts_comp = s->elts_head;
+		s->fcqs[s->cq_pi++ & 4095] = s->elts_head;
+	}
 	/* mlx5_doorbell_ring(). */
 	__asm__ volatile("" ::: "memory");
 	s->dv.dbrec[MLX5_SND_DBR] = htobe32(s->wqe_ci);
@@ -190,7 +203,7 @@ floor_check_cqe(const struct side *s, uint32_t ci, const struct mlx5_cqe64 **cqe
  * most MLX5_TX_COMP_MAX_CQE), the
  * CQ's record, then mlx5_tx_comp_flush(): the last CQE's WQE counter as the
  * consumer index (the conservative free, §6), the elements up to the head
- * kept at its request freed; the last one's wr_id handed back.
+ * kept at its request freed; the last one's wr_id handed back (0: none).
  */
 __attribute__((noinline)) static uint64_t
 bench_measure_poll_floor(struct side *s)
@@ -206,7 +219,9 @@ bench_measure_poll_floor(struct side *s)
 		if (--count == 0)
 			break;
 	}
-	if (r < 0 || last == NULL)
+	if (last == NULL)
+		return r < 0 ? UINT64_MAX : 0;
+	if (r < 0)
 		return UINT64_MAX;
 	__asm__ volatile("" ::: "memory");
 	s->cdv.dbrec[0] = htobe32(s->cq_ci & 0xffffff);
@@ -216,17 +231,39 @@ bench_measure_poll_floor(struct side *s)
 	return s->elts[(uint16_t)(tail - 1) & 4095];
 }
 
-/* One round: REQS requests in bursts; the cycles of post and poll only. */
+/* Where a side's requests stand: the last id, the last signalled one, the one due. */
+struct ids {
+	uint64_t id, signalled, due;
+};
+
+/*
+ * One round: REQS requests in bursts, each burst after a poll of the CQ; the
+ * cycles of poll and post only. The driver's requests are signalled as the
+ * floor asks completions: a burst's last once comp_every went by since the
+ * last signalled one.
+ */
 static uint64_t
-round_of(struct side *s, int floor, unsigned int burst, uint64_t *id)
+round_of(struct side *s, int floor, unsigned int burst, struct ids *ids)
 {
 	uint64_t cyc = 0, t, got;
 	unsigned int done, i;
 
 	for (done = 0; done < REQS; done += burst) {
 		for (i = 0; i < burst; i++) {
-			wrs[i].wr_id = ++*id;
-			wrs[i].flags = i == burst - 1 ? CQPOLL_MLX5_SEND_F_SIGNALED : 0;
+			wrs[i].wr_id = ++ids->id;
+			wrs[i].flags = 0;
+		}
+		t = __rdtsc();
+		got = floor ? bench_measure_poll_floor(s) : bench_measure_poll_driver(s);
+		cyc += __rdtsc() - t;
+		if (got != 0 && got != ids->due) {
+			fprintf(stderr, "%s: completion %" PRIu64 ", expected %" PRIu64 "\n",
+				floor ? "floor" : "driver", got, ids->due);
+			exit(1);
+		}
+		if (ids->id - ids->signalled >= comp_every) {
+			wrs[burst - 1].flags = CQPOLL_MLX5_SEND_F_SIGNALED;
+			ids->signalled = ids->due = ids->id;
 		}
 		t = __rdtsc();
 		if ((floor ? bench_measure_post_floor(s, burst) :
@@ -236,14 +273,6 @@ round_of(struct side *s, int floor, unsigned int burst, uint64_t *id)
 		}
 		cyc += __rdtsc() - t;
 		cqpoll_mlx5_emu_run(ctx);
-		t = __rdtsc();
-		got = floor ? bench_measure_poll_floor(s) : bench_measure_poll_driver(s);
-		cyc += __rdtsc() - t;
-		if (got != *id) {
-			fprintf(stderr, "%s: completion %" PRIu64 ", expected %" PRIu64 "\n",
-				floor ? "floor" : "driver", got, *id);
-			exit(1);
-		}
 	}
 	return cyc;
 }
@@ -262,19 +291,29 @@ main(int argc, char **argv)
 	static uint64_t per[2][MAX_ROUNDS];
 	static struct side sides[2];
 	unsigned int rounds = 21, burst, r, v, bursts[2] = { 1, 32 }, b, only = 2;
-	uint64_t id[2] = { 0, 0 };
+	struct ids ids[2];
 
-	if (argc == 4) {
+	memset(ids, 0, sizeof(ids));
+	if (argc == 4 || argc == 5) {
 		only = strcmp(argv[1], "floor") == 0;
 		bursts[0] = bursts[1] = (unsigned int)atoi(argv[2]);
 		rounds = (unsigned int)atoi(argv[3]);
-	} else if (argc == 2) {
+		if (argc == 5)
+			comp_every = (unsigned int)atoi(argv[4]);
+	} else if (argc == 2 || argc == 3) {
 		rounds = (unsigned int)atoi(argv[1]);
+		if (argc == 3)
+			comp_every = (unsigned int)atoi(argv[2]);
 	}
-	if (rounds == 0 || rounds > MAX_ROUNDS || bursts[0] == 0 || bursts[0] > MAX_BURST) {
-		fprintf(stderr, "usage: %s [ROUNDS] | {driver|floor} BURST ROUNDS\n", argv[0]);
+	if (rounds == 0 || rounds > MAX_ROUNDS || bursts[0] == 0 || bursts[0] > MAX_BURST ||
+	    comp_every == 0 || comp_every > 512) {
+		fprintf(stderr, "usage: %s [ROUNDS [N]] | {driver|floor} BURST ROUNDS [N]\n",
+			argv[0]);
 		return 2;
 	}
+	printf("completion moderation: one signalled request per %u (a burst's last, "
+	       "once %u went by; DPDK MLX5_TX_COMP_THRESH is 32), one CQ poll per burst, "
+	       "both sides\n", comp_every, comp_every);
 	ctx = cqpoll_mlx5_emu_open();
 	pd = ctx != NULL ? cqpoll_mlx5_emu_alloc_pd(ctx) : NULL;
 	mr = pd != NULL ? cqpoll_mlx5_emu_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
@@ -294,7 +333,7 @@ main(int argc, char **argv)
 		for (r = 0; r < rounds; r++)
 			for (v = 0; v < 2; v++)
 				if (only == 2 || only == v)
-					per[v][r] = round_of(&sides[v], (int)v, burst, &id[v]);
+					per[v][r] = round_of(&sides[v], (int)v, burst, &ids[v]);
 		if (only != 2)
 			break;
 		for (v = 0; v < 2; v++)

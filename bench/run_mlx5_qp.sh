@@ -6,18 +6,22 @@
 #      process) at bursts 1 and 32;
 #   2. instructions per request (callgrind, repeatable whatever the machine
 #      is doing) of the same.
+# Both sides signal one request in N (DPDK's completion moderation,
+# MLX5_TX_COMP_THRESH = 32 by default) and poll their CQ once per burst.
 # The emulated device's work between the post and the poll is left out.
-# Usage: bench/run_mlx5_qp.sh [build-dir] [rounds]   (default build, 21)
+# Usage: bench/run_mlx5_qp.sh [build-dir] [rounds] [N]   (default build, 21, 32)
 set -e
 b=${1:-build}/bench/bench_mlx5_qp
 rounds=${2:-21}
-"$b" "$rounds"
+n=${3:-32}
+"$b" "$rounds" "$n"
 echo
+echo "callgrind: one signalled request per $n, one CQ poll per burst, both sides"
 for burst in 1 32; do
 	for mode in floor driver; do
 		out=$(mktemp)
 		valgrind --tool=callgrind --toggle-collect='bench_measure*' \
-			--callgrind-out-file="$out" "$b" $mode $burst 5 >/dev/null 2>&1
+			--callgrind-out-file="$out" "$b" $mode $burst 5 "$n" >/dev/null 2>&1
 		ir=$(sed -n 's/^summary: //p' "$out")
 		rm -f "$out"
 		printf '%-7s burst=%-2s instr/req=%6.2f\n' $mode $burst \

@@ -180,8 +180,11 @@ struct ibv_cq *cqpoll_mlx5_cq_ibv(const struct cqpoll_cq *cq);
  * completions its CQs read: every completion of such a QP, success or error,
  * requester or responder, carries the caller's wr_id (CQPOLL_COMPLETION_F_WR_ID,
  * wqe_counter and its flag kept), and one requester completion frees its WQE
- * and every unsignalled WQE posted before it. A full queue is refused with
- * -ENOSPC, never overwritten. rdma-core's ibv_post_send() cannot be used on a
+ * and every unsignalled WQE posted before it. As in rdma-core
+ * (mlx5_wq_overflow()), at most max_send_wr send requests and max_recv_wr
+ * receives (cqpoll_mlx5_qp_caps()) may be outstanding, not yet retired by a
+ * completion: one more is refused with -ENOMEM, so that a CQ sized from the
+ * caps cannot overrun; the ring is never overwritten. rdma-core's ibv_post_send() cannot be used on a
  * CQ cqpoll polls: its queue tail moves only in its own poll (mlx5_wq_overflow(),
  * doc/guides/mlx5-driver.md).
  *
@@ -215,8 +218,8 @@ struct cqpoll_mlx5_qp_conf {
 /** What a created QP accepts (the device's rounding of the conf). */
 struct cqpoll_mlx5_qp_caps {
 	uint32_t qp_num;          /**< QP number. */
-	uint32_t max_send_wr;     /**< Send requests at least (one WQEBB each) the queue holds. */
-	uint32_t max_recv_wr;     /**< Receives the queue holds. */
+	uint32_t max_send_wr;     /**< Send requests outstanding at most (more: -ENOMEM). */
+	uint32_t max_recv_wr;     /**< Receives outstanding at most (more: -ENOMEM). */
 	uint32_t max_send_sge;    /**< Entries per send. */
 	uint32_t max_recv_sge;    /**< Entries per receive. */
 	uint32_t max_inline_data; /**< Inline bytes per send. */
@@ -284,7 +287,9 @@ struct cqpoll_mlx5_recv_wr {
  *
  * From now on, completions of this QP read from @p conf->send_cq and
  * @p conf->recv_cq carry their wr_id (CQPOLL_COMPLETION_F_WR_ID). CQs without
- * such a QP keep their poll as it was.
+ * such a QP keep their poll as it was. The QP uses both CQs until
+ * cqpoll_mlx5_qp_destroy(): cqpoll_cq_destroy() refuses them with -EBUSY
+ * until then.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *
@@ -396,8 +401,9 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
  *   How many.
  * @return
  *   - > 0: requests posted, the first ones of @p wrs.
- *   - -ENOSPC: the first request does not fit: the ring is full of work not
- *     yet retired by a completion (poll the send CQ).
+ *   - -ENOMEM: max_send_wr requests (cqpoll_mlx5_qp_caps()) are outstanding,
+ *     not yet retired by a completion (poll the send CQ), as rdma-core's
+ *     ibv_post_send() refuses them.
  *   - -EINVAL: NULL argument, @p n 0, the QP not yet in RTS, or the first
  *     request is invalid (opcode, more entries than max_send_sge, inline
  *     over max_inline_data or on a read or atomic, an atomic whose entry is
@@ -423,7 +429,7 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  *   How many.
  * @return
  *   - > 0: receives posted, the first ones of @p wrs.
- *   - -ENOSPC: the receive ring is full.
+ *   - -ENOMEM: max_recv_wr receives are outstanding (not yet completed).
  *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, or the first receive
  *     has more entries than max_recv_sge.
  *

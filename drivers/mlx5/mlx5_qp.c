@@ -16,6 +16,7 @@
 
 #include "cqpoll_log_private.h"
 #include "mlx5_qp.h"
+#include "mlx5_wqe.h"
 
 #define QP_WR_DEFAULT 256
 /* 16-bit WQE counters tell at most 2^15 outstanding blocks apart (§1.3). */
@@ -73,7 +74,7 @@ set_add(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 		if (s == NULL)
 			return -ENOMEM;
 		q->qps = s;
-		r = cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll, &s->inner);
+		r = cqpoll_cq_poll_swap(cq, cqpoll_mlx5_qp_poll_of(q), &s->inner);
 		if (r < 0) {
 			q->qps = NULL;
 			free(s);
@@ -83,6 +84,8 @@ set_add(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	if (s->n == CQPOLL_MLX5_QP_PER_CQ)
 		return -ENOSPC;
 	s->qp[s->n++] = qp;
+	/* The QP reads the CQ until its destroy: the CQ's destroy waits for it. */
+	cqpoll_cq_hold(cq);
 	return 0;
 }
 
@@ -99,6 +102,7 @@ set_del(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	for (i = 0; i < s->n; i++) {
 		if (s->qp[i] == qp) {
 			s->qp[i] = s->qp[--s->n];
+			cqpoll_cq_release(cq);
 			break;
 		}
 	}
@@ -113,7 +117,7 @@ set_del(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 static void
 qp_free(struct cqpoll_mlx5_qp *qp)
 {
-	free(qp->sq_wrid);
+	free(qp->sq_rec);
 	free(qp->rq_wrid);
 	free(qp);
 }
@@ -123,6 +127,8 @@ static int
 qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 	 const struct ibv_qp_init_attr *attr)
 {
+	uint64_t max_ds;
+
 	qp->sq_buf = dv->sq.buf;
 	qp->sq_cnt = dv->sq.wqe_cnt;
 	qp->sq_end = qp->sq_buf + (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB;
@@ -146,21 +152,36 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 		qp->max_send_sge : CQPOLL_MLX5_FAST_SGE_MAX;
 	for (qp->fast_shift = 0; (1u << qp->fast_shift) < (2 + qp->fast_max_sge + 3) / 4;)
 		qp->fast_shift++;
+	/*
+	 * Requests outstanding at most: the provider's max_post (caps'
+	 * max_send_wr), fewer if the largest WQE this QP takes times that
+	 * would not fit the ring (never with rdma-core's sizes).
+	 */
+	max_ds = 2 + (uint64_t)qp->max_send_sge;
+	if (qp->max_inline != 0 && 2 + (4 + (uint64_t)qp->max_inline + 15) / 16 > max_ds)
+		max_ds = 2 + (4 + (uint64_t)qp->max_inline + 15) / 16;
+	if (max_ds > CQPOLL_MLX5_WQE_DS_MAX)
+		max_ds = CQPOLL_MLX5_WQE_DS_MAX;
+	qp->sq_wr_max = qp->sq_cnt / (uint32_t)((max_ds + 3) / 4);
+	if (attr->cap.max_send_wr < qp->sq_wr_max)
+		qp->sq_wr_max = attr->cap.max_send_wr;
+	qp->rq_wr_max = attr->cap.max_recv_wr < qp->rq_cnt ? attr->cap.max_recv_wr : qp->rq_cnt;
 	qp->qpn_ds = qp->ibqp->qp_num << 8;
+	qp->qpn_ds_be = htobe32(qp->qpn_ds);
 	qp->state = IBV_QPS_RESET;
 	qp->caps = (struct cqpoll_mlx5_qp_caps){
 		.qp_num = qp->ibqp->qp_num,
-		.max_send_wr = attr->cap.max_send_wr,
-		.max_recv_wr = attr->cap.max_recv_wr,
+		.max_send_wr = qp->sq_wr_max,
+		.max_recv_wr = qp->rq_wr_max,
 		.max_send_sge = qp->max_send_sge,
 		.max_recv_sge = qp->max_recv_sge,
 		.max_inline_data = qp->max_inline,
 		.sq_wqebb_cnt = qp->sq_cnt,
 		.rq_wqe_cnt = qp->rq_cnt,
 	};
-	qp->sq_wrid = calloc(qp->sq_cnt, sizeof(*qp->sq_wrid));
+	qp->sq_rec = calloc(qp->sq_cnt, sizeof(*qp->sq_rec));
 	qp->rq_wrid = calloc(qp->rq_cnt != 0 ? qp->rq_cnt : 1, sizeof(*qp->rq_wrid));
-	return qp->sq_wrid != NULL && qp->rq_wrid != NULL ? 0 : -ENOMEM;
+	return qp->sq_rec != NULL && qp->rq_wrid != NULL ? 0 : -ENOMEM;
 }
 
 static struct cqpoll_mlx5_qp *
@@ -279,6 +300,9 @@ cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr, int a
 	if (!(attr_mask & IBV_QP_STATE))
 		return 0;
 	qp->state = attr->qp_state;
+	qp->sq_fast_max = (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD ||
+			   qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR) &&
+		qp->max_send_sge != 0 ? qp->sq_wr_max : 0;
 	/*
 	 * The provider zeroes the doorbell record and its indices on RESET
 	 * (mlx5_modify_qp, §1.3); ours start again at 0 with it. Completions
@@ -286,7 +310,9 @@ cqpoll_mlx5_qp_modify(struct cqpoll_mlx5_qp *qp, struct ibv_qp_attr *attr, int a
 	 */
 	if (attr->qp_state == IBV_QPS_RESET) {
 		qp->sq_head = 0;
-		__atomic_store_n(&qp->sq_tail, 0, __ATOMIC_RELEASE);
+		qp->sq_tail = 0;
+		qp->sq_wr_head = 0;
+		__atomic_store_n(&qp->sq_wr_tail, 0, __ATOMIC_RELEASE);
 		qp->rq_head = 0;
 		__atomic_store_n(&qp->rq_tail, 0, __ATOMIC_RELEASE);
 	}

@@ -29,7 +29,8 @@ static const uint8_t wr_opcode[] = {
 static const char *
 wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr)
 {
-	uint32_t i, total = 0;
+	uint64_t total = 0;
+	uint32_t i;
 
 	if (wr->opcode >= sizeof(wr_opcode))
 		return "unknown opcode";
@@ -44,10 +45,12 @@ wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr
 		return NULL;
 	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_READ)
 		return "inline data on a read or an atomic";
-	for (i = 0; i < wr->num_sge; i++)
+	/* 64 bits and a test per entry: no sum of lengths wraps under the limit. */
+	for (i = 0; i < wr->num_sge; i++) {
 		total += wr->sg_list[i].length;
-	if (total > qp->max_inline)
-		return "inline data over max_inline_data";
+		if (total > qp->max_inline)
+			return "inline data over max_inline_data";
+	}
 	return NULL;
 }
 
@@ -55,17 +58,19 @@ wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr
 static uint32_t
 wr_ds(const struct cqpoll_mlx5_send_wr *wr)
 {
-	uint32_t ds = 1, i, total = 0;
+	uint64_t total = 0;
+	uint32_t ds = 1, i;
 
 	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_WRITE)
 		ds++;
 	if (wr->opcode >= CQPOLL_MLX5_WR_ATOMIC_CS)
 		return ds + 2;
 	if (wr->flags & CQPOLL_MLX5_SEND_F_INLINE) {
+		/* Within max_inline_data (wr_invalid()): the DS count fits. */
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		return ds + (total == 0 ? 0 : (4 + total + CQPOLL_MLX5_WQE_DS - 1) /
-			     CQPOLL_MLX5_WQE_DS);
+		return ds + (total == 0 ? 0 : (uint32_t)((4 + total + CQPOLL_MLX5_WQE_DS - 1) /
+							 CQPOLL_MLX5_WQE_DS));
 	}
 	/* Empty entries get no segment (rdma-core). */
 	for (i = 0; i < wr->num_sge; i++)
@@ -127,15 +132,20 @@ wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint3
  * base: by the SIGNALED, INLINE, FENCE and SOLICITED flags, bytes 8-11 of
  * the control segment (signature, two reserved, fm_ce_se) as one
  * little-endian word, as wqe_write sets them, for one store as DPDK's
- * mlx5_tx_cseg_init; by opcode (send, write, read), the WQE opcode and which
- * immediate is kept.
+ * mlx5_tx_cseg_init; by opcode (send, write, read), the WQE opcode in place
+ * in the big-endian first word and which immediate is kept.
  */
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+#define OP_BE(o) ((uint32_t)(o) << 24)
+#else
+#define OP_BE(o) ((uint32_t)(o))
+#endif
 #define FM_CE_SE(f) ((uint32_t)(((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
 	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
 	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0)) << 24)
 struct fast_op {
 	uint32_t imm_mask;
-	uint32_t wqe_op;
+	uint32_t wqe_op_be;   /* the opcode as the control segment's first word's last byte */
 };
 static const struct {
 	uint32_t fm_ce_se_word[16];
@@ -147,11 +157,11 @@ static const struct {
 		FM_CE_SE(12), FM_CE_SE(13), FM_CE_SE(14), FM_CE_SE(15),
 	},
 	.op = {
-		[CQPOLL_MLX5_WR_SEND] = { 0, MLX5_OPCODE_SEND },
-		[CQPOLL_MLX5_WR_SEND_IMM] = { 0xffffffffu, MLX5_OPCODE_SEND_IMM },
-		[CQPOLL_MLX5_WR_RDMA_WRITE] = { 0, MLX5_OPCODE_RDMA_WRITE },
-		[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = { 0xffffffffu, MLX5_OPCODE_RDMA_WRITE_IMM },
-		[CQPOLL_MLX5_WR_RDMA_READ] = { 0, MLX5_OPCODE_RDMA_READ },
+		[CQPOLL_MLX5_WR_SEND] = { 0, OP_BE(MLX5_OPCODE_SEND) },
+		[CQPOLL_MLX5_WR_SEND_IMM] = { 0xffffffffu, OP_BE(MLX5_OPCODE_SEND_IMM) },
+		[CQPOLL_MLX5_WR_RDMA_WRITE] = { 0, OP_BE(MLX5_OPCODE_RDMA_WRITE) },
+		[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = { 0xffffffffu, OP_BE(MLX5_OPCODE_RDMA_WRITE_IMM) },
+		[CQPOLL_MLX5_WR_RDMA_READ] = { 0, OP_BE(MLX5_OPCODE_RDMA_READ) },
 	},
 };
 _Static_assert(offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) ==
@@ -200,31 +210,37 @@ post_slow(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsig
 		return 0;
 	}
 	nbb = (ds + 3) / 4;
-	/* Never over work the device may still read (retired by a completion). */
-	if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) + nbb > qp->sq_cnt)
+	/*
+	 * At most sq_wr_max outstanding (mlx5_wq_overflow()); that many of
+	 * the largest WQEs fit the ring, so none is over work the device may
+	 * still read.
+	 */
+	if (qp->sq_wr_head - __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE) >= qp->sq_wr_max)
 		return 0;
 	(void)wqe_write(qp, wr, ds, head);
-	qp->sq_wrid[head & (qp->sq_cnt - 1)] = wr->wr_id;
+	qp->sq_rec[head & (qp->sq_cnt - 1)] = (struct cqpoll_mlx5_sq_rec){
+		.wr_id = wr->wr_id, .wr_end = ++qp->sq_wr_head };
 	return nbb;
 }
 
 /*
  * The common WQEs (a send, write or read of 1 to max_sge entries, not
- * inline) that surely fit from @p head: in the free space and before the
- * ring's end, counted as WQEs of the largest such size (a power of two of
- * blocks, 2^fast_shift, so that no division is needed). Their loop tests no
- * room and no wrap; the rest of the burst goes on after it.
+ * inline) that surely fit from @p head: within the requests allowed
+ * outstanding and before the ring's end, counted as WQEs of the largest
+ * such size (a power of two of blocks, 2^fast_shift, so that no division
+ * is needed). Their loop tests no room and no wrap; the rest of the burst
+ * goes on after it.
  */
 static inline uint32_t
-fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t tail)
+fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t wr_tail)
 {
-	uint32_t free_bb = qp->sq_cnt - (head - tail);
-	uint32_t to_end = qp->sq_cnt - (head & (qp->sq_cnt - 1));
+	uint32_t room = qp->sq_wr_max - (qp->sq_wr_head - wr_tail);
+	uint32_t to_end = (qp->sq_cnt - (head & (qp->sq_cnt - 1))) >> qp->fast_shift;
 
 	/* No entry allowed: every request is another path's. */
 	if (qp->fast_max_sge == 0)
 		return 0;
-	return (free_bb < to_end ? free_bb : to_end) >> qp->fast_shift;
+	return room < to_end ? room : to_end;
 }
 
 /*
@@ -236,7 +252,7 @@ static inline __attribute__((always_inline)) void
 fast_ctrl(struct mlx5_wqe_ctrl_seg *c, uint32_t head, uint32_t op, uint32_t qpn_ds_be,
 	  uint32_t flags, uint32_t imm)
 {
-	c->opmod_idx_opcode = htobe32((head & 0xffffu) << 8 | fast_tab.op[op].wqe_op);
+	c->opmod_idx_opcode = htobe32((head & 0xffffu) << 8) | fast_tab.op[op].wqe_op_be;
 	c->qpn_ds = qpn_ds_be;
 	memcpy(&c->signature, &fast_tab.fm_ce_se_word[flags & 0xf], sizeof(uint32_t));
 	c->imm = imm & fast_tab.op[op].imm_mask;
@@ -246,8 +262,9 @@ fast_ctrl(struct mlx5_wqe_ctrl_seg *c, uint32_t head, uint32_t op, uint32_t qpn_
 struct fast_pos {
 	uint8_t *ctrl;
 	const uint8_t *last; /* the last control segment written */
-	uint64_t *wrid;
+	struct cqpoll_mlx5_sq_rec *rec;
 	uint32_t head;
+	uint32_t wr_head;
 	uint32_t max_sge;
 	uint32_t qpn_ds_be;  /* the control segment's second word but DS, big-endian */
 };
@@ -273,9 +290,9 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	  const struct cqpoll_mlx5_send_wr *end)
 {
 	uint8_t *ctrl = pos->ctrl;
-	uint64_t *wrid = pos->wrid;
+	struct cqpoll_mlx5_sq_rec *rec = pos->rec;
 	const uint8_t *last = pos->last;
-	uint32_t head = pos->head;
+	uint32_t head = pos->head, wr_head = pos->wr_head;
 	const uint32_t qpn_ds_be = pos->qpn_ds_be;
 
 	for (; wr != end; wr++) {
@@ -293,7 +310,8 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 		if (__builtin_expect(nsge == 1 && op <= CQPOLL_MLX5_WR_RDMA_READ &&
 				     !(flags & CQPOLL_MLX5_SEND_F_INLINE) && sg != NULL &&
 				     sg->length != 0, 1)) {
-			*wrid = wr->wr_id;
+			rec->wr_id = wr->wr_id;
+			rec->wr_end = ++wr_head;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
@@ -305,7 +323,7 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 			}
 			last = ctrl;
 			head++;
-			wrid++;
+			rec++;
 			ctrl += MLX5_SEND_WQE_BB;
 			continue;
 		}
@@ -313,7 +331,8 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 			if (op > CQPOLL_MLX5_WR_RDMA_READ || (flags & CQPOLL_MLX5_SEND_F_INLINE) ||
 			    nsge - 1u >= pos->max_sge || sg == NULL)
 				break;
-			*wrid = wr->wr_id;
+			rec->wr_id = wr->wr_id;
+			rec->wr_end = ++wr_head;
 			if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				seg += CQPOLL_MLX5_WQE_DS;
@@ -331,20 +350,21 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 		}
 		last = ctrl;
 		head += nbb;
-		wrid += nbb;
+		rec += nbb;
 		ctrl += (size_t)nbb * MLX5_SEND_WQE_BB;
 	}
 	pos->ctrl = ctrl;
 	pos->last = last;
-	pos->wrid = wrid;
+	pos->rec = rec;
 	pos->head = head;
+	pos->wr_head = wr_head;
 	return wr;
 }
 
 /*
- * The post of [@p wr, @p wrs + @p n) from @p pos and @p tail onwards, common
- * WQEs where they surely fit and the others one at a time, then the
- * doorbell; what cqpoll_mlx5_qp_post_send() returns.
+ * The post of [@p wr, @p wrs + @p n) from @p pos onwards, @p tail the request
+ * tail last read: common WQEs where they surely fit and the others one at a
+ * time, then the doorbell; what cqpoll_mlx5_qp_post_send() returns.
  */
 static __attribute__((noinline)) int
 post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsigned int n,
@@ -360,10 +380,12 @@ post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsi
 		end = (size_t)(wrs_end - wr) < k ? wrs_end : wr + k;
 		if (k != 0) {
 			pos->ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-			pos->wrid = &qp->sq_wrid[head & mask];
+			pos->rec = &qp->sq_rec[head & mask];
 			pos->head = head;
+			pos->wr_head = qp->sq_wr_head;
 			wr = post_fast(pos, wr, end);
 			head = pos->head;
+			qp->sq_wr_head = pos->wr_head;
 			if (wr == wrs_end)
 				break;
 			/* Room for more of the common ones: go on with them. */
@@ -377,52 +399,115 @@ post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsi
 		head += nbb;
 		if (++wr == wrs_end)
 			break;
-		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+		tail = __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE);
 	}
 	if (wr == wrs)
-		return why != NULL ? -EINVAL : -ENOSPC;
+		return why != NULL ? -EINVAL : -ENOMEM;
 	/* The records before the head that names them (the poller reads them). */
 	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
 	ring_send(qp, pos->last);
 	return (int)(wr - wrs);
 }
 
-int
+/* As POST_FAST_ATTR's, for the common loop: four stores, not a vector built. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define POST_SEND_ATTR __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define POST_SEND_ATTR
+#endif
+
+/*
+ * Every burst the common loop of cqpoll_mlx5_qp_post_send() does not finish,
+ * from request @p i on (@p head, @p wr_head and @p last where that loop
+ * stopped): the state and argument checks, the requests one way or another,
+ * the doorbell.
+ */
+static __attribute__((noinline, cold)) int
+post_general(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsigned int n,
+	     unsigned int i, uint32_t head, uint32_t wr_head, const uint8_t *last)
+{
+	struct fast_pos pos;
+
+	if (i == 0) {
+		if (n == 0)
+			return -EINVAL;
+		/* rdma-core refuses sends before RTS (qp_state_max_gs, §5); error states flush. */
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
+		    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
+			CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: the QP is not in RTS",
+				   qp->caps.qp_num);
+			return -EINVAL;
+		}
+	}
+	qp->sq_wr_head = wr_head;
+	pos.max_sge = qp->fast_max_sge;
+	pos.qpn_ds_be = qp->qpn_ds_be;
+	pos.last = last;
+	pos.head = head;
+	pos.wr_head = wr_head;
+	return post_rest(qp, wrs, n, wrs + i, &pos,
+			 __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * The common request, a send, write or read of one non-empty entry, not
+ * inline, takes one WQEBB whatever its opcode: a burst of them, within the
+ * requests allowed outstanding, is written here, each at its counter's
+ * index (so never across the ring's end), with DS a constant per opcode;
+ * anything else goes on in post_general().
+ */
+POST_SEND_ATTR int
 cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs,
 			 unsigned int n)
 {
-	const struct cqpoll_mlx5_send_wr *wr = wrs;
-	struct fast_pos pos;
-	uint32_t head, tail, mask;
+	const struct cqpoll_mlx5_send_wr *wr = wrs, *end;
+	struct mlx5_wqe_ctrl_seg *c = NULL;
+	uint32_t head, wr_head, mask, qpn_ds_be;
+	uint8_t *sq_buf;
 
-	if (qp == NULL || wrs == NULL || n == 0)
+	if (__builtin_expect(qp == NULL || wrs == NULL, 0))
 		return -EINVAL;
-	/* rdma-core refuses sends before RTS (qp_state_max_gs, §5); error states flush. */
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD &&
-	    qp->state != IBV_QPS_SQE && qp->state != IBV_QPS_ERR) {
-		CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post send: the QP is not in RTS",
-			   qp->caps.qp_num);
-		return -EINVAL;
-	}
+	wr_head = qp->sq_wr_head;
 	head = qp->sq_head;
-	tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+	/* n of 0, more than the room, or a state that takes no send (room 0). */
+	if (__builtin_expect(n - 1u >= qp->sq_fast_max -
+			     (wr_head - __atomic_load_n(&qp->sq_wr_tail, __ATOMIC_ACQUIRE)), 0))
+		return post_general(qp, wrs, n, 0, head, wr_head, NULL);
+	sq_buf = qp->sq_buf;
 	mask = qp->sq_cnt - 1;
-	pos.max_sge = qp->fast_max_sge;
-	pos.qpn_ds_be = htobe32(qp->qpn_ds);
-	pos.last = NULL;
-	pos.head = head;
-	/* The usual burst: all of it common WQEs where they surely fit. */
-	if (__builtin_expect(fast_room(qp, head, tail) >= n, 1)) {
-		pos.ctrl = qp->sq_buf + (size_t)(head & mask) * MLX5_SEND_WQE_BB;
-		pos.wrid = &qp->sq_wrid[head & mask];
-		wr = post_fast(&pos, wrs, wrs + n);
-		if (__builtin_expect(wr == wrs + n, 1)) {
-			__atomic_store_n(&qp->sq_head, pos.head, __ATOMIC_RELEASE);
-			ring_send(qp, pos.last);
-			return (int)n;
+	qpn_ds_be = qp->qpn_ds_be;
+	for (end = wrs + n; wr != end; wr++) {
+		const struct cqpoll_mlx5_sge *sg = wr->sg_list;
+		const uint32_t op = wr->opcode, flags = wr->flags;
+		struct cqpoll_mlx5_sq_rec *rec;
+		uint8_t *seg;
+
+		if (__builtin_expect(wr->num_sge != 1 || op > CQPOLL_MLX5_WR_RDMA_READ ||
+				     (flags & CQPOLL_MLX5_SEND_F_INLINE) || sg == NULL ||
+				     sg->length == 0, 0))
+			return post_general(qp, wrs, n, (unsigned int)(wr - wrs), head, wr_head,
+					    (const uint8_t *)c);
+		rec = &qp->sq_rec[head & mask];
+		rec->wr_id = wr->wr_id;
+		rec->wr_end = ++wr_head;
+		c = (struct mlx5_wqe_ctrl_seg *)(void *)(sq_buf + (size_t)(head & mask) *
+							 MLX5_SEND_WQE_BB);
+		seg = (uint8_t *)c + CQPOLL_MLX5_WQE_DS;
+		if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
+			cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
+			cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey, sg->addr);
+			fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, flags, wr->imm_data);
+		} else {
+			cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
+			fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, flags, wr->imm_data);
 		}
+		head++;
 	}
-	return post_rest(qp, wrs, n, wr, &pos, tail);
+	qp->sq_wr_head = wr_head;
+	/* The records before the head that names them (the poller reads them). */
+	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
+	ring_send(qp, (const uint8_t *)c);
+	return (int)n;
 }
 
 int
@@ -452,9 +537,10 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 				return -EINVAL;
 			break;
 		}
-		if (used + 1 > qp->rq_cnt) {
+		/* At most max_recv_wr outstanding (mlx5_wq_overflow()). */
+		if (used >= qp->rq_wr_max) {
 			used = qp->rq_head - __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE);
-			if (used + 1 > qp->rq_cnt)
+			if (used >= qp->rq_wr_max)
 				break;
 		}
 		idx = qp->rq_head & (qp->rq_cnt - 1);
@@ -473,7 +559,7 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 		used++;
 	}
 	if (i == 0)
-		return -ENOSPC;
+		return -ENOMEM;
 	/* No register write for receives: the record is the doorbell (§5). */
 	cqpoll_mlx5_wmb_wqe_before_record();
 	__atomic_store_n(&qp->dbrec[MLX5_RCV_DBR], htobe32(qp->rq_head & 0xffffu),

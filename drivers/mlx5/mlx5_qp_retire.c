@@ -11,6 +11,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "cqpoll_mutant.h"
+#include "mlx5_poll.h"
 #include "mlx5_qp.h"
 
 static inline struct cqpoll_mlx5_qp *
@@ -40,26 +41,31 @@ sq_nbb(const struct cqpoll_mlx5_qp *qp, uint32_t idx)
 }
 
 /*
- * Where the retired blocks of a send completion at @p at start: the
- * completed WQE's own, all before it being retired with it.
+ * Retire the send queue through the completed WQE at @p at, blocks and
+ * requests: the completed WQE's own, all before it being retired with it.
  */
 #if CQPOLL_MUTANT(RETIRE_SIGNALED_ONLY)
 /*
- * Negative control only (test build): only the signalled WQE's blocks are
- * freed, counted from the tail, not those of the unsignalled ones before it.
+ * Negative control only (test build): only the signalled WQE's blocks and
+ * request are freed, counted from the tail, not those of the unsignalled
+ * ones before it.
  */
-static inline __attribute__((always_inline)) uint32_t
-retire_from(uint32_t tail, uint32_t at)
+static inline __attribute__((always_inline)) void
+sq_retire(struct cqpoll_mlx5_qp *qp, uint32_t tail, uint32_t at,
+	  const struct cqpoll_mlx5_sq_rec *rec)
 {
-	(void)at;
-	return tail;
+	(void)rec;
+	qp->sq_tail = tail + sq_nbb(qp, at & (qp->sq_cnt - 1));
+	__atomic_store_n(&qp->sq_wr_tail, qp->sq_wr_tail + 1, __ATOMIC_RELEASE);
 }
 #else
-static inline __attribute__((always_inline)) uint32_t
-retire_from(uint32_t tail, uint32_t at)
+static inline __attribute__((always_inline)) void
+sq_retire(struct cqpoll_mlx5_qp *qp, uint32_t tail, uint32_t at,
+	  const struct cqpoll_mlx5_sq_rec *rec)
 {
 	(void)tail;
-	return at;
+	qp->sq_tail = at + sq_nbb(qp, at & (qp->sq_cnt - 1));
+	__atomic_store_n(&qp->sq_wr_tail, rec->wr_end, __ATOMIC_RELEASE);
 }
 #endif
 
@@ -75,20 +81,20 @@ sq_complete(struct cqpoll_mlx5_qp *qp, struct cqpoll_completion *c)
 	uint32_t tail = qp->sq_tail;
 	uint32_t head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
 	uint32_t at = tail + (uint16_t)(c->wqe_counter - (uint16_t)tail);
-	uint32_t idx;
+	const struct cqpoll_mlx5_sq_rec *rec;
 
 	if (at - tail >= head - tail)
 		return 0;
-	idx = at & (qp->sq_cnt - 1);
-	c->wr_id = qp->sq_wrid[idx];
+	rec = &qp->sq_rec[at & (qp->sq_cnt - 1)];
+	c->wr_id = rec->wr_id;
 	/*
-	 * Through the completed WQE's last block: every unsignalled WQE before
-	 * it is done too (SPDK mlx5_qp_set_comp's exact count; rdma-core moves
-	 * its tail past them the same way). After the records are read: the
-	 * poster may then reuse them.
+	 * Through the completed WQE's last block, and its request: every
+	 * unsignalled WQE before it is done too (SPDK mlx5_qp_set_comp's exact
+	 * count; rdma-core moves its tail past them the same way, sq.tail =
+	 * wqe_head[idx] + 1). The request tail after the record is read: the
+	 * poster may then reuse it.
 	 */
-	__atomic_store_n(&qp->sq_tail, retire_from(tail, at) + sq_nbb(qp, idx),
-			 __ATOMIC_RELEASE);
+	sq_retire(qp, tail, at, rec);
 	return 1;
 }
 
@@ -129,13 +135,51 @@ qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
 		c->flags |= CQPOLL_COMPLETION_F_WR_ID;
 }
 
-int
-cqpoll_mlx5_qp_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
+/* The wr_ids and retirement of the @p r completions a poll found. */
+static __attribute__((noinline)) int
+qp_retire(void *priv, struct cqpoll_completion *comps, int r)
 {
 	const struct cqpoll_mlx5_qp_set *s = ((struct cqpoll_mlx5_cq *)priv)->qps;
-	int r = s->inner(priv, comps, n), i;
+	int i;
 
 	for (i = 0; i < r; i++)
 		qp_complete(s, &comps[i]);
 	return r;
+}
+
+/*
+ * The poll of a CQ that serves QPs: the CQ's own poll, the same template and
+ * a continuation of its own for every CQE kind the fast path refuses, then
+ * the wr_ids and retirement (a tail call) if it found any: not a wrapper
+ * around the bare poll, so that a busy poller's empty polls cost what the
+ * bare poll's do.
+ */
+#define QP_POLL_VARIANT(name, size, vic) \
+static __attribute__((noinline, cold)) int \
+name##_cont(struct cqpoll_mlx5_cq *q, struct cqpoll_completion *comps, \
+	    unsigned int n, unsigned int done) \
+{ \
+	return cqpoll_mlx5_poll_tmpl(q, comps, n, done, size, vic, NULL); \
+} \
+static int \
+name(void *priv, struct cqpoll_completion *comps, unsigned int n) \
+{ \
+	int r = cqpoll_mlx5_poll_tmpl(priv, comps, n, 0, size, vic, name##_cont); \
+	return r <= 0 ? r : qp_retire(priv, comps, r); \
+}
+
+QP_POLL_VARIANT(qp_poll_64, 64, 0)
+QP_POLL_VARIANT(qp_poll_128, 128, 0)
+QP_POLL_VARIANT(qp_poll_64_vic, 64, 1)
+QP_POLL_VARIANT(qp_poll_128_vic, 128, 1)
+
+cqpoll_poll_burst_t
+cqpoll_mlx5_qp_poll_of(const struct cqpoll_mlx5_cq *q)
+{
+	static const cqpoll_poll_burst_t variants[2][2] = {
+		{ qp_poll_64, qp_poll_128 },
+		{ qp_poll_64_vic, qp_poll_128_vic },
+	};
+
+	return variants[q->slow.layout == CQPOLL_MLX5_COMP_ENHANCED][q->cqe_size == 128];
 }

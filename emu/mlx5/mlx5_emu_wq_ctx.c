@@ -19,6 +19,17 @@
  * segments it allows by default (§1.2).
  */
 #define EMU_SQ_OVERHEAD 192
+/*
+ * The device's limits, as rdma-core reads them from the device
+ * (max_sq_desc_sz, max_rq_desc_sz, max_send_wqebb, max_recv_wr): every
+ * requested size is checked against them before it is multiplied or
+ * rounded, so that no size wraps in 32 bits (mlx5_calc_send_wqe,
+ * mlx5_calc_sq_size, mlx5_get_max_recv_wr and mlx5_calc_rcv_wqe refuse
+ * with EINVAL).
+ */
+#define EMU_SQ_DESC_MAX 1024u
+#define EMU_RQ_DESC_MAX 512u
+#define EMU_WQ_WR_MAX 32768u
 
 static uint32_t
 pow2_up(uint32_t v)
@@ -182,17 +193,21 @@ qp_memory(struct emu_wq_qp *qp, struct ibv_qp_init_attr *attr)
 	size_t len;
 
 	/* mlx5_calc_send_wqe, mlx5_calc_sq_size (§1.2). */
+	if (cap->max_send_wr == 0 || cap->max_send_wr > EMU_WQ_WR_MAX ||
+	    cap->max_send_sge > (EMU_SQ_DESC_MAX - EMU_SQ_OVERHEAD) / 16 ||
+	    cap->max_inline_data > EMU_SQ_DESC_MAX - EMU_SQ_OVERHEAD - 4)
+		return EINVAL;
 	inl = cap->max_inline_data != 0 ? align_up(4 + cap->max_inline_data, 16) : 0;
 	wqe_size = align_up(EMU_SQ_OVERHEAD + (16 * cap->max_send_sge > inl ?
 					       16 * cap->max_send_sge : inl), 64);
-	if (cap->max_send_wr == 0 || cap->max_send_wr > 32768 || wqe_size > 1024)
+	if (wqe_size > EMU_SQ_DESC_MAX)
 		return EINVAL;
 	sq_bytes = pow2_up(cap->max_send_wr * wqe_size);
-	/* mlx5_calc_rq_size. */
+	/* mlx5_get_max_recv_wr, mlx5_calc_rcv_wqe, mlx5_calc_rq_size. */
+	if (cap->max_recv_wr > EMU_WQ_WR_MAX || cap->max_recv_sge > EMU_RQ_DESC_MAX / 16)
+		return EINVAL;
 	rq_stride = pow2_up(16 * (cap->max_recv_sge != 0 ? cap->max_recv_sge : 1));
 	rq_cnt = pow2_up(cap->max_recv_wr != 0 ? cap->max_recv_wr : 1);
-	if (rq_cnt > 32768 || rq_stride > 512)
-		return EINVAL;
 	while (rq_cnt * rq_stride < 64)
 		rq_cnt <<= 1;
 	rq_bytes = rq_cnt * rq_stride;

@@ -208,12 +208,15 @@ int cqpoll_cq_info_get(const struct cqpoll_cq *cq, struct cqpoll_cq_info *info);
  * A CQ in a poll group is refused: remove it first (cqpoll_group_remove()),
  * or destroy the group, on the group's thread. Removing it here instead would
  * race with the group's thread, which may be polling it or sleeping on it.
+ * A CQ that a driver object still uses (a QP of cqpoll_mlx5_qp_create() on
+ * it) is refused too: destroy the object first.
  *
  * @param cq
  *   The CQ; NULL is ignored.
  * @return
  *   - 0: destroyed (or @p cq was NULL).
- *   - -EBUSY: @p cq is in a poll group; nothing was done, the CQ is intact.
+ *   - -EBUSY: @p cq is in a poll group, or a driver object (a cqpoll mlx5 QP)
+ *     still uses it; nothing was done, the CQ is intact.
  *
  * Thread safety: no other call may use @p cq during or after this one.
  */

@@ -200,6 +200,18 @@ cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll, cqpoll_poll_
 	return 0;
 }
 
+void
+cqpoll_cq_hold(struct cqpoll_cq *cq)
+{
+	cq->holds++;
+}
+
+void
+cqpoll_cq_release(struct cqpoll_cq *cq)
+{
+	cq->holds--;
+}
+
 const struct cqpoll_driver_ops *
 cqpoll_cq_driver(const struct cqpoll_cq *cq)
 {
@@ -213,6 +225,9 @@ cqpoll_cq_destroy(struct cqpoll_cq *cq)
 		return 0;
 	/* The group would poll freed memory at its next iteration. */
 	if (cq->group != NULL)
+		return -EBUSY;
+	/* A driver object (a QP) would read it at its next use or its destroy. */
+	if (cq->holds != 0)
 		return -EBUSY;
 	/* Verbs blocks destroy until every event was acked: never leave any. */
 	if (cq->events_unacked != 0)

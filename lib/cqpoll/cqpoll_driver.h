@@ -358,6 +358,30 @@ int cqpoll_cq_poll_swap(struct cqpoll_cq *cq, cqpoll_poll_burst_t poll,
 			cqpoll_poll_burst_t *old);
 
 /**
+ * Hold @p cq: a driver object that keeps a pointer to it (the mlx5 driver's
+ * QPs, whose CQs' polls hand back their wr_ids) takes it here and lets go
+ * with cqpoll_cq_release(); cqpoll_cq_destroy() refuses a CQ still held
+ * with -EBUSY, so the object never reads a freed CQ.
+ *
+ * @param cq
+ *   A CQ of the calling driver.
+ *
+ * Thread safety: control path; not concurrently with cqpoll_cq_destroy()
+ * of @p cq.
+ */
+void cqpoll_cq_hold(struct cqpoll_cq *cq);
+
+/**
+ * Let go of a hold taken with cqpoll_cq_hold().
+ *
+ * @param cq
+ *   A CQ the caller holds.
+ *
+ * Thread safety: as cqpoll_cq_hold().
+ */
+void cqpoll_cq_release(struct cqpoll_cq *cq);
+
+/**
  * The log hook installed (cqpoll_log_set_hook()), NULL when none: read
  * with an acquire load, as CQPOLL_LOG() does.
  */

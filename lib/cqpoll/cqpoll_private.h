@@ -60,6 +60,8 @@ struct cqpoll_cq {
 	uint64_t t_timeout_sleep;
 	/* The poll group holding the CQ, or NULL: guards destroy and add. */
 	struct cqpoll_group *group;
+	/* Driver objects that use the CQ (cqpoll_cq_hold()): guards destroy. */
+	unsigned int holds;
 	/*
 	 * enum cqpoll_cq_state: set once, from OK, by cqpoll_cq_fail() (any
 	 * thread, compare-and-swap); fail_cause is stored before it.

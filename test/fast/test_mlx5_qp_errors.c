@@ -91,14 +91,14 @@ test_bad_lkey_flushes(void)
 	EXPECT(c[3], 13, CQPOLL_STATUS_WR_FLUSH_ERR, CQPOLL_OP_SEND);
 	EXPECT(c[4], 700, CQPOLL_STATUS_WR_FLUSH_ERR, CQPOLL_OP_RECV);
 	EXPECT(c[5], 701, CQPOLL_STATUS_WR_FLUSH_ERR, CQPOLL_OP_RECV);
-	/* Posted in error: flushed too, and the ring retired to the last WQE. */
-	for (i = 0; i < p.caps[0].sq_wqebb_cnt; i++) {
+	/* Posted in error: flushed too, and the queue retired to the last request. */
+	for (i = 0; i < p.caps[0].max_send_wr; i++) {
 		w[0].wr_id = 100 + i;
 		w[0].flags = 0;
 		TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_send(p.qp[0], w, 1), 1);
 	}
-	TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_send(p.qp[0], w, 1), -ENOSPC);
-	for (i = 0; i < p.caps[0].sq_wqebb_cnt; i++) {
+	TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_send(p.qp[0], w, 1), -ENOMEM);
+	for (i = 0; i < p.caps[0].max_send_wr; i++) {
 		TEST_ASSERT_EQ(drain(&p, p.cq[0], c, 1), 1);
 		EXPECT(c[0], 100 + i, CQPOLL_STATUS_WR_FLUSH_ERR, CQPOLL_OP_RDMA_WRITE);
 	}

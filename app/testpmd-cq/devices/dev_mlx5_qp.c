@@ -10,7 +10,7 @@
  *
  * B's receives complete on a CQ of their own that the generator reads to
  * post them again; A has no receive. A's ring holds no more requests than
- * the poller's CQ has entries; a full ring refuses the post (-ENOSPC) until
+ * the poller's CQ has entries; a full queue refuses the post (-ENOSPC) until
  * the poller's reads retire it, and the generator retries.
  */
 #include <arpa/inet.h>
@@ -266,10 +266,10 @@ tpcq_mlx5qp_post(struct tpcq_devctx *dc, struct tpcq_mlx5qp *m, uint64_t seq)
 	r = reap(m);
 	if (r != 0)
 		return r;
-	/* Full until the poller's reads retire the ring: the generator retries. */
+	/* Full until the poller's reads retire requests: the generator retries. */
 	r = cqpoll_mlx5_qp_post_send(m->a, &wr, 1);
-	if (r == -ENOSPC)
-		return r;
+	if (r == -ENOMEM)
+		return -ENOSPC;
 	if (r < 0)
 		return fail("cqpoll_mlx5_qp_post_send", -r);
 	/* The device looks at the doorbell at once. */
