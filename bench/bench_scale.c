@@ -17,6 +17,9 @@
  *            one thread: the first one after the N adds (every CQ is armed
  *            once: O(N)), then the steady one after a wake-up of the one
  *            busy CQ (cold CQs stay armed across sleeps: O(newly cold)).
+ *  hk_max    busy mode, no traffic, every CQ cold: the most CQ polls one
+ *            loop iteration made, the health check's and the safety net's
+ *            (a few members per iteration: bounded, whatever N).
  *  idle      the group with no traffic at all, in interrupt mode, for
  *            --idle-ms: the consumer's CPU share, and its CPU per
  *            safety-net timeout (each polls at most 256 members, taking
@@ -110,6 +113,11 @@ struct row {
 	uint64_t sleep_first_ns, sleep_p50_ns, sleep_p99_ns;
 	double cq_bytes, group_bytes, kernel_bytes, rss_bytes;
 	double add_ns;
+	/*
+	 * Busy mode, no traffic, every CQ cold: the most CQ polls one loop
+	 * iteration made (the health check's and the safety net's), a count.
+	 */
+	uint64_t hk_max_polls;
 	/* Not run: the fd limit is below N (hard limit, no CAP_SYS_RESOURCE). */
 	uint64_t skipped_fd_limit;
 };
@@ -350,6 +358,43 @@ idle_run(struct cqpoll_group *g, uint64_t idle_ms, struct row *row)
 }
 
 /*
+ * Busy mode on this thread, no traffic, once every CQ went cold: the most CQ
+ * polls any one iteration made over three safety-net periods. Cold CQs are
+ * polled only by the health check and the safety net, so this is the most
+ * housekeeping one iteration paid for: a count, meaningful on any machine.
+ */
+static int
+housekeeping_run(struct cqpoll_group *g, const struct opts *o, struct row *row)
+{
+	struct cqpoll_group_stats st;
+	uint64_t t_end, polls, max = 0;
+	int r;
+
+	if (cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY) != 0)
+		return -1;
+	t_end = test_now_ns() + 3 * o->cold_us * 1000;
+	do {
+		r = cqpoll_group_run_once(g);
+	} while (r >= 0 && test_now_ns() < t_end);
+	cqpoll_group_stats_get(g, &st);
+	polls = st.polls;
+	t_end = test_now_ns() + 3 * o->timeout_ms * 1000000;
+	while (r >= 0 && test_now_ns() < t_end) {
+		r = cqpoll_group_run_once(g);
+		cqpoll_group_stats_get(g, &st);
+		if (st.polls - polls > max)
+			max = st.polls - polls;
+		polls = st.polls;
+	}
+	if (r < 0) {
+		fprintf(stderr, "bench_scale: housekeeping run: %s\n", strerror(-r));
+		return -1;
+	}
+	row->hk_max_polls = max;
+	return 0;
+}
+
+/*
  * The time to go to sleep, on this thread: the first sleep after the adds
  * arms every CQ; each later one follows a wake-up of the busy CQ alone.
  */
@@ -522,6 +567,8 @@ run_size(const struct opts *o, uint64_t n, struct row *row)
 	row->polls_per_iter = st.iterations != 0 ?
 		(double)st.polls / (double)st.iterations : 0.0;
 	row->busy_p99 = pct(l.v, l.n < l.cap ? l.n : l.cap, 0.99);
+	if (housekeeping_run(g, o, row) != 0)
+		goto out;
 	cqpoll_group_stats_get(g, &st);
 	if (st.lost_wakeups != 0) {
 		fprintf(stderr, "bench_scale: %" PRIu64 " lost wake-ups\n",
@@ -663,19 +710,18 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	printf("(latencies in ns; _x: ratio to %" PRIu64 " CQ%s, goal <= 2; idle: "
 	       "no traffic for %" PRIu64 " ms, safety-net timeout %" PRIu64 " ms)\n",
 	       b->n, b->n == 1 ? "" : "s", o->idle_ms, o->timeout_ms);
-	printf("%7s %13s %12s %12s %11s %10s %10s %10s %11s %11s %9s %9s\n", "cqs",
-	       "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns", "polls/sleep",
-	       "polls/wake",
-	       "polls/iter", "add_ns/cq", "cq_B/member", "grp_B/member", "kernel_B",
-	       "cq_rss_B");
+	printf("%7s %13s %12s %12s %11s %10s %10s %9s %10s %11s %11s %9s %9s\n",
+	       "cqs", "first_sleep_us", "sleep_p50_ns", "sleep_p99_ns",
+	       "polls/sleep", "polls/wake", "polls/iter", "hk_max", "add_ns/cq",
+	       "cq_B/member", "grp_B/member", "kernel_B", "cq_rss_B");
 	for (i = 0; i < n; i++) {
 		if (r[i].skipped_fd_limit != 0)
 			continue;
 		printf("%7" PRIu64 " %13.1f %12" PRIu64 " %12" PRIu64 " %11.2f %10.2f"
-		       " %10.2f %10.0f %11.0f %11.0f %9.0f %9.0f\n", r[i].n,
-		       (double)r[i].sleep_first_ns / 1e3, r[i].sleep_p50_ns,
+		       " %10.2f %9" PRIu64 " %10.0f %11.0f %11.0f %9.0f %9.0f\n",
+		       r[i].n, (double)r[i].sleep_first_ns / 1e3, r[i].sleep_p50_ns,
 		       r[i].sleep_p99_ns, r[i].polls_per_sleep, r[i].polls_per_wake,
-		       r[i].polls_per_iter,
+		       r[i].polls_per_iter, r[i].hk_max_polls,
 		       r[i].add_ns,
 		       r[i].cq_bytes, r[i].group_bytes, r[i].kernel_bytes,
 		       r[i].rss_bytes);
@@ -684,7 +730,9 @@ print_rows(const struct opts *o, const struct row *r, unsigned int n)
 	       "sleep_p50/p99: a sleep after a wake-up of the busy CQ;\n"
 	       " polls/sleep: CQ polls per steady sleep, polls/wake: per event wake-up"
 	       " (interrupt mode), polls/iter: per loop\n iteration (busy mode): all"
-	       " O(1) if cold CQs stay armed;\n"
+	       " O(1) if cold CQs stay armed; hk_max: the most CQ polls of one\n"
+	       " busy iteration without traffic (health check and safety net: a"
+	       " few members per iteration);\n"
 	       " cq_B, grp_B: C allocator bytes per member (mallinfo2), the CQ's "
 	       "and the group's; kernel_B: /proc/slabinfo active\n objects delta"
 	       " per member, machine-wide, rough: large N only; cq_rss_B: resident"

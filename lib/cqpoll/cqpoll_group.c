@@ -138,7 +138,8 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	g->wait_timeout_ms = conf->wait_timeout_ms != 0 ?
 		(int)conf->wait_timeout_ms : CQPOLL_WAIT_TIMEOUT_MS_DEFAULT;
 	/* The first health check after one period (cqpoll_group_net.c). */
-	g->t_health = cqpoll_now_ns() + (uint64_t)g->wait_timeout_ms * 1000000u;
+	g->t_health_due = cqpoll_now_ns() + (uint64_t)g->wait_timeout_ms * 1000000u;
+	g->t_health = g->t_health_due;
 	g->comps = cqpoll_mem_alloc((size_t)g->burst * sizeof(*g->comps), socket_id);
 	if (g->comps == NULL) {
 		r = -ENOMEM;

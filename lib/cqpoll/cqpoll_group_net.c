@@ -6,7 +6,8 @@
  * its own clock from the cold check, which also takes the cold CQs' events
  * without sleeping; the health check, due once per period whatever the
  * traffic, polls the armed members and rings their arms. Each walks at most
- * GROUP_SLICE members per period, taking turns.
+ * GROUP_SLICE members per period, taking turns; in the loop, a few per
+ * iteration (GROUP_STEP).
  */
 
 #include <errno.h>
@@ -82,72 +83,146 @@ check_armed(struct cqpoll_group *g, struct cqpoll_group_member *m)
 }
 
 /*
- * The sleep that began at @p t_sleep ended by timeout: poll the next slice of
- * members (GROUP_SLICE, round-robin), each still believed armed, since an
- * event may have been lost (a shared channel read by someone else, a device
- * or driver bug). Work found
- * re-activates its member, whose arm is spent, so the next transition arms it
- * again. Members that went cold after @p cold_before are skipped: a polling
- * group's net looks only at CQs armed for a whole timeout. Returns
- * completions found, or < 0.
+ * The safety net's look at @p m, a member believed armed, since an event
+ * may have been lost (a shared channel read by someone else, a device or
+ * driver bug): work found re-activates it, whose arm is spent, so the next
+ * transition arms it again. Sets @p recovered when that counts as a timeout
+ * recovery (work visible since before @p t_sleep). Returns completions
+ * found, or < 0.
  */
 #if CQPOLL_MUTANT(NO_SAFETY_NET)
-/* Negative control only (test build): the timeout recovers nothing. */
+/* Negative control only (test build): the net recovers nothing. */
 static int
-safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
+net_visit(struct cqpoll_group *g, struct cqpoll_group_member *m,
+	  uint64_t t_sleep, bool *recovered)
 {
 	(void)g;
+	(void)m;
 	(void)t_sleep;
-	(void)cold_before;
+	(void)recovered;
 	return 0;
 }
 #else
 static int
-safety_net_since(struct cqpoll_group *g, uint64_t t_sleep, uint64_t cold_before)
+net_visit(struct cqpoll_group *g, struct cqpoll_group_member *m,
+	  uint64_t t_sleep, bool *recovered)
 {
-	struct cqpoll_group_member *m;
-	unsigned int k, i, n;
-	bool recovered = false;
-	uint64_t before;
-	int r, total = 0;
+	uint64_t before = m->cq->counters.timeout_recoveries;
+	int r;
 
-	if (g->n == 0)
-		return 0;
-	n = g->n < GROUP_SLICE ? g->n : GROUP_SLICE;
-	i = g->net_next < g->n ? g->net_next : 0;
-	for (k = 0; k < n; k++) {
-		m = g->members[i];
-		if (++i == g->n)
-			i = 0;
-		if (m->failed || (!m->active && m->t_work > cold_before))
-			continue;
-		before = m->cq->counters.timeout_recoveries;
-		cqpoll_cq_timeout_mark(m->cq, t_sleep);
-		r = check_armed(g, m);
-		if (r < 0)
-			return r;
-		total += r;
-		if (m->cq->counters.timeout_recoveries != before)
-			recovered = true;
-	}
-	g->net_next = i;
-	if (recovered)
-		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
-	return total;
+	cqpoll_cq_timeout_mark(m->cq, t_sleep);
+	r = check_armed(g, m);
+	if (m->cq->counters.timeout_recoveries != before)
+		*recovered = true;
+	return r;
 }
 #endif
 
 /*
+ * The next member of @p s's walk over the group, or NULL when the group is
+ * empty (the walk is then over).
+ */
+static inline struct cqpoll_group_member *
+sweep_next(struct cqpoll_group *g, struct cqpoll_group_sweep *s)
+{
+	if (g->n == 0) {
+		s->left = 0;
+		return NULL;
+	}
+	if (s->next >= g->n)
+		s->next = 0;
+	return g->members[s->next++];
+}
+
+/*
+ * The net visits @p k members from where it stopped, each still believed
+ * armed; members that went cold after @p cold_before are skipped: a polling
+ * group's net looks only at CQs armed for a whole timeout. Returns
+ * completions found, or < 0.
+ */
+static int
+net_walk(struct cqpoll_group *g, unsigned int k, uint64_t t_sleep,
+	 uint64_t cold_before)
+{
+	struct cqpoll_group_member *m;
+	bool recovered = false;
+	int r, total = 0;
+
+	while (k-- > 0 && (m = sweep_next(g, &g->net)) != NULL) {
+		if (m->failed || (!m->active && m->t_work > cold_before))
+			continue;
+		r = net_visit(g, m, t_sleep, &recovered);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	if (recovered)
+		cqpoll_stat_add(&g->stats.timeout_recoveries, 1);
+	return total;
+}
+
+/* A slice of the group, beginning at @p now, judged against @p t_mark. */
+static void
+sweep_begin(const struct cqpoll_group *g, struct cqpoll_group_sweep *s,
+	    uint64_t now, uint64_t t_mark)
+{
+	s->t_start = now;
+	s->t_mark = t_mark;
+	s->n = g->n < GROUP_SLICE ? g->n : GROUP_SLICE;
+	s->left = s->n;
+}
+
+/*
+ * How many members @p s is behind by at @p now if it is to be done half a
+ * period after it began; a slice done within its period keeps the bound of
+ * contract.md section 11. 0 for a slice that is not on.
+ */
+#if CQPOLL_MUTANT(HOUSEKEEPING_AT_ONCE)
+/* Negative control only (test build): the whole slice is due at once. */
+static unsigned int
+sweep_behind(const struct cqpoll_group *g, const struct cqpoll_group_sweep *s,
+	     uint64_t now)
+{
+	(void)g;
+	(void)now;
+	return s->left;
+}
+#else
+static unsigned int
+sweep_behind(const struct cqpoll_group *g, const struct cqpoll_group_sweep *s,
+	     uint64_t now)
+{
+	uint64_t half = cqpoll_group_period_ns(g) / 2, due;
+	uint64_t done = s->n - s->left, t = now - s->t_start;
+
+	due = t >= half ? s->n : s->n * t / half;
+	return due <= done ? 0 : (unsigned int)(due - done);
+}
+#endif
+
+/* The loop calls the health check at every iteration while a slice is on. */
+static inline void
+sweep_schedule(struct cqpoll_group *g)
+{
+	g->t_health = g->health.left != 0 || g->net.left != 0 ?
+		      0 : g->t_health_due;
+}
+
+/*
  * The sleep that began at @p t_sleep ended by timeout: every member of the
- * next slice counts.
+ * next slice counts, looked at now (the group was idle for a whole timeout:
+ * no busy loop to stall).
  */
 static int
 safety_net(struct cqpoll_group *g, uint64_t t_sleep)
 {
 	/* A net over the whole group is that period's health check too. */
-	if (g->n <= GROUP_SLICE)
-		g->t_health = cqpoll_now_ns() + cqpoll_group_period_ns(g);
-	return safety_net_since(g, t_sleep, UINT64_MAX);
+	if (g->n <= GROUP_SLICE) {
+		g->t_health_due = cqpoll_now_ns() + cqpoll_group_period_ns(g);
+		sweep_schedule(g);
+	}
+	return net_walk(g, g->n < GROUP_SLICE ? g->n : GROUP_SLICE, t_sleep,
+			UINT64_MAX);
 }
 
 /*
@@ -178,36 +253,31 @@ cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now)
 	 * on its own clock: once per wait_timeout_ms while it has cold CQs,
 	 * after the events at hand were taken, so that only CQs whose event
 	 * is missing are left to find. One found with work older than a
-	 * timeout counts as a timeout recovery, and is hot again.
+	 * timeout counts as a timeout recovery, and is hot again. Its slice
+	 * is walked from the health check, a few members per iteration.
 	 */
 	if (g->nactive < g->n &&
 	    now - g->t_net >= cqpoll_group_period_ns(g)) {
 		if (g->t_net != 0) {
-			uint64_t t0 = now - cqpoll_group_period_ns(g);
+			/* The last slice, if the loop was too slow for it, first. */
+			if (g->net.left != 0) {
+				unsigned int k = g->net.left;
 
-			r = safety_net_since(g, t0, t0);
-			if (r < 0)
-				return r;
-			total += r;
+				g->net.left = 0;
+				r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+				if (r < 0)
+					return r;
+				total += r;
+			}
+			sweep_begin(g, &g->net, now,
+				    now - cqpoll_group_period_ns(g));
+			sweep_schedule(g);
 		}
 		g->t_net = now;
 	}
 	return total;
 }
 
-#if CQPOLL_MUTANT(NO_HEALTH_CHECK) || CQPOLL_MUTANT(NO_SAFETY_NET)
-/*
- * Negative control only (test build): no check on the group's timer, only
- * the net at quiet timeouts. Never due again.
- */
-int
-cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
-{
-	(void)now;
-	g->t_health = UINT64_MAX;
-	return 0;
-}
-#else
 /*
  * The health check (doc/guides/contract.md, section 11), due once per
  * period on the group's own clock whatever the traffic: a group whose other
@@ -217,47 +287,62 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
  * epoll_wait() that does not block), so that members whose event is pending
  * are woken the normal way; then each armed member left in the next slice
  * (GROUP_SLICE members, round-robin: the whole group up to that size) is
- * checked as the net checks it (check_armed()). Active members need
- * nothing: the loop polls them at every iteration. Work found in an armed member is
- * delivered, its arm taken as spent (the next transition arms it again).
- * It counts as a timeout recovery only when a host timestamp says it was
- * visible well before the check took the events at hand
- * (GROUP_HEALTH_EVENT_SLACK_NS); without one, nothing tells a lost event
- * from one on its way (a shared channel's, read by another member's fd), so
- * it is only reported to the trace hook (cqpoll_cq_health_mark()).
- * Cost: one epoll_wait(), and one poll and one arm per armed member of the
- * slice, per period, whatever the group's size; one compare per iteration.
+ * checked as the net checks it (check_armed()), a few per iteration
+ * (health_walk()). Returns completions found, or < 0.
  */
-int
-cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
+#if CQPOLL_MUTANT(NO_HEALTH_CHECK) || CQPOLL_MUTANT(NO_SAFETY_NET)
+/*
+ * Negative control only (test build): no check on the group's timer, only
+ * the net at quiet timeouts. Never due again.
+ */
+static int
+health_begin(struct cqpoll_group *g, uint64_t now)
+{
+	(void)now;
+	g->t_health_due = UINT64_MAX;
+	return 0;
+}
+#else
+static int
+health_begin(struct cqpoll_group *g, uint64_t now)
 {
 	struct epoll_event evs[GROUP_EPOLL_EVENTS];
 	bool cq_ready = false, xthread = false;
-	struct cqpoll_group_member *m;
-	unsigned int i, k, n, checked = 0;
-	int r, total = 0;
+	int r;
 
-	g->t_health = now + cqpoll_group_period_ns(g);
+	g->t_health_due = now + cqpoll_group_period_ns(g);
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
 	if (r < 0)
 		return errno != EINTR ? -errno : 0;
-	if (r > 0) {
-		total = cqpoll_group_take_ready(g, evs, r, now, &cq_ready,
-						&xthread);
-		if (total < 0)
-			return total;
-	}
-	n = g->n < GROUP_SLICE ? g->n : GROUP_SLICE;
-	i = g->health_next < g->n ? g->health_next : 0;
-	for (k = 0; k < n; k++) {
-		m = g->members[i];
-		if (++i == g->n)
-			i = 0;
+	/* A slice still on (the loop was late) is finished by the caller. */
+	sweep_begin(g, &g->health, now,
+		    now > GROUP_HEALTH_EVENT_SLACK_NS ?
+		    now - GROUP_HEALTH_EVENT_SLACK_NS : 0);
+	return r > 0 ?
+	       cqpoll_group_take_ready(g, evs, r, now, &cq_ready, &xthread) : 0;
+}
+#endif
+
+/*
+ * The health check visits @p k members of its slice. Active members need
+ * nothing: the loop polls them at every iteration. Work found in an armed
+ * member is delivered, its arm taken as spent (the next transition arms it
+ * again). It counts as a timeout recovery only when a host timestamp says it
+ * was visible well before the check took the events at hand
+ * (GROUP_HEALTH_EVENT_SLACK_NS); without one, nothing tells a lost event
+ * from one on its way (a shared channel's, read by another member's fd), so
+ * it is only reported to the trace hook (cqpoll_cq_health_mark()).
+ */
+static int
+health_walk(struct cqpoll_group *g, unsigned int k)
+{
+	struct cqpoll_group_member *m;
+	int r, total = 0;
+
+	while (k-- > 0 && (m = sweep_next(g, &g->health)) != NULL) {
 		if (m->failed || m->active)
 			continue;
-		checked++;
-		cqpoll_cq_health_mark(m->cq, now > GROUP_HEALTH_EVENT_SLACK_NS ?
-				      now - GROUP_HEALTH_EVENT_SLACK_NS : 0);
+		cqpoll_cq_health_mark(m->cq, g->health.t_mark);
 		r = check_armed(g, m);
 		if (r < 0)
 			return r;
@@ -266,12 +351,91 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
 			total += r;
 		}
 	}
-	g->health_next = i;
-	CQPOLL_LOG_LIB(DEBUG, "group %p: health check of %u armed of %u cqs, %d completions",
-		       (void *)g, checked, g->n, total);
 	return total;
 }
-#endif
+
+/*
+ * The group's housekeeping in the loop, called when g->t_health is due:
+ * begins the period's health check, and walks the slices that are on:
+ * GROUP_STEP members in all, or what they are behind by if more. Cost: one
+ * epoll_wait() per period, one poll and one arm per armed member of a slice;
+ * one compare per iteration when no slice is on.
+ */
+int
+cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
+{
+	unsigned int bn = sweep_behind(g, &g->net, now);
+	unsigned int bh = sweep_behind(g, &g->health, now);
+	unsigned int k, spare = bn + bh < GROUP_STEP ? GROUP_STEP - bn - bh : 0;
+	int r, total = 0;
+
+	/* The net begun by the cold check first, as a net without slices was. */
+	if (g->net.left != 0) {
+		k = bn + spare < g->net.left ? bn + spare : g->net.left;
+		spare -= k - bn;
+		g->net.left -= k;
+		r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	if (now >= g->t_health_due) {
+		/* The last slice, if the loop was too slow for it, first. */
+		if (g->health.left != 0) {
+			k = g->health.left;
+			g->health.left = 0;
+			r = health_walk(g, k);
+			if (r < 0)
+				return r;
+			total += r;
+		}
+		bh = 0;
+		r = health_begin(g, now);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	if (g->health.left != 0) {
+		k = bh + spare < g->health.left ? bh + spare : g->health.left;
+		g->health.left -= k;
+		r = health_walk(g, k);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	sweep_schedule(g);
+	return total;
+}
+
+/*
+ * Before a sleep: the slices still on are walked to their end, so that no
+ * sleep delays them past their period. Returns completions found (the group
+ * must not sleep then), or < 0.
+ */
+int
+cqpoll_group_sweep_finish(struct cqpoll_group *g)
+{
+	unsigned int k;
+	int r, total = 0;
+
+	if (g->health.left != 0) {
+		k = g->health.left;
+		g->health.left = 0;
+		total = health_walk(g, k);
+		if (total < 0)
+			return total;
+	}
+	if (g->net.left != 0) {
+		k = g->net.left;
+		g->net.left = 0;
+		r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	sweep_schedule(g);
+	return total;
+}
 
 /*
  * A sleep ended by its timeout (the epoll's or the lone member's wait): the

@@ -65,6 +65,18 @@ struct cqpoll_group_fd {
 	struct cqpoll_group_member **members;
 };
 
+/*
+ * A slice of members that the health check or the safety net walks a few
+ * per loop iteration (cqpoll_group_net.c), so that no iteration stalls on it.
+ */
+struct cqpoll_group_sweep {
+	uint64_t t_start;   /* when the slice began */
+	uint64_t t_mark;    /* the time its checks are judged against */
+	unsigned int next;  /* index of the next member to visit */
+	unsigned int n;     /* members in the slice */
+	unsigned int left;  /* members of it not visited yet; 0: none pending */
+};
+
 struct cqpoll_group {
 	/* Written by other threads: mode requests, stop, move requests. */
 	int mode_req;
@@ -110,6 +122,11 @@ struct cqpoll_group {
 	 * slice are polled and their arms rung, so that a silent death is found
 	 * within ceil(n / 256) + 1 periods (two up to 256 members).
 	 */
+	uint64_t t_health_due;
+	/*
+	 * When the loop next calls cqpoll_group_health_check(): t_health_due,
+	 * or 0 while a slice is walked a few members per iteration.
+	 */
 	uint64_t t_health;
 	/* Inside the failure callback (in_callback is set too). */
 	bool in_failure_cb;
@@ -124,9 +141,9 @@ struct cqpoll_group {
 	/* Members with a device oracle, and where the next check starts. */
 	unsigned int noracle;
 	unsigned int oracle_next;
-	/* Where the safety net's and the health check's next slices start. */
-	unsigned int net_next;
-	unsigned int health_next;
+	/* The safety net's and the health check's slices (cqpoll_group_net.c). */
+	struct cqpoll_group_sweep net;
+	struct cqpoll_group_sweep health;
 	/* Members that may hold completions no event will announce. */
 	struct cqpoll_group_member **active;
 	unsigned int nactive;

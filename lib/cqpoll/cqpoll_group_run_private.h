@@ -37,6 +37,14 @@
  */
 #define GROUP_SLICE 256u
 /*
+ * Members of a begun slice the health check or the busy loop's net visits
+ * per iteration: a few polls, so that no iteration stalls on housekeeping;
+ * an iteration takes more when the loop runs too slowly to finish the slice
+ * within half a period at this pace, so that the bound holds whatever the
+ * rate (doc/guides/poll-group.md).
+ */
+#define GROUP_STEP 8u
+/*
  * While some CQs are cold and others hot, how often a polling group looks
  * (epoll_wait, timeout 0) for the events of the cold ones. One look is a
  * system call, well under a microsecond: every 10 µs it costs a few percent
@@ -138,6 +146,7 @@ int cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g,
 /* cqpoll_group_net.c */
 int cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now);
 int cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now);
+int cqpoll_group_sweep_finish(struct cqpoll_group *g);
 int cqpoll_group_timed_out(struct cqpoll_group *g, uint64_t t_sleep,
 			   uint64_t asleep);
 

@@ -62,8 +62,12 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 	int r, total = 0;
 
 	activate_all(g);
-	active = g->nactive;
 	*unarmed = false;
+	/* Housekeeping still on first: what it finds is polled and armed here. */
+	total = cqpoll_group_sweep_finish(g);
+	if (total < 0)
+		return total;
+	active = g->nactive;
 	cqpoll_stat_add(&g->stats.transitions, 1);
 	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
 		       (void *)g, g->nactive, g->n);

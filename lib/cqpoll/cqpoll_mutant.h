@@ -49,6 +49,11 @@
 #define CQPOLL_MUTANT_ARM_ALL 0
 #endif
 
+/* The health check and the busy loop's net walk their slice in one iteration. */
+#ifndef CQPOLL_MUTANT_HOUSEKEEPING_AT_ONCE
+#define CQPOLL_MUTANT_HOUSEKEEPING_AT_ONCE 0
+#endif
+
 /* A group moved between threads loses which of its members are armed. */
 #ifndef CQPOLL_MUTANT_NAIVE_MOVE
 #define CQPOLL_MUTANT_NAIVE_MOVE 0
