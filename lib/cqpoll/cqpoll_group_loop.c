@@ -164,7 +164,8 @@ poll_hot(struct cqpoll_group *g)
 		i++;
 	}
 	cqpoll_stat_add(&g->stats.polls, polls);
-	cqpoll_stat_add(&g->stats.empty_polls, empty);
+	if (polls != empty)
+		cqpoll_group_count_found(g, polls - empty);
 	if (cold != 0)
 		cqpoll_stat_add(&g->stats.cold_arms, cold);
 	return total;

@@ -151,7 +151,14 @@ struct cqpoll_group {
 	uint64_t sleeps_sampled;
 	uint64_t sleep_cpu_t0;
 	struct cqpoll_completion *comps;
+	/*
+	 * stats.empty_polls stays 0: the group counts the polls that found
+	 * work (or an error) here, written after stats.polls, and a snapshot
+	 * reads it first, so that polls minus it never wraps and two
+	 * snapshots' difference is exact (cqpoll_group_stats_get()).
+	 */
 	struct cqpoll_group_stats stats;
+	uint64_t found_polls;
 	/* Failed members waiting to be removed and reported. */
 	struct cqpoll_group_member *failed;
 	cqpoll_group_failure_cb_t failure_cb;
