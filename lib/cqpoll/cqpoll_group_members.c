@@ -220,7 +220,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 		return -EINVAL;
 	}
 	if (!cqpoll_group_owned(g)) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: released, not adopted", (void *)g);
+		CQPOLL_LOG_LIB(ERR, "group %p add: released, or adopted by another thread", (void *)g);
 		return -EPERM;
 	}
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
@@ -306,10 +306,10 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 
 	if (g == NULL || cq == NULL)
 		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback)
+		return -EBUSY;
 	i = cqpoll_group_member_find(g, cq);
 	if (i < 0)
 		return -ENOENT;

@@ -8,7 +8,9 @@
  * cqpoll_group_run_private.h).
  */
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cqpoll_driver.h"
 #include "cqpoll_clock.h"
@@ -75,6 +77,12 @@ struct cqpoll_group {
 	 * stored with release by the owner, taken with acquire by the next.
 	 */
 	int released;
+	/*
+	 * The thread that adopted the group (pthread_self()), written by it:
+	 * every other thread is refused the thread-only calls. 0: never
+	 * adopted, run by whichever single thread its creator hands it to.
+	 */
+	uintptr_t owner;
 	/*
 	 * The lone-member sleep (cqpoll_group_sleep.c): the member's CQ while the
 	 * group sleeps in that CQ's own wait instead of its epoll, else NULL
@@ -182,14 +190,18 @@ bool cqpoll_group_reap(struct cqpoll_group *g);
 int cqpoll_group_free_deferred(struct cqpoll_group *g);
 
 /*
- * The calling thread may run @p g: it was not released (cqpoll_group_move.c).
- * A relaxed load: only the owner writes the group, and a thread that calls
- * after its own release is told so, not raced with.
+ * The calling thread may run @p g: it was not released, and it is the
+ * thread that adopted it if one did (cqpoll_group_move.c). Relaxed loads:
+ * only the owner writes the group, and a thread that calls after its own
+ * release, or after another thread's adoption, is told so, not raced with.
  */
 static inline bool
 cqpoll_group_owned(const struct cqpoll_group *g)
 {
-	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED);
+	uintptr_t owner = __atomic_load_n(&g->owner, __ATOMIC_RELAXED);
+
+	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED) &&
+	       (owner == 0 || owner == (uintptr_t)pthread_self());
 }
 
 /*
