@@ -269,6 +269,9 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	}
 	if (!cq->armed)
 		return -EAGAIN;
+	r = cqpoll_cq_channel_check(cq);
+	if (r != 0)
+		return r;
 	/* Only a registered check answers (emulated devices' ground truth). */
 	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->counters.lost_wakeups, 1);

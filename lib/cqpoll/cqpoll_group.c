@@ -176,6 +176,8 @@ group_free(struct cqpoll_group *g)
 	unsigned int i;
 
 	for (i = 0; i < g->nfds; i++) {
+		if (g->fds[i]->fired)
+			cqpoll_group_channel_unclaim(g, g->fds[i]->fd);
 		free(g->fds[i]->members);
 		free(g->fds[i]);
 	}

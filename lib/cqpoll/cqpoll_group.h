@@ -171,9 +171,11 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @return
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
- *   - -EBUSY: @p cq is already in a group, this one or another; or called
- *     from a callback of the group, or between cqpoll_group_sleep_prepare()
- *     and cqpoll_group_sleep_finish().
+ *   - -EBUSY: @p cq is already in a group, this one or another; or its
+ *     shared event channel (cqpoll_sw_cq_create_on()) is served by another
+ *     group: one group per channel; or called from a callback of the
+ *     group, or between cqpoll_group_sleep_prepare() and
+ *     cqpoll_group_sleep_finish().
  *   - -EPERM: the group is released (cqpoll_group_release()), or another
  *     thread adopted it (cqpoll_group_adopt()).
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).

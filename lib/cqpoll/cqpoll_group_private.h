@@ -188,6 +188,8 @@ void cqpoll_group_member_failed(struct cqpoll_group *g,
 bool cqpoll_group_reap(struct cqpoll_group *g);
 /* Free a group whose destroy was deferred (destroy_req); returns -ECANCELED. */
 int cqpoll_group_free_deferred(struct cqpoll_group *g);
+/* The group no longer serves the shared channel of @p fd. */
+void cqpoll_group_channel_unclaim(const struct cqpoll_group *g, int fd);
 
 /*
  * The calling thread may run @p g: it was not released, and it is the
