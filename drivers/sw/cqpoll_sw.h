@@ -86,7 +86,11 @@ int cqpoll_sw_post(struct cqpoll_cq *cq, const struct cqpoll_completion *comp);
  * Every CQ of a channel belongs in one poll group (or none): the group that
  * takes the channel's fired list takes it for all of them, so a CQ of the
  * channel is destroyed on that group's thread (after it left the group),
- * never by another thread while the group runs. cqpoll_cq_wait()
+ * never by another thread while the group runs. The library holds to it:
+ * while a group holds CQs of the channel, adding one of its CQs to another
+ * group returns -EBUSY, and so do cqpoll_poll_and_arm() and
+ * cqpoll_cq_wait() on one outside the group (its event would be taken by
+ * the group and its sleep would last to the timeout). cqpoll_cq_wait()
  * on one CQ of a busy channel returns 0 ("a shared channel's event") while
  * other CQs' events are pending: a channel is meant for groups.
  */

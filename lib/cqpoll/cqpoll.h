@@ -243,6 +243,8 @@ int cqpoll_cq_destroy(struct cqpoll_cq *cq);
  *   - > 0: completions read; the CQ may or may not be armed; call again.
  *   - 0: the CQ is empty and armed; an event will come for any new entry.
  *   - -EINVAL: @p cq or @p comps is NULL, or @p n is 0.
+ *   - -EBUSY: the CQ is on a shared software channel a poll group serves
+ *     (cqpoll_sw.h), and not in that group: not armed.
  *   - -EAGAIN: a report-missed device said "missed" on 64 arms in a row
  *     while its polls found nothing: the CQ is not armed. Call again (poll
  *     on); do not sleep on it.
@@ -352,6 +354,8 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  *     either way (it stays armed if the poll is empty); only after a whole
  *     timeout does a poll that finds work count as a timeout recovery.
  *   - -EAGAIN: the CQ is not armed; call cqpoll_poll_and_arm() first.
+ *   - -EBUSY: the CQ is on a shared software channel a poll group serves
+ *     (cqpoll_sw.h): only that group may wait on the channel's CQs.
  *   - -EINVAL: @p cq is NULL or @p timeout_ms out of range.
  *   - -EINTR: a signal interrupted the sleep.
  *   - the state's errno (cqpoll_cq_state_errno()): the CQ has failed and

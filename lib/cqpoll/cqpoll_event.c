@@ -103,9 +103,14 @@ cqpoll_cq_fired_take(struct cqpoll_cq *cq, struct cqpoll_cq **fired,
 	n = cq->fired(cq->fp.priv, fired, max);
 	if (n < 0)
 		return n;
-	/* One event per CQ named: the driver names a CQ once per arm. */
+	/*
+	 * One event per CQ named: the driver names a CQ once per arm. Only
+	 * @p cq's group's members: another CQ's state is its own thread's
+	 * (a CQ of a served channel is not armed outside the group, but may
+	 * have been armed before the group took the channel).
+	 */
 	for (i = 0; i < n; i++)
-		if (!fired[i]->fail_latched)
+		if (!fired[i]->fail_latched && fired[i]->group == cq->group)
 			(void)event_taken(fired[i], 1);
 	return n;
 }
@@ -269,6 +274,9 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	}
 	if (!cq->armed)
 		return -EAGAIN;
+	r = cqpoll_cq_channel_check(cq);
+	if (r != 0)
+		return r;
 	/* Only a registered check answers (emulated devices' ground truth). */
 	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->counters.lost_wakeups, 1);

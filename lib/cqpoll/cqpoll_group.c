@@ -177,6 +177,8 @@ group_free(struct cqpoll_group *g)
 	unsigned int i;
 
 	for (i = 0; i < g->nfds; i++) {
+		if (g->fds[i]->fired)
+			cqpoll_group_channel_unclaim(g, g->fds[i]->fd);
 		free(g->fds[i]->members);
 		free(g->fds[i]);
 	}
@@ -332,9 +334,13 @@ int
 cqpoll_group_stats_get(const struct cqpoll_group *g,
 		       struct cqpoll_group_stats *stats)
 {
+	uint64_t found;
+
 	if (g == NULL || stats == NULL)
 		return -EINVAL;
+	found = __atomic_load_n(&g->found_polls, __ATOMIC_ACQUIRE);
 	cqpoll_stats_copy(stats, &g->stats, sizeof(*stats));
+	stats->empty_polls = stats->polls - found;
 	return 0;
 }
 
@@ -344,6 +350,7 @@ cqpoll_group_stats_reset(struct cqpoll_group *g)
 	if (g == NULL)
 		return -EINVAL;
 	cqpoll_stats_zero(&g->stats, sizeof(g->stats));
+	__atomic_store_n(&g->found_polls, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->sleep_cpu_ns, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&g->sleeps_timed, 0, __ATOMIC_RELAXED);
 	return 0;

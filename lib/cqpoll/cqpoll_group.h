@@ -171,10 +171,13 @@ void cqpoll_group_destroy(struct cqpoll_group *g);
  * @return
  *   - 0: added.
  *   - -EINVAL: NULL @p g, @p cq or @p cb.
- *   - -EBUSY: @p cq is already in a group, this one or another; or called
- *     from a callback of the group, or between cqpoll_group_sleep_prepare()
- *     and cqpoll_group_sleep_finish().
- *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -EBUSY: @p cq is already in a group, this one or another; or its
+ *     shared event channel (cqpoll_sw_cq_create_on()) is served by another
+ *     group: one group per channel; or called from a callback of the
+ *     group, or between cqpoll_group_sleep_prepare() and
+ *     cqpoll_group_sleep_finish().
+ *   - -EPERM: the group is released (cqpoll_group_release()), or another
+ *     thread adopted it (cqpoll_group_adopt()).
  *   - -ENOMEM, or -errno from the CQ's event fd or epoll_ctl(2).
  *
  * Thread safety: the group's thread only (or any single thread while the
@@ -193,7 +196,7 @@ int cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
  * @return
  *   0, -EINVAL for NULL arguments, -ENOENT if @p cq is not in the group,
  *   -EBUSY if called from a callback of the group, -EPERM if the group is
- *   released (cqpoll_group_release()), not adopted.
+ *   released (cqpoll_group_release()) or adopted by another thread.
  *
  * Thread safety: the group's thread only (or any single thread while the
  * group is not running).
@@ -265,7 +268,8 @@ const char *cqpoll_group_mode_name(enum cqpoll_group_mode mode);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group, or between
  *     cqpoll_group_sleep_prepare() and cqpoll_group_sleep_finish().
- *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -EPERM: the group is released (cqpoll_group_release()), or another
+ *     thread adopted it (cqpoll_group_adopt()).
  *   - -ECANCELED: the failure callback destroyed the group, which is freed:
  *     do not call it again.
  *   - other < 0: -errno from epoll_wait(2): a failure of the group itself.
@@ -370,7 +374,8 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
  *   - -EALREADY: a prepared sleep was not finished.
- *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -EPERM: the group is released (cqpoll_group_release()), or another
+ *     thread adopted it (cqpoll_group_adopt()).
  *   - -EAGAIN: a CQ could not be armed (its device kept reporting missed
  *     completions, see cqpoll_poll_and_arm()): do not sleep; poll on.
  *   - -ECANCELED: the failure callback destroyed the group, which is freed.
@@ -394,7 +399,8 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
  *   - >= 0: completions delivered.
  *   - -EINVAL: @p g is NULL, or no sleep was prepared.
  *   - -EBUSY: called from a callback of the group.
- *   - -EPERM: the group is released (cqpoll_group_release()), not adopted.
+ *   - -EPERM: the group is released (cqpoll_group_release()), or another
+ *     thread adopted it (cqpoll_group_adopt()).
  *   - -ECANCELED: the failure callback destroyed the group, which is freed.
  *   - other < 0: -errno from a CQ or epoll_wait(2).
  *
@@ -487,8 +493,9 @@ int cqpoll_group_move_pending(const struct cqpoll_group *g);
  * @return
  *   0: released: this thread must not call the group's thread-only
  *   functions any more (they return -EPERM); -EINVAL if @p g is NULL;
- *   -EALREADY if it is released already; -EBUSY if called from a callback
- *   of the group.
+ *   -EALREADY if it is released already; -EPERM if another thread
+ *   adopted the group (cqpoll_group_adopt()); -EBUSY if called from a
+ *   callback of the group.
  *
  * Thread safety: the group's thread only. The release publishes the
  * group's state to the thread that adopts it (release/acquire).
@@ -498,7 +505,10 @@ int cqpoll_group_release(struct cqpoll_group *g);
 
 /**
  * Take a group released by its thread (cqpoll_group_release()): the calling
- * thread is the group's thread from now on, and runs it as its own.
+ * thread is the group's thread from now on, and runs it as its own: the
+ * group's thread-only calls and its release from any other thread return
+ * -EPERM until this thread releases it. A thread that ends holding a group
+ * leaves it to cqpoll_group_destroy() only.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

@@ -164,7 +164,8 @@ poll_hot(struct cqpoll_group *g)
 		i++;
 	}
 	cqpoll_stat_add(&g->stats.polls, polls);
-	cqpoll_stat_add(&g->stats.empty_polls, empty);
+	if (polls != empty)
+		cqpoll_group_count_found(g, polls - empty);
 	if (cold != 0)
 		cqpoll_stat_add(&g->stats.cold_arms, cold);
 	return total;
@@ -255,10 +256,10 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback || g->sleeping)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback || g->sleeping)
+		return -EBUSY;
 	cqpoll_stat_add(&g->stats.iterations, 1);
 	apply_mode(g);
 	/*
@@ -348,10 +349,10 @@ cqpoll_group_run(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback)
+		return -EBUSY;
 	while (!__atomic_load_n(&g->stop, __ATOMIC_ACQUIRE)) {
 		/* Between iterations: the safe point of a move. */
 		if (__atomic_load_n(&g->move_req, __ATOMIC_ACQUIRE)) {
@@ -385,10 +386,10 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback)
+		return -EBUSY;
 	if (g->sleeping)
 		return -EALREADY;
 	r = cqpoll_group_transition(g, &unarmed);
@@ -411,10 +412,10 @@ cqpoll_group_sleep_finish(struct cqpoll_group *g)
 
 	if (g == NULL)
 		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback)
+		return -EBUSY;
 	if (!g->sleeping)
 		return -EINVAL;
 	g->sleeping = false;

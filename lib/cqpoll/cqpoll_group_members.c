@@ -8,6 +8,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -74,6 +75,90 @@ fd_index_grow(struct cqpoll_group *g, int fd)
 	return 0;
 }
 
+/*
+ * The shared channels groups serve, by event fd: one group per channel.
+ * A group's take of the channel's fired list names every CQ that fired
+ * on it, so a second group, or a CQ of the channel armed or waited on
+ * alone, would have its events taken by the first group and its wake-up
+ * lost. Process-wide, taken on the slow paths only: adding and removing
+ * a group's fd, and arming or waiting on a channel CQ outside a group.
+ */
+struct channel_claim {
+	int fd;
+	const struct cqpoll_group *g;
+};
+
+static pthread_mutex_t channels_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct channel_claim *channels;
+static unsigned int nchannels, channels_cap;
+
+static int
+channel_claim(const struct cqpoll_group *g, int fd)
+{
+	unsigned int i;
+	void *p;
+	int r = 0;
+
+	pthread_mutex_lock(&channels_lock);
+	for (i = 0; i < nchannels; i++)
+		if (channels[i].fd == fd)
+			break;
+	if (i < nchannels) {
+		r = channels[i].g == g ? 0 : -EBUSY;
+	} else {
+		if (nchannels == channels_cap) {
+			p = realloc(channels, (size_t)(channels_cap + 8) *
+					      sizeof(*channels));
+			if (p == NULL) {
+				r = -ENOMEM;
+			} else {
+				channels = p;
+				channels_cap += 8;
+			}
+		}
+		if (r == 0)
+			channels[nchannels++] = (struct channel_claim){ fd, g };
+	}
+	pthread_mutex_unlock(&channels_lock);
+	return r;
+}
+
+void
+cqpoll_group_channel_unclaim(const struct cqpoll_group *g, int fd)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&channels_lock);
+	for (i = 0; i < nchannels; i++) {
+		if (channels[i].fd == fd && channels[i].g == g) {
+			channels[i] = channels[--nchannels];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&channels_lock);
+}
+
+int
+cqpoll_cq_channel_check(const struct cqpoll_cq *cq)
+{
+	unsigned int i;
+	int fd, r = 0;
+
+	if (cq->fired == NULL ||
+	    __atomic_load_n(&cq->group, __ATOMIC_RELAXED) != NULL)
+		return 0;
+	fd = cq->ops.event_fd(cq->fp.priv);
+	pthread_mutex_lock(&channels_lock);
+	for (i = 0; i < nchannels; i++)
+		if (channels[i].fd == fd)
+			r = -EBUSY;
+	pthread_mutex_unlock(&channels_lock);
+	if (r != 0)
+		CQPOLL_LOG_LIB(ERR, "cq %p: its channel (fd %d) is served by a poll group: add the cq to that group, or wait on it after its siblings left the group",
+			       (void *)cq, fd);
+	return r;
+}
+
 /* Attach a member to the entry of its fd, creating the epoll entry once. */
 static int
 fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
@@ -95,8 +180,18 @@ fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
 		gfd->fd = fd;
 		gfd->fired = m->cq->fired != NULL;
 		ev.data.ptr = gfd;
+		r = gfd->fired ? channel_claim(g, fd) : 0;
+		if (r != 0) {
+			if (r == -EBUSY)
+				CQPOLL_LOG_LIB(ERR, "group %p add: cq %p's channel (fd %d) is served by another group: one group per channel",
+					       (void *)g, (void *)m->cq, fd);
+			free(gfd);
+			return r;
+		}
 		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			r = -errno;
+			if (gfd->fired)
+				cqpoll_group_channel_unclaim(g, fd);
 			free(gfd);
 			return r;
 		}
@@ -110,6 +205,8 @@ fd_attach(struct cqpoll_group *g, struct cqpoll_group_member *m, int fd)
 	if (p == NULL) {
 		if (created) {
 			epoll_ctl(g->epfd, EPOLL_CTL_DEL, fd, NULL);
+			if (gfd->fired)
+				cqpoll_group_channel_unclaim(g, fd);
 			g->nfds--;
 			g->fd_index[fd] = NULL;
 			free(gfd);
@@ -137,6 +234,8 @@ fd_detach(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	if (gfd->n != 0)
 		return;
 	epoll_ctl(g->epfd, EPOLL_CTL_DEL, gfd->fd, NULL);
+	if (gfd->fired)
+		cqpoll_group_channel_unclaim(g, gfd->fd);
 	g->fd_index[gfd->fd] = NULL;
 	/* Swap with the last: the fd list has no order to keep. */
 	g->fds[gfd->pos] = g->fds[--g->nfds];
@@ -220,7 +319,7 @@ cqpoll_group_add(struct cqpoll_group *g, struct cqpoll_cq *cq,
 		return -EINVAL;
 	}
 	if (!cqpoll_group_owned(g)) {
-		CQPOLL_LOG_LIB(ERR, "group %p add: released, not adopted", (void *)g);
+		CQPOLL_LOG_LIB(ERR, "group %p add: released, or adopted by another thread", (void *)g);
 		return -EPERM;
 	}
 	/* An unarmed CQ joining a prepared sleep could strand its work. */
@@ -306,10 +405,10 @@ cqpoll_group_remove(struct cqpoll_group *g, struct cqpoll_cq *cq)
 
 	if (g == NULL || cq == NULL)
 		return -EINVAL;
-	if (g->in_callback)
-		return -EBUSY;
 	if (!cqpoll_group_owned(g))
 		return -EPERM;
+	if (g->in_callback)
+		return -EBUSY;
 	i = cqpoll_group_member_find(g, cq);
 	if (i < 0)
 		return -ENOENT;

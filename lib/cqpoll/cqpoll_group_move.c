@@ -6,13 +6,15 @@
  * members still need poll-and-arm), the CQs' arms, the epoll set with the
  * events pending on it and a prepared sleep all stay in the group's memory,
  * which the release and the adoption hand over with a release/acquire pair.
- * Nothing in a group belongs to a thread: the epoll fd, the event fds and
- * the CQs' rings are process-wide. What would lose a wake-up is a move that
+ * Nothing in a group's memory belongs to a thread: the epoll fd, the event
+ * fds and the CQs' rings are process-wide; the adoption ties the group to
+ * its adopter, whose thread-only calls alone are let through. What would lose a wake-up is a move that
  * forgets which members are armed (cqpoll_mutant.h, NAIVE_MOVE), or one in
  * the middle of an iteration, which the owner-only release rules out.
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "cqpoll_group_private.h"
@@ -49,6 +51,11 @@ cqpoll_group_release(struct cqpoll_group *g)
 	if (__atomic_load_n(&g->released, __ATOMIC_RELAXED)) {
 		CQPOLL_LOG_LIB(ERR, "group %p release: already released", (void *)g);
 		return -EALREADY;
+	}
+	if (!cqpoll_group_owned(g)) {
+		CQPOLL_LOG_LIB(ERR, "group %p release: another thread adopted it",
+			       (void *)g);
+		return -EPERM;
 	}
 	/* Mid-delivery the loops hold members: not a safe point. */
 	if (g->in_callback) {
@@ -100,6 +107,7 @@ cqpoll_group_adopt(struct cqpoll_group *g)
 			       (void *)g);
 		return -EBUSY;
 	}
+	__atomic_store_n(&g->owner, (uintptr_t)pthread_self(), __ATOMIC_RELAXED);
 	drop_armed_state(g);
 	if (g->sleeping)
 		return 1;

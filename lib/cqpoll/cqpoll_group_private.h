@@ -8,7 +8,9 @@
  * cqpoll_group_run_private.h).
  */
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cqpoll_driver.h"
 #include "cqpoll_clock.h"
@@ -87,6 +89,12 @@ struct cqpoll_group {
 	 * stored with release by the owner, taken with acquire by the next.
 	 */
 	int released;
+	/*
+	 * The thread that adopted the group (pthread_self()), written by it:
+	 * every other thread is refused the thread-only calls. 0: never
+	 * adopted, run by whichever single thread its creator hands it to.
+	 */
+	uintptr_t owner;
 	/*
 	 * The lone-member sleep (cqpoll_group_sleep.c): the member's CQ while the
 	 * group sleeps in that CQ's own wait instead of its epoll, else NULL
@@ -168,7 +176,14 @@ struct cqpoll_group {
 	uint64_t sleeps_sampled;
 	uint64_t sleep_cpu_t0;
 	struct cqpoll_completion *comps;
+	/*
+	 * stats.empty_polls stays 0: the group counts the polls that found
+	 * work (or an error) here, written after stats.polls, and a snapshot
+	 * reads it first, so that polls minus it never wraps and two
+	 * snapshots' difference is exact (cqpoll_group_stats_get()).
+	 */
 	struct cqpoll_group_stats stats;
+	uint64_t found_polls;
 	/* Failed members waiting to be removed and reported. */
 	struct cqpoll_group_member *failed;
 	cqpoll_group_failure_cb_t failure_cb;
@@ -190,16 +205,22 @@ void cqpoll_group_member_failed(struct cqpoll_group *g,
 bool cqpoll_group_reap(struct cqpoll_group *g);
 /* Free a group whose destroy was deferred (destroy_req); returns -ECANCELED. */
 int cqpoll_group_free_deferred(struct cqpoll_group *g);
+/* The group no longer serves the shared channel of @p fd. */
+void cqpoll_group_channel_unclaim(const struct cqpoll_group *g, int fd);
 
 /*
- * The calling thread may run @p g: it was not released (cqpoll_group_move.c).
- * A relaxed load: only the owner writes the group, and a thread that calls
- * after its own release is told so, not raced with.
+ * The calling thread may run @p g: it was not released, and it is the
+ * thread that adopted it if one did (cqpoll_group_move.c). Relaxed loads:
+ * only the owner writes the group, and a thread that calls after its own
+ * release, or after another thread's adoption, is told so, not raced with.
  */
 static inline bool
 cqpoll_group_owned(const struct cqpoll_group *g)
 {
-	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED);
+	uintptr_t owner = __atomic_load_n(&g->owner, __ATOMIC_RELAXED);
+
+	return !__atomic_load_n(&g->released, __ATOMIC_RELAXED) &&
+	       (owner == 0 || owner == (uintptr_t)pthread_self());
 }
 
 /*

@@ -66,12 +66,21 @@ cqpoll_group_deliver(struct cqpoll_group *g, struct cqpoll_group_member *m,
 	cqpoll_stat_add(&g->stats.completions, (uint64_t)n);
 }
 
+/* After stats.polls: see cqpoll_group::found_polls. */
+static inline void
+cqpoll_group_count_found(struct cqpoll_group *g, uint64_t n)
+{
+	__atomic_store_n(&g->found_polls,
+			 __atomic_load_n(&g->found_polls, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELEASE);
+}
+
 static inline void
 cqpoll_group_count_poll(struct cqpoll_group *g, int r)
 {
 	cqpoll_stat_add(&g->stats.polls, 1);
-	if (r == 0)
-		cqpoll_stat_add(&g->stats.empty_polls, 1);
+	if (r != 0)
+		cqpoll_group_count_found(g, 1);
 }
 
 /* Poll one member once and hand what it finds to its callback. */
@@ -81,9 +90,12 @@ cqpoll_group_poll_member(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	int r;
 
 	r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
-	cqpoll_group_count_poll(g, r);
+	cqpoll_stat_add(&g->stats.polls, 1);
+	/* Counted after the callback, whose call orders memory anyway. */
 	if (r > 0)
 		cqpoll_group_deliver(g, m, r);
+	if (r != 0)
+		cqpoll_group_count_found(g, 1);
 	return r;
 }
 

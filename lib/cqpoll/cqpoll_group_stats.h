@@ -24,7 +24,16 @@ extern "C" {
 struct cqpoll_group_stats {
 	uint64_t iterations;      /**< Calls to cqpoll_group_run_once(), run or not. */
 	uint64_t polls;           /**< CQ polls issued by the group. */
-	uint64_t empty_polls;     /**< CQ polls that found nothing. */
+	/**
+	 * CQ polls that found nothing: the polls less those that found work,
+	 * counted apart and read first, so that a snapshot's empty polls
+	 * never exceed its polls. Between two snapshots they may step back
+	 * by one iteration's polls (an iteration counted in the first
+	 * snapshot's polls but not yet in its work); the difference
+	 * polls - empty_polls between snapshots is exact
+	 * (cqpoll_sched_load_from_stats()).
+	 */
+	uint64_t empty_polls;
 	uint64_t completions;     /**< Completions handed to callbacks. */
 	uint64_t transitions;     /**< Passes of poll-and-arm over every CQ. */
 	uint64_t sleeps;          /**< Transitions that ended asleep (every CQ armed). */

@@ -97,6 +97,9 @@ cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	 */
 	if (cq->armed)
 		return 0;
+	r = cqpoll_cq_channel_check(cq);
+	if (r != 0)
+		return r;
 	for (;;) {
 		r = arm_device(cq);
 		if (r < 0) {

@@ -92,6 +92,12 @@ struct cqpoll_cq {
  */
 int cqpoll_cq_latch_failure(struct cqpoll_cq *cq, int r);
 /*
+ * @p cq, outside any group, may be armed and waited on alone: 0, or -EBUSY
+ * if its shared channel is served by a group (cqpoll_group_members.c),
+ * whose takes would consume its events.
+ */
+int cqpoll_cq_channel_check(const struct cqpoll_cq *cq);
+/*
  * Ring the arm of a CQ that is armed and was just polled empty, as a check
  * that its queue still lives (a queue can die without an event and without
  * a failing poll, e.g. an io_uring whose fd was closed: its arm is where the

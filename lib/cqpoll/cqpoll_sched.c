@@ -132,15 +132,23 @@ cqpoll_sched_load_from_stats(const struct cqpoll_group_stats *prev,
 	double b;
 
 	if (prev == NULL || cur == NULL || busy == NULL || interval_ns == 0 ||
-	    cur->polls < prev->polls || cur->empty_polls < prev->empty_polls ||
-	    cur->busy_ns < prev->busy_ns) {
+	    cur->polls < prev->polls || cur->busy_ns < prev->busy_ns) {
 		CQPOLL_LOG_LIB(ERR, "sched load from stats: %s",
 			       interval_ns == 0 ? "empty interval" :
 			       "NULL argument, or counters reset in between");
 		return -EINVAL;
 	}
 	polls = cur->polls - prev->polls;
+	/*
+	 * A snapshot's empty polls are its polls less the polls that found
+	 * work, read before them: empty polls may step back between two
+	 * snapshots, but this difference, taken modulo 2^64, is the found
+	 * polls' own and never wraps. A snapshot that caught an iteration
+	 * between its two counts may find more than it polled: at most all.
+	 */
 	found = polls - (cur->empty_polls - prev->empty_polls);
+	if (found > polls)
+		found = polls;
 	busy_ns = cur->busy_ns - prev->busy_ns;
 	b = polls == 0 ? 0 : (double)busy_ns * ((double)found / polls) /
 			     (double)interval_ns;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Moving a poll group between threads, deterministically: the owner-only
- * calls refuse a released group (-EPERM) and a second release (-EALREADY);
+ * calls refuse a released group (-EPERM) and a second release (-EALREADY),
+ * and once another thread adopted it they refuse every thread but that one
+ * (-EPERM), the thread that ran it before and its release included;
  * adopting needs a release (-EBUSY); a move request makes cqpoll_group_run()
  * release the group and return CQPOLL_GROUP_RUN_RELEASED, and is cleared by
  * the release; a group moved in a prepared sleep is adopted asleep (1) with
@@ -19,16 +21,32 @@
 
 static uint64_t consumed;
 
+/* Adopt, then run: the thread that adopted a group is the one to run it. */
 static void *
-run_thread(void *arg)
+adopt_run_thread(void *arg)
 {
-	return (void *)(intptr_t)cqpoll_group_run(arg);
+	int r = cqpoll_group_adopt(arg);
+
+	return (void *)(intptr_t)(r != 0 ? r : cqpoll_group_run(arg));
 }
 
+/* Adopt and hold the group until told, then release it. */
+struct holder {
+	struct cqpoll_group *g;
+	int adopted, go, released;
+};
+
 static void *
-adopt_thread(void *arg)
+hold_thread(void *arg)
 {
-	return (void *)(intptr_t)cqpoll_group_adopt(arg);
+	struct holder *h = arg;
+
+	__atomic_store_n(&h->adopted, cqpoll_group_adopt(h->g) == 0 ? 1 : -1,
+			 __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&h->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	h->released = cqpoll_group_release(h->g);
+	return NULL;
 }
 
 static int
@@ -37,6 +55,7 @@ test_move_api(void)
 	struct cqpoll_group *g = cqpoll_group_create(NULL);
 	struct cqpoll_cq *cq = cqpoll_sw_emu_cq_create(NULL);
 	struct tg_rx rx = { .consumed = &consumed };
+	struct holder h = { .g = g };
 	pthread_t t;
 	void *ret;
 
@@ -57,11 +76,27 @@ test_move_api(void)
 	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), -EPERM);
 	TEST_ASSERT_EQ(cqpoll_group_remove(g, cq), -EPERM);
 	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, tg_cb, &rx), -EPERM);
-	/* Another thread adopts it; then it is that thread's, not ours. */
-	TEST_ASSERT_EQ(pthread_create(&t, NULL, adopt_thread, g), 0);
-	pthread_join(t, &ret);
-	TEST_ASSERT_EQ((intptr_t)ret, 0);
+	/*
+	 * Another thread adopts it; then it is that thread's, not ours, the
+	 * thread that ran it before: every thread-only call is refused, the
+	 * release among them, while the adopter holds it.
+	 */
+	TEST_ASSERT_EQ(pthread_create(&t, NULL, hold_thread, &h), 0);
+	while (__atomic_load_n(&h.adopted, __ATOMIC_ACQUIRE) == 0)
+		usleep(1000);
+	TEST_ASSERT_EQ(h.adopted, 1);
 	TEST_ASSERT_EQ(cqpoll_group_adopt(g), -EBUSY);
+	TEST_ASSERT_EQ(cqpoll_group_release(g), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_run_once(g), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_run(g), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_prepare(g), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_sleep_finish(g), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_remove(g, cq), -EPERM);
+	TEST_ASSERT_EQ(cqpoll_group_add(g, cq, tg_cb, &rx), -EPERM);
+	__atomic_store_n(&h.go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	TEST_ASSERT_EQ(h.released, 0);
+	TEST_ASSERT_EQ(cqpoll_group_adopt(g), 0);
 
 	/* A move requested before run: run releases it at once. */
 	TEST_ASSERT_EQ(cqpoll_group_move_request(g), 0);
@@ -71,10 +106,7 @@ test_move_api(void)
 	TEST_ASSERT_EQ(cqpoll_group_adopt(g), 0);
 	/* A move requested while it runs on another thread. */
 	TEST_ASSERT_EQ(cqpoll_group_release(g), 0);
-	TEST_ASSERT_EQ(pthread_create(&t, NULL, adopt_thread, g), 0);
-	pthread_join(t, &ret);
-	TEST_ASSERT_EQ((intptr_t)ret, 0);
-	TEST_ASSERT_EQ(pthread_create(&t, NULL, run_thread, g), 0);
+	TEST_ASSERT_EQ(pthread_create(&t, NULL, adopt_run_thread, g), 0);
 	usleep(20000);
 	TEST_ASSERT_EQ(cqpoll_group_move_request(g), 0);
 	pthread_join(t, &ret);
