@@ -267,8 +267,8 @@ if [ "$docs" = 1 ]; then
 			fail "man cqpoll_poll_and_arm does not show #include <cqpoll.h>"
 		elif grep -qE 'lib/cqpoll|drivers/|#include "' <<<"$page"; then
 			fail "man cqpoll_poll_and_arm shows a source path: $(echo "$page" | grep -E 'lib/cqpoll|drivers/|#include "' | head -2)"
-		elif ! echo "$page" | head -1 | grep -q "^cqpoll_poll_and_arm(3)"; then
-			fail "man cqpoll_poll_and_arm is titled $(echo "$page" | head -1)"
+		elif ! head -1 <<<"$page" | grep -q "^cqpoll_poll_and_arm(3)"; then
+			fail "man cqpoll_poll_and_arm is titled $(head -1 <<<"$page")"
 		else
 			pass "man cqpoll_poll_and_arm: titled cqpoll_poll_and_arm(3), #include <cqpoll.h>"
 		fi
@@ -306,7 +306,7 @@ if [ "$docs" = 1 ]; then
 		for p in cqpoll_uring_cq_create cqpoll_sched_step cqpoll_group_adopt; do
 			[ -f "$man3/$p.3" ] || continue
 			if MANPAGER=cat man -M "$root/share/man" 3 "$p" 2>/dev/null |
-				sed -n '/^STABILITY/,/^[A-Z]/p' | grep -q EXPERIMENTAL; then
+				sed -n '/^STABILITY/,/^[A-Z]/p' | grep EXPERIMENTAL >/dev/null; then
 				pass "man $p: STABILITY says EXPERIMENTAL"
 			else
 				fail "man $p: no EXPERIMENTAL mark"
