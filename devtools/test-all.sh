@@ -165,9 +165,10 @@ summary() {
 }
 
 # run_tests BUILDDIR SUITE TIMEOUT_MULT [VAR=VALUE... [WRAPPER...]]
-# Run the tests of BUILDDIR (of SUITE only, unless SUITE is empty; "!A,B":
-# all but suites A and B). Fails if there is no such test: a sanitizer phase that ran
-# nothing must not pass.
+# Run the tests of BUILDDIR (of SUITE only, unless SUITE is empty; "A,B":
+# of suites A and B; "!A,B": all but suites A and B), meson's log named
+# RUN_LOGBASE (testlog). Fails if there is no such test: a sanitizer phase
+# that ran nothing must not pass.
 run_tests() {
     local builddir=$1 suite=$2 mult=$3 sel=()
     shift 3
@@ -180,14 +181,32 @@ run_tests() {
             sel+=(--no-suite "$s")
         done
         ;;
-    *) sel=(--suite "$suite") ;;
+    *)
+        local s
+        IFS=, read -ra only_suites <<<"$suite"
+        for s in "${only_suites[@]}"; do
+            sel+=(--suite "$s")
+        done
+        ;;
     esac
     if ! meson test -C "$builddir" --no-rebuild --list "${sel[@]}" >/dev/null 2>&1; then
         echo "test-all: $builddir defines no test${suite:+ in suite $suite}" >&2
         return 1
     fi
     echo "+ $* meson test -C $builddir ${sel[*]} ${test_args[*]} -t $mult"
-    env "$@" meson test -C "$builddir" --no-rebuild "${sel[@]}" "${test_args[@]}" -t "$mult"
+    env "$@" meson test -C "$builddir" --no-rebuild "${sel[@]}" "${test_args[@]}" -t "$mult" \
+        --logbase "${RUN_LOGBASE:-testlog}"
+}
+
+# The normal build's tests whose verdict does not depend on timing, only on
+# CPU time: the SPIN models, the install as a packager, the fuzzer (a fixed
+# wall time, whatever its share of the CPUs) and the policy lab's
+# simulations on their virtual clock. They run beside the timed tests at idle
+# priority, as the other builds do, in the CPU time those leave idle; their
+# timeouts stretched for the time the timed tests keep both CPUs busy.
+cpu_suites=model,package,fuzz,lab
+run_cpu_tests() {
+    RUN_LOGBASE=cpu run_tests build "$cpu_suites" 5
 }
 
 # tsan_runs CC: can CC's ThreadSanitizer run a threaded program here? Old TSan
@@ -302,13 +321,15 @@ core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled "${t
 
 if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
+    bg_start test-cpu run_cpu_tests
     bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
     # The subproject suite runs on build-core (test-subproject): it builds
     # its own parent project, the same whatever this build's options.
-    phase test run_tests build '!subproject' 1 || true
+    phase test run_tests build "!subproject,$cpu_suites" 1 || true
     phase abi ./devtools/check-abi.sh build || true
     phase abi-control ./devtools/check-abi.sh --control build || true
+    phase test-cpu bg_show test-cpu || true
 else
     skip test "build failed"
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
@@ -328,8 +349,13 @@ if phase build-asan bg_show build-asan; then
     # sanitize. The fuzz suite builds its own ASan+UBSan target with clang:
     # it ran in the normal phase. The subproject suite: see above.
     # The lab suite's long simulations run the policies' C, which the fast
-    # suite's policy tests run here too: left out for CI's 20 minutes.
-    phase test-asan run_tests build-asan '!model,fuzz,subproject,lab' "$asan_timeout_mult" \
+    # suite's policy tests run here too. The app suite (testpmd-cq end to
+    # end, a second of start-up a run) runs here in the long tier; the
+    # default tier's sanitized runs are the unit, contract, stress and
+    # failure tests, which reach the library's and the drivers' code.
+    asan_skip='!model,fuzz,subproject,lab'
+    [ "$long" -eq 1 ] || asan_skip+=',app'
+    phase test-asan run_tests build-asan "$asan_skip" "$asan_timeout_mult" \
         "${asan_env[@]}" || true
 else
     skip test-asan "build-asan failed"
