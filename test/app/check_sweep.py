@@ -184,12 +184,13 @@ def check_usage(exe, tmp):
 
 def check_lossy(exe, tmp):
     out = os.path.join(tmp, "naive.json")
-    # Two points of a second each: the loss is a race, and one of them
-    # losing a wake-up must fail the sweep.
+    # Two points of half a second each (10000 and 25000 posts, the window
+    # widened by the arm delay): the loss is a race, and one of them losing
+    # a wake-up must fail the sweep.
     r = run([exe, "--dev=sw", "--arm=edge", "--transition=naive",
              "--fault-arm-delay=5000", "--naive-delay-ns=2000", "--sweep",
              "--sweep-loads=20000,50000", "--sweep-policies=interrupt",
-             "--sweep-duration=1", "--json=" + out])
+             "--sweep-duration=0.5", "--json=" + out])
     print(r.stdout)
     if r.returncode != 1:
         return fail("a sweep that lost wake-ups exited %d, expected 1" % r.returncode)
