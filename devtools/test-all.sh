@@ -79,6 +79,10 @@ else
         -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
 fi
 asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false "${asan_sizes[@]}" "${tier_args[@]}")
+# The default tier runs no app suite under ASan (see test-asan below): no
+# testpmd-cq to build there, and no API reference in either tier.
+asan_args+=(-Ddocs=disabled)
+[ "$long" -eq 1 ] || asan_args+=(-Dapp=disabled)
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -317,7 +321,8 @@ fi
 # The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
 # and the other drivers found, libcqpoll_emu) and the parent project that
 # takes cqpoll as a subproject; the other suites ran on the full build.
-core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled "${tier_args[@]}")
+core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled -Ddocs=disabled
+    "${tier_args[@]}")
 
 if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
