@@ -115,15 +115,15 @@ def control(build, so, sdk):
         mp = os.path.join(tmp, 'internal.map')
         with open(mp, 'w') as f:
             f.write(old)
-        stub, err = relink(build, so, mp, os.path.join(tmp, 'lib'))
-        if stub is None:
+        relinked, err = relink(build, so, mp, os.path.join(tmp, 'lib'))
+        if relinked is None:
             print('control FAILED: relinking libcqpoll: %s' % err)
             return 1
         for name in DRIVER_LIBS:
             path = find_lib(build, name, so)
             if path is None or not any(n == sdk for n in imports(path).values()):
                 continue
-            lib, err = relink_driver(build, name, so, os.path.dirname(stub),
+            lib, err = relink_driver(build, name, so, os.path.dirname(relinked),
                                      os.path.join(tmp, 'lib'))
             if lib is None:
                 print('control FAILED: relinking %s: %s' % (name, err))

@@ -162,6 +162,14 @@ net_walk(struct cqpoll_group *g, unsigned int k, uint64_t t_sleep,
 	return total;
 }
 
+/* The next @p k members of the open net slice (at most what is left). */
+static int
+net_step(struct cqpoll_group *g, unsigned int k)
+{
+	g->net.left -= k;
+	return net_walk(g, k, g->net.t_mark, g->net.t_mark);
+}
+
 /* A slice of the group, beginning at @p now, judged against @p t_mark. */
 static void
 sweep_begin(const struct cqpoll_group *g, struct cqpoll_group_sweep *s,
@@ -262,10 +270,7 @@ cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now)
 		if (g->t_net != 0) {
 			/* The last slice, if the loop was too slow for it, first. */
 			if (g->net.left != 0) {
-				unsigned int k = g->net.left;
-
-				g->net.left = 0;
-				r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+				r = net_step(g, g->net.left);
 				if (r < 0)
 					return r;
 				total += r;
@@ -355,6 +360,14 @@ health_walk(struct cqpoll_group *g, unsigned int k)
 	return total;
 }
 
+/* The next @p k members of the open health slice (at most what is left). */
+static int
+health_step(struct cqpoll_group *g, unsigned int k)
+{
+	g->health.left -= k;
+	return health_walk(g, k);
+}
+
 /*
  * The group's housekeeping in the loop, called when g->t_health is due:
  * begins the period's health check, and walks the slices that are on:
@@ -374,8 +387,7 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
 	if (g->net.left != 0) {
 		k = bn + spare < g->net.left ? bn + spare : g->net.left;
 		spare -= k - bn;
-		g->net.left -= k;
-		r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+		r = net_step(g, k);
 		if (r < 0)
 			return r;
 		total += r;
@@ -383,9 +395,7 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
 	if (now >= g->t_health_due) {
 		/* The last slice, if the loop was too slow for it, first. */
 		if (g->health.left != 0) {
-			k = g->health.left;
-			g->health.left = 0;
-			r = health_walk(g, k);
+			r = health_step(g, g->health.left);
 			if (r < 0)
 				return r;
 			total += r;
@@ -398,8 +408,7 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
 	}
 	if (g->health.left != 0) {
 		k = bh + spare < g->health.left ? bh + spare : g->health.left;
-		g->health.left -= k;
-		r = health_walk(g, k);
+		r = health_step(g, k);
 		if (r < 0)
 			return r;
 		total += r;
@@ -416,20 +425,15 @@ cqpoll_group_health_check(struct cqpoll_group *g, uint64_t now)
 int
 cqpoll_group_sweep_finish(struct cqpoll_group *g)
 {
-	unsigned int k;
 	int r, total = 0;
 
 	if (g->health.left != 0) {
-		k = g->health.left;
-		g->health.left = 0;
-		total = health_walk(g, k);
+		total = health_step(g, g->health.left);
 		if (total < 0)
 			return total;
 	}
 	if (g->net.left != 0) {
-		k = g->net.left;
-		g->net.left = 0;
-		r = net_walk(g, k, g->net.t_mark, g->net.t_mark);
+		r = net_step(g, g->net.left);
 		if (r < 0)
 			return r;
 		total += r;

@@ -37,6 +37,22 @@ struct weighing {
 	unsigned __int128 best_span;
 };
 
+/* Candidate B = @p lo against the best so far (s->spin_ns, its cost in @p w). */
+static inline void
+weigh_one(struct adaptive_state *s, uint64_t sleep, uint64_t lo,
+	  struct weighing *w)
+{
+	unsigned __int128 cost, span;
+
+	cost = w->below + (unsigned __int128)w->above * (lo + sleep);
+	span = w->time + (unsigned __int128)w->above * s->spread_ns;
+	if (cost * w->best_span < w->best_cost * span) {
+		w->best_cost = cost;
+		w->best_span = span;
+		s->spin_ns = lo;
+	}
+}
+
 /*
  * Weigh the candidates B of the histogram against the best so far: s->spin_ns
  * is set to the best one found; @p w's sums end past the last one weighed.
@@ -47,7 +63,6 @@ static void
 weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
 {
 	const struct cqpoll_policy_gaps *h = &s->silences;
-	unsigned __int128 cost, span;
 	unsigned int i;
 	uint64_t lo;
 
@@ -55,13 +70,7 @@ weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
 		lo = cqpoll_policy_gap_lower(i);
 		if (lo > s->max_spin_ns)
 			break;
-		cost = w->below + (unsigned __int128)w->above * (lo + sleep);
-		span = w->time + (unsigned __int128)w->above * s->spread_ns;
-		if (cost * w->best_span < w->best_cost * span) {
-			w->best_cost = cost;
-			w->best_span = span;
-			s->spin_ns = lo;
-		}
+		weigh_one(s, sleep, lo, w);
 		w->below += (unsigned __int128)h->n[i] * cqpoll_policy_gap_mid(i);
 		w->above -= h->n[i];
 	}
@@ -81,7 +90,6 @@ static inline void
 weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
 {
 	const struct cqpoll_policy_gaps *h = &s->silences;
-	unsigned __int128 cost, span;
 	unsigned int i, j;
 	uint64_t lo;
 
@@ -93,13 +101,7 @@ weigh(struct adaptive_state *s, uint64_t sleep, struct weighing *w)
 		lo = cqpoll_policy_gap_lower(i);
 		if (lo > s->max_spin_ns)
 			break;
-		cost = w->below + (unsigned __int128)w->above * (lo + sleep);
-		span = w->time + (unsigned __int128)w->above * s->spread_ns;
-		if (cost * w->best_span < w->best_cost * span) {
-			w->best_cost = cost;
-			w->best_span = span;
-			s->spin_ns = lo;
-		}
+		weigh_one(s, sleep, lo, w);
 		/* Bucket j's own bound is past max_spin_us: no B covers it. */
 		if (cqpoll_policy_gap_lower(j) > s->max_spin_ns)
 			break;
