@@ -200,6 +200,8 @@ struct ibv_qp_attr;
 
 /** Opaque QP handle. */
 struct cqpoll_mlx5_qp;
+/** Opaque shared receive queue handle. */
+struct cqpoll_mlx5_srq;
 
 /** Configuration of a cqpoll mlx5 QP. */
 struct cqpoll_mlx5_qp_conf {
@@ -213,6 +215,14 @@ struct cqpoll_mlx5_qp_conf {
 	uint32_t max_recv_sge;    /**< Scatter/gather entries per receive; 0: 1. */
 	/** Inline bytes per send at least; the device may give more (cqpoll_mlx5_qp_caps()). */
 	uint32_t max_inline_data;
+	/**
+	 * A shared receive queue (cqpoll_mlx5_srq_create()) of the same device
+	 * for the QP's receives, or NULL: a receive queue of its own.
+	 * With an SRQ, max_recv_wr and max_recv_sge are ignored, the QP has no
+	 * receive queue (caps' max_recv_wr 0) and cqpoll_mlx5_qp_post_recv()
+	 * refuses it; its receive completions take their wr_id from the SRQ.
+	 */
+	struct cqpoll_mlx5_srq *srq;
 };
 
 /** What a created QP accepts (the device's rounding of the conf). */
@@ -430,14 +440,171 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  * @return
  *   - > 0: receives posted, the first ones of @p wrs.
  *   - -ENOMEM: max_recv_wr receives are outstanding (not yet completed).
- *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, or the first receive
- *     has more entries than max_recv_sge.
+ *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, the QP's receives
+ *     go to a shared receive queue (post them with cqpoll_mlx5_srq_post_recv()),
+ *     or the first receive has more entries than max_recv_sge.
  *
  * Thread safety: one thread posts receives on a QP at a time.
  */
 __cqpoll_experimental
 int cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp,
 			     const struct cqpoll_mlx5_recv_wr *wrs, unsigned int n);
+/**@}*/
+
+/**
+ * @name Shared receive queues (EXPERIMENTAL)
+ *
+ * A shared receive queue (SRQ) holds receives that any cqpoll mlx5 QP
+ * created on it (cqpoll_mlx5_qp_conf::srq) consumes, as rdma-core's mlx5
+ * provider keeps one (providers/mlx5/srq.c): receive WQEs of a 16-byte
+ * next-index segment and data segments, linked into a free list that a
+ * post takes from at its head and a completion gives back at its tail, and
+ * a doorbell record holding the count of receives posted. A receive
+ * completion of such a QP, read from its receive CQ, carries the wr_id of
+ * the SRQ receive the device consumed (named by the CQE's WQE counter) and
+ * frees that WQE. An error of one QP does not flush the SRQ: receives it
+ * had not consumed stay posted for the other QPs
+ * (doc/guides/mlx5-wqe-contract.md, "Shared receive queues").
+ *
+ * Threads: receives may be posted from any thread and the QPs' receive CQs
+ * polled from any threads: the free list is under the SRQ's own lock, as
+ * rdma-core's. Create, destroy and the limit calls: not concurrently with
+ * each other on one SRQ.
+ */
+/**@{*/
+
+/** Configuration of a shared receive queue. */
+struct cqpoll_mlx5_srq_conf {
+	uint32_t max_wr;   /**< Receives the SRQ holds at least; 0: 256. */
+	uint32_t max_sge;  /**< Scatter/gather entries per receive; 0: 1. */
+	/** Arm the limit event at creation with this limit (0: not armed). */
+	uint32_t limit;
+};
+
+/** What an SRQ is and holds (cqpoll_mlx5_srq_query()). */
+struct cqpoll_mlx5_srq_attr {
+	uint32_t max_wr;       /**< Receives outstanding at most (more: -ENOMEM). */
+	uint32_t max_sge;      /**< Entries per receive. */
+	/**
+	 * The armed limit, as ibv_query_srq() reports it: 0 when not armed,
+	 * or no longer (the event disarms it).
+	 */
+	uint32_t limit;
+	uint32_t outstanding;  /**< Receives posted and not yet retired by a completion. */
+	uint32_t limit_events; /**< IBV_EVENT_SRQ_LIMIT_REACHED events of this SRQ so far. */
+	uint32_t srqn;         /**< The SRQ's number, 0 if the device did not say. */
+	uint32_t qps;          /**< QPs created on it and not yet destroyed. */
+	uint32_t reserved;     /**< 0. */
+};
+
+/**
+ * Create a shared receive queue (ibv_create_srq() and
+ * mlx5dv_init_obj(MLX5DV_OBJ_SRQ), or the emulated device's).
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param pd
+ *   Protection domain of the QPs that will use it.
+ * @param conf
+ *   Sizes and the limit; NULL for defaults.
+ * @return
+ *   The SRQ, or NULL with errno set: EINVAL (NULL @p pd, a limit over
+ *   max_wr), EOPNOTSUPP (not an mlx5 device, or a ring this driver cannot
+ *   write), ENOMEM, or the errno of ibv_create_srq(), mlx5dv_init_obj() or
+ *   ibv_modify_srq().
+ *
+ * Thread safety: safe from any thread.
+ */
+__cqpoll_experimental
+struct cqpoll_mlx5_srq *cqpoll_mlx5_srq_create(struct ibv_pd *pd,
+					       const struct cqpoll_mlx5_srq_conf *conf);
+
+/**
+ * Destroy an SRQ. Receives still posted are dropped without completions.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param srq
+ *   The SRQ, or NULL (nothing done).
+ * @return
+ *   0; -EBUSY while a QP created on it exists (ibv_destroy_srq(3): destroy
+ *   them first); or -errno of ibv_destroy_srq() (the SRQ is then kept).
+ *
+ * Thread safety: not concurrently with any other call on the SRQ or a poll
+ * of its QPs' CQs.
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_srq_destroy(struct cqpoll_mlx5_srq *srq);
+
+/**
+ * Post receives to the SRQ in a burst, then one doorbell-record write
+ * (rdma-core's mlx5_post_srq_recv()). Entries are written as given, empty
+ * ones too, as rdma-core does for an SRQ.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param srq
+ *   The SRQ.
+ * @param wrs
+ *   The receives.
+ * @param n
+ *   How many.
+ * @return
+ *   - > 0: receives posted, the first ones of @p wrs.
+ *   - -ENOMEM: max_wr receives are outstanding (not yet retired by their
+ *     completions), as rdma-core refuses them.
+ *   - -EINVAL: NULL argument, @p n 0, or the first receive has more
+ *     entries than max_sge or a NULL sg_list.
+ *
+ * Thread safety: safe from any thread, concurrently with other posts and
+ * with polls of the QPs' CQs (the SRQ's lock).
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_srq_post_recv(struct cqpoll_mlx5_srq *srq,
+			      const struct cqpoll_mlx5_recv_wr *wrs, unsigned int n);
+
+/**
+ * Arm the SRQ's limit event (ibv_modify_srq() with IBV_SRQ_LIMIT): once the
+ * count of receives the SRQ holds drops below @p limit, the device raises
+ * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms the limit. The event is
+ * read from the context's async events by cqpoll (whoever reads them: a
+ * poll of a cqpoll CQ of the device, or cqpoll_mlx5_srq_query()) and
+ * counted in cqpoll_mlx5_srq_attr::limit_events.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param srq
+ *   The SRQ.
+ * @param limit
+ *   The limit, up to max_wr; 0 asks nothing (rdma-core's providers reject
+ *   or ignore it alike).
+ * @return
+ *   0, -EINVAL (NULL @p srq, @p limit over max_wr), or -errno of
+ *   ibv_modify_srq().
+ *
+ * Thread safety: not concurrently with cqpoll_mlx5_srq_destroy().
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_srq_arm_limit(struct cqpoll_mlx5_srq *srq, uint32_t limit);
+
+/**
+ * The SRQ's sizes, armed limit (ibv_query_srq()), receives outstanding
+ * and limit events seen. Reads the device context's pending async events
+ * first, so that a limit event raised by now is counted.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param srq
+ *   The SRQ.
+ * @param[out] attr
+ *   Filled.
+ * @return
+ *   0, -EINVAL (NULL argument), or -errno of ibv_query_srq().
+ *
+ * Thread safety: safe from any thread while the SRQ exists.
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_srq_query(struct cqpoll_mlx5_srq *srq, struct cqpoll_mlx5_srq_attr *attr);
 /**@}*/
 
 #ifdef __cplusplus
