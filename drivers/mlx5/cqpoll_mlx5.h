@@ -216,11 +216,9 @@ struct cqpoll_mlx5_qp_conf {
 	/** Inline bytes per send at least; the device may give more (cqpoll_mlx5_qp_caps()). */
 	uint32_t max_inline_data;
 	/**
-	 * A shared receive queue (cqpoll_mlx5_srq_create()) of the same device
-	 * for the QP's receives, or NULL: a receive queue of its own.
-	 * With an SRQ, max_recv_wr and max_recv_sge are ignored, the QP has no
-	 * receive queue (caps' max_recv_wr 0) and cqpoll_mlx5_qp_post_recv()
-	 * refuses it; its receive completions take their wr_id from the SRQ.
+	 * The shared receive queue of the QP's receives (cqpoll_mlx5_srq_create()),
+	 * or NULL: a receive queue of its own (else max_recv_* are ignored, caps'
+	 * max_recv_wr is 0 and cqpoll_mlx5_qp_post_recv() refuses the QP).
 	 */
 	struct cqpoll_mlx5_srq *srq;
 };
@@ -454,22 +452,17 @@ int cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp,
 /**
  * @name Shared receive queues (EXPERIMENTAL)
  *
- * A shared receive queue (SRQ) holds receives that any cqpoll mlx5 QP
- * created on it (cqpoll_mlx5_qp_conf::srq) consumes, as rdma-core's mlx5
- * provider keeps one (providers/mlx5/srq.c): receive WQEs of a 16-byte
- * next-index segment and data segments, linked into a free list that a
- * post takes from at its head and a completion gives back at its tail, and
- * a doorbell record holding the count of receives posted. A receive
- * completion of such a QP, read from its receive CQ, carries the wr_id of
- * the SRQ receive the device consumed (named by the CQE's WQE counter) and
- * frees that WQE. An error of one QP does not flush the SRQ: receives it
- * had not consumed stay posted for the other QPs
- * (doc/guides/mlx5-wqe-contract.md, "Shared receive queues").
+ * A shared receive queue (SRQ) holds receives that the cqpoll mlx5 QPs
+ * created on it (cqpoll_mlx5_qp_conf::srq) consume, kept as rdma-core's mlx5
+ * provider keeps one (providers/mlx5/srq.c): WQEs of a next-index segment
+ * and data segments in a free list, taken at its head by a post and given
+ * back at its tail by the completion. A receive completion of such a QP
+ * carries the wr_id of the SRQ WQE its CQE names. An error of one QP
+ * flushes none of the SRQ's receives: the other QPs take them
+ * (doc/guides/mlx5-wqe-contract.md §5.1).
  *
- * Threads: receives may be posted from any thread and the QPs' receive CQs
- * polled from any threads: the free list is under the SRQ's own lock, as
- * rdma-core's. Create, destroy and the limit calls: not concurrently with
- * each other on one SRQ.
+ * Threads: posts from any thread, the QPs' CQs polled from any threads (the
+ * SRQ's lock, as rdma-core's); destroy alone.
  */
 /**@{*/
 
@@ -485,10 +478,7 @@ struct cqpoll_mlx5_srq_conf {
 struct cqpoll_mlx5_srq_attr {
 	uint32_t max_wr;       /**< Receives outstanding at most (more: -ENOMEM). */
 	uint32_t max_sge;      /**< Entries per receive. */
-	/**
-	 * The armed limit, as ibv_query_srq() reports it: 0 when not armed,
-	 * or no longer (the event disarms it).
-	 */
+	/** The armed limit (ibv_query_srq()): 0 when not armed, or no longer. */
 	uint32_t limit;
 	uint32_t outstanding;  /**< Receives posted and not yet retired by a completion. */
 	uint32_t limit_events; /**< IBV_EVENT_SRQ_LIMIT_REACHED events of this SRQ so far. */
@@ -520,15 +510,15 @@ struct cqpoll_mlx5_srq *cqpoll_mlx5_srq_create(struct ibv_pd *pd,
 					       const struct cqpoll_mlx5_srq_conf *conf);
 
 /**
- * Destroy an SRQ. Receives still posted are dropped without completions.
+ * Destroy an SRQ; receives still posted are dropped without completions.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param srq
  *   The SRQ, or NULL (nothing done).
  * @return
- *   0; -EBUSY while a QP created on it exists (ibv_destroy_srq(3): destroy
- *   them first); or -errno of ibv_destroy_srq() (the SRQ is then kept).
+ *   0; -EBUSY while a QP created on it exists (ibv_destroy_srq(3)); or
+ *   -errno of ibv_destroy_srq() (the SRQ is then kept).
  *
  * Thread safety: not concurrently with any other call on the SRQ or a poll
  * of its QPs' CQs.
@@ -537,9 +527,8 @@ __cqpoll_experimental
 int cqpoll_mlx5_srq_destroy(struct cqpoll_mlx5_srq *srq);
 
 /**
- * Post receives to the SRQ in a burst, then one doorbell-record write
- * (rdma-core's mlx5_post_srq_recv()). Entries are written as given, empty
- * ones too, as rdma-core does for an SRQ.
+ * Post receives to the SRQ in a burst, then one doorbell-record write;
+ * entries written as given, empty ones too (rdma-core's mlx5_post_srq_recv()).
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *
@@ -565,19 +554,17 @@ int cqpoll_mlx5_srq_post_recv(struct cqpoll_mlx5_srq *srq,
 
 /**
  * Arm the SRQ's limit event (ibv_modify_srq() with IBV_SRQ_LIMIT): once the
- * count of receives the SRQ holds drops below @p limit, the device raises
- * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms the limit. The event is
- * read from the context's async events by cqpoll (whoever reads them: a
- * poll of a cqpoll CQ of the device, or cqpoll_mlx5_srq_query()) and
- * counted in cqpoll_mlx5_srq_attr::limit_events.
+ * SRQ holds fewer receives than @p limit, the device raises
+ * IBV_EVENT_SRQ_LIMIT_REACHED once and disarms the limit. cqpoll reads it
+ * from the context's async events (a cqpoll CQ of the device, or
+ * cqpoll_mlx5_srq_query()) and counts it in cqpoll_mlx5_srq_attr.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param srq
  *   The SRQ.
  * @param limit
- *   The limit, up to max_wr; 0 asks nothing (rdma-core's providers reject
- *   or ignore it alike).
+ *   The limit, up to max_wr.
  * @return
  *   0, -EINVAL (NULL @p srq, @p limit over max_wr), or -errno of
  *   ibv_modify_srq().
@@ -588,9 +575,8 @@ __cqpoll_experimental
 int cqpoll_mlx5_srq_arm_limit(struct cqpoll_mlx5_srq *srq, uint32_t limit);
 
 /**
- * The SRQ's sizes, armed limit (ibv_query_srq()), receives outstanding
- * and limit events seen. Reads the device context's pending async events
- * first, so that a limit event raised by now is counted.
+ * The SRQ's sizes, limit (ibv_query_srq()), receives outstanding and limit
+ * events seen, the context's pending async events read first.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
  *

@@ -42,6 +42,42 @@ srq_put(struct cqpoll_mlx5_srq *srq, uint32_t idx)
 	srq->retired++;
 }
 
+/*
+ * Take the head WQE for a receive of @p wr_id: the head follows its
+ * next-index link (mlx5_post_srq_recv()). Its data segments, to be written.
+ * Under the lock.
+ */
+#if CQPOLL_MUTANT(SRQ_FREE_AT_POST)
+/*
+ * Negative control only (test build): the WQE goes back on the free list as
+ * soon as it is posted, not when its completion is retired.
+ */
+static uint8_t *
+srq_take(struct cqpoll_mlx5_srq *srq, uint64_t wr_id)
+{
+	uint32_t idx = srq->head;
+	struct mlx5_wqe_srq_next_seg *next = srq_wqe(srq, idx);
+
+	srq->wrid[idx] = wr_id;
+	srq->head = be16toh(next->next_wqe_index);
+	srq_put(srq, idx);
+	srq->retired--;
+	return (uint8_t *)(next + 1);
+}
+#else
+static uint8_t *
+srq_take(struct cqpoll_mlx5_srq *srq, uint64_t wr_id)
+{
+	uint32_t idx = srq->head;
+	struct mlx5_wqe_srq_next_seg *next = srq_wqe(srq, idx);
+
+	srq->wrid[idx] = wr_id;
+	srq->busy[idx] = 1;
+	srq->head = be16toh(next->next_wqe_index);
+	return (uint8_t *)(next + 1);
+}
+#endif
+
 int
 cqpoll_mlx5_srq_complete(struct cqpoll_mlx5_srq *srq, struct cqpoll_completion *c)
 {
@@ -63,9 +99,8 @@ int
 cqpoll_mlx5_srq_post_recv(struct cqpoll_mlx5_srq *srq, const struct cqpoll_mlx5_recv_wr *wrs,
 			  unsigned int n)
 {
-	struct mlx5_wqe_srq_next_seg *next;
 	uint8_t *seg;
-	uint32_t idx, j;
+	uint32_t j;
 	unsigned int i;
 
 	if (srq == NULL || wrs == NULL || n == 0)
@@ -86,12 +121,7 @@ cqpoll_mlx5_srq_post_recv(struct cqpoll_mlx5_srq *srq, const struct cqpoll_mlx5_
 		/* The tail stays as the list's anchor: head == tail is full (v44). */
 		if (srq->head == srq->tail)
 			break;
-		idx = srq->head;
-		next = srq_wqe(srq, idx);
-		srq->wrid[idx] = wrs[i].wr_id;
-		srq->busy[idx] = 1;
-		srq->head = be16toh(next->next_wqe_index);
-		seg = (uint8_t *)(next + 1);
+		seg = srq_take(srq, wrs[i].wr_id);
 		for (j = 0; j < wrs[i].num_sge; j++)
 			cqpoll_mlx5_wqe_data(seg + j * sizeof(struct mlx5_wqe_data_seg),
 					     wrs[i].sg_list[j].length, wrs[i].sg_list[j].lkey,
@@ -100,15 +130,6 @@ cqpoll_mlx5_srq_post_recv(struct cqpoll_mlx5_srq *srq, const struct cqpoll_mlx5_
 		if (j < srq->max_gs)
 			cqpoll_mlx5_wqe_data(seg + j * sizeof(struct mlx5_wqe_data_seg), 0,
 					     MLX5_INVALID_LKEY, 0);
-#if CQPOLL_MUTANT(SRQ_FREE_AT_POST)
-		/*
-		 * Negative control only (test build): the WQE goes back on the
-		 * free list as soon as it is posted, not when its completion
-		 * is retired.
-		 */
-		srq_put(srq, idx);
-		srq->retired--;
-#endif
 	}
 	if (i != 0) {
 		srq->counter += i;
