@@ -252,6 +252,11 @@ cqpoll_mlx5_srq_destroy(struct cqpoll_mlx5_srq *srq)
 		CQPOLL_LOG(ERR, "mlx5", "srq 0x%x destroy: %u QPs use it", srq->srqn, srq->qps);
 		return -EBUSY;
 	}
+	/*
+	 * libibverbs' destroy waits for the acknowledgement of every async
+	 * event of the SRQ (ibv_get_async_event(3)): take those pending first.
+	 */
+	cqpoll_ibv_async_srq_poll(&srq->watch);
 	r = srq->glue->destroy_srq(srq->ibsrq);
 	if (r != 0) {
 		CQPOLL_LOG(ERR, "mlx5", "srq 0x%x destroy: %s", srq->srqn, strerror(r));

@@ -605,11 +605,99 @@ test_api(void)
 	return TEST_PASS;
 }
 
+/*
+ * A receive too small on an SRQ: its receiver's error CQE names the SRQ WQE
+ * (wr_id, WQE back), the receiver goes to error and flushes none of the
+ * SRQ's other receives, which the second receiver then takes in order.
+ */
+static int
+test_recv_error(void)
+{
+	struct cqpoll_mlx5_emu_conf cc = {
+		.size = 256, .arm = CQPOLL_ARM_LEVEL, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
+	};
+	struct cqpoll_mlx5_srq_conf sc = { .max_wr = 4, .max_sge = 1 };
+	struct cqpoll_mlx5_qp_conf qc = { .max_send_wr = 8 };
+	struct run *r = calloc(1, sizeof(*r));
+	struct cqpoll_mlx5_recv_wr w[3];
+	struct cqpoll_mlx5_sge rs[3], ss;
+	struct cqpoll_mlx5_send_wr sw;
+	struct cqpoll_mlx5_srq_attr a;
+	struct cqpoll_completion c[8];
+	int i, n;
+
+	TEST_ASSERT(r != NULL, "out of memory");
+	r->ctx = cqpoll_mlx5_emu_open();
+	r->pd = r->ctx != NULL ? cqpoll_mlx5_emu_alloc_pd(r->ctx) : NULL;
+	r->buf = aligned_alloc(4096, 8192);
+	TEST_ASSERT(r->pd != NULL && r->buf != NULL, "emu");
+	memset(r->buf, 0x5a, 8192);
+	r->mr = cqpoll_mlx5_emu_reg_mr(r->pd, r->buf, 8192, QP_ACCESS);
+	r->srq[0] = r->mr != NULL ? cqpoll_mlx5_srq_create(r->pd, &sc) : NULL;
+	TEST_ASSERT(r->srq[0] != NULL, "srq");
+	/* 0, 1: receivers on the SRQ; 2, 3: their senders. */
+	for (i = 0; i < NQP; i++) {
+		r->cq[i] = cqpoll_mlx5_emu_cq_create(&cc);
+		qc.send_cq = qc.recv_cq = r->cq[i];
+		qc.srq = i < 2 ? r->srq[0] : NULL;
+		r->qp[i] = r->cq[i] != NULL ? cqpoll_mlx5_qp_create(r->pd, &qc) : NULL;
+		TEST_ASSERT(r->qp[i] != NULL, "qp %d", i);
+		TEST_ASSERT_EQ(cqpoll_mlx5_qp_caps(r->qp[i], &r->caps[i]), 0);
+	}
+	for (i = 0; i < NQP; i++) {
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_INIT, 0, 0), 0);
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_RTR, r->caps[i ^ 2].qp_num, 0), 0);
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_RTS, 0, 7), 0);
+	}
+	for (i = 0; i < 3; i++) {
+		rs[i] = (struct cqpoll_mlx5_sge){ (uintptr_t)r->buf + 4096 + 64 * i, 16,
+						  r->mr->lkey };
+		w[i] = (struct cqpoll_mlx5_recv_wr){ .wr_id = 100 + (uint64_t)i, .sg_list = &rs[i],
+						     .num_sge = 1 };
+	}
+	TEST_ASSERT_EQ(cqpoll_mlx5_srq_post_recv(r->srq[0], w, 3), 3);
+	/* 64 bytes into 16: receiver 0 fails (rdma-core: IBV_WC_LOC_LEN_ERR). */
+	ss = (struct cqpoll_mlx5_sge){ (uintptr_t)r->buf, 64, r->mr->lkey };
+	sw = (struct cqpoll_mlx5_send_wr){ .wr_id = 7, .sg_list = &ss, .num_sge = 1,
+					   .opcode = CQPOLL_MLX5_WR_SEND,
+					   .flags = CQPOLL_MLX5_SEND_F_SIGNALED };
+	TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_send(r->qp[2], &sw, 1), 1);
+	cqpoll_mlx5_emu_run(r->ctx);
+	n = cqpoll_poll_burst(r->cq[0], c, 8);
+	TEST_ASSERT_EQ(n, 1);
+	TEST_ASSERT_EQ(c[0].status, CQPOLL_STATUS_LOC_LEN_ERR);
+	TEST_ASSERT(c[0].flags & CQPOLL_COMPLETION_F_WR_ID, "error without wr_id");
+	TEST_ASSERT_EQ(c[0].wr_id, 100);
+	TEST_ASSERT_EQ(c[0].wqe_counter, 0);
+	/* Nothing more, flushed or not, on the failed receiver. */
+	cqpoll_mlx5_emu_run(r->ctx);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(r->cq[0], c, 8), 0);
+	TEST_ASSERT_EQ(cqpoll_mlx5_srq_query(r->srq[0], &a), 0);
+	TEST_ASSERT_EQ(a.outstanding, 2);
+	/* The second receiver takes the next two, in the SRQ's order. */
+	ss.length = 16;
+	for (i = 0; i < 2; i++) {
+		sw.wr_id = 8 + (uint64_t)i;
+		TEST_ASSERT_EQ(cqpoll_mlx5_qp_post_send(r->qp[3], &sw, 1), 1);
+		cqpoll_mlx5_emu_run(r->ctx);
+		n = cqpoll_poll_burst(r->cq[1], c, 8);
+		TEST_ASSERT_EQ(n, 1);
+		TEST_ASSERT_EQ(c[0].status, CQPOLL_STATUS_SUCCESS);
+		TEST_ASSERT_EQ(c[0].wr_id, 101 + (uint64_t)i);
+		TEST_ASSERT_EQ(c[0].wqe_counter, 1 + i);
+	}
+	TEST_ASSERT_EQ(cqpoll_mlx5_srq_query(r->srq[0], &a), 0);
+	TEST_ASSERT_EQ(a.outstanding, 0);
+	r->rcap = 0;
+	return srq_close(r) == TEST_PASS ? (free(r), TEST_PASS) : TEST_FAIL;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST_CASE(test_api),
+		TEST_CASE(test_recv_error),
 		TEST_CASE(test_traffic),
 	};
 	static const struct test_case control[] = {

@@ -234,9 +234,14 @@ route(struct cqpoll_ibv_async *a, const struct ibv_async_event *ev)
 
 	switch (ev->event_type) {
 	case IBV_EVENT_SRQ_LIMIT_REACHED:
-		for (w = a->srqs; w != NULL; w = w->next)
-			if (w->srq == ev->element.srq)
+		for (w = a->srqs; w != NULL; w = w->next) {
+			if (w->srq == ev->element.srq) {
 				__atomic_fetch_add(&w->limit_events, 1, __ATOMIC_RELEASE);
+				return;
+			}
+		}
+		CQPOLL_LOG(INFO, "ibv", "context %p: %s of an SRQ cqpoll does not watch",
+			   (void *)a->ctx, event_name(ev->event_type));
 		return;
 	case IBV_EVENT_CQ_ERR:
 		for (i = 0; i < a->n; i++)
