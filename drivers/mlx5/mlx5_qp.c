@@ -259,6 +259,8 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 	}
 	if (qp_setup(qp, &dv, &attr) != 0)
 		return qp_fail(qp, "allocating the per-WQE records", ENOMEM);
+	/* Before the CQs read the QP's completions. */
+	qp->srq = conf->srq;
 	r = set_add(conf->send_cq, qp);
 	if (r == 0)
 		qp->scq = conf->send_cq;
@@ -272,7 +274,6 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 			       "a failed CQ", -r);
 	if (qp->rcq == NULL)
 		qp->rcq = qp->scq;
-	qp->srq = conf->srq;
 	if (qp->srq != NULL)
 		__atomic_fetch_add(&qp->srq->qps, 1, __ATOMIC_RELEASE);
 	return qp;
