@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef CQPOLL_MLX5_SRQ_H
-#define CQPOLL_MLX5_SRQ_H
+#ifndef CQPOLL_MLX5_SRQ_PRIV_H
+#define CQPOLL_MLX5_SRQ_PRIV_H
 
 /*
  * A shared receive queue the driver posts to itself
@@ -51,4 +51,4 @@ struct cqpoll_mlx5_srq {
  */
 int cqpoll_mlx5_srq_complete(struct cqpoll_mlx5_srq *srq, struct cqpoll_completion *c);
 
-#endif /* CQPOLL_MLX5_SRQ_H */
+#endif /* CQPOLL_MLX5_SRQ_PRIV_H */
