@@ -20,6 +20,10 @@
  * limit, once; a QP put in error flushes its sends, in order, and none of
  * the SRQ's receives, which the other QP then takes in order.
  *
+ * test_threads: two threads post to one SRQ at once while a third sends and
+ * polls: every receive once, each poster's in its own order (under TSan in
+ * the sanitizer builds: the SRQ's lock).
+ *
  * --expect-caught: the negative control, linked against a build of
  * libcqpoll whose SRQ gives a WQE back to its free list when it is posted,
  * not when its completion is retired: the traffic check must fail.
@@ -27,6 +31,8 @@
 
 #include <endian.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -692,12 +698,139 @@ test_recv_error(void)
 	return srq_close(r) == TEST_PASS ? (free(r), TEST_PASS) : TEST_FAIL;
 }
 
+#define THR_RECVS 20000u
+
+struct poster {
+	struct cqpoll_mlx5_srq *srq;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	uint64_t id;
+	int err;
+};
+
+static void *
+poster_run(void *arg)
+{
+	struct poster *p = arg;
+	struct cqpoll_mlx5_sge sg = { (uintptr_t)p->buf, 64, p->mr->lkey };
+	struct cqpoll_mlx5_recv_wr w[4];
+	uint32_t k = 0, i, n;
+	int got;
+
+	while (k < THR_RECVS) {
+		n = THR_RECVS - k < 4 ? THR_RECVS - k : 4;
+		for (i = 0; i < n; i++)
+			w[i] = (struct cqpoll_mlx5_recv_wr){ .wr_id = p->id << 32 | (k + i),
+							     .sg_list = &sg, .num_sge = 1 };
+		got = cqpoll_mlx5_srq_post_recv(p->srq, w, n);
+		if (got == -ENOMEM) {
+			sched_yield();
+			continue;
+		}
+		if (got <= 0) {
+			p->err = got;
+			return NULL;
+		}
+		k += (uint32_t)got;
+	}
+	return NULL;
+}
+
+static int
+test_threads(void)
+{
+	struct cqpoll_mlx5_emu_conf cc = {
+		.size = 1024, .arm = CQPOLL_ARM_LEVEL, .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL,
+	};
+	struct cqpoll_mlx5_srq_conf sc = { .max_wr = 64, .max_sge = 1 };
+	struct cqpoll_mlx5_qp_conf qc = { .max_send_wr = 32 };
+	struct run *r = calloc(1, sizeof(*r));
+	struct poster p[2];
+	pthread_t th[2];
+	struct cqpoll_completion c[64];
+	struct cqpoll_mlx5_sge ss;
+	struct cqpoll_mlx5_send_wr sw;
+	uint64_t sent = 0, sdone = 0, got = 0, next[2] = { 0, 0 }, idle = 0;
+	int i, n;
+
+	TEST_ASSERT(r != NULL, "out of memory");
+	r->ctx = cqpoll_mlx5_emu_open();
+	r->pd = r->ctx != NULL ? cqpoll_mlx5_emu_alloc_pd(r->ctx) : NULL;
+	r->buf = aligned_alloc(4096, 8192);
+	TEST_ASSERT(r->pd != NULL && r->buf != NULL, "emu");
+	memset(r->buf, 0, 8192);
+	r->mr = cqpoll_mlx5_emu_reg_mr(r->pd, r->buf, 8192, QP_ACCESS);
+	r->srq[0] = r->mr != NULL ? cqpoll_mlx5_srq_create(r->pd, &sc) : NULL;
+	TEST_ASSERT(r->srq[0] != NULL, "srq");
+	/* 0: the receiver on the SRQ, 2: its sender. */
+	for (i = 0; i < NQP; i += 2) {
+		r->cq[i] = cqpoll_mlx5_emu_cq_create(&cc);
+		qc.send_cq = qc.recv_cq = r->cq[i];
+		qc.srq = i == 0 ? r->srq[0] : NULL;
+		r->qp[i] = r->cq[i] != NULL ? cqpoll_mlx5_qp_create(r->pd, &qc) : NULL;
+		TEST_ASSERT(r->qp[i] != NULL, "qp %d", i);
+		TEST_ASSERT_EQ(cqpoll_mlx5_qp_caps(r->qp[i], &r->caps[i]), 0);
+	}
+	for (i = 0; i < NQP; i += 2) {
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_INIT, 0, 0), 0);
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_RTR, r->caps[i ^ 2].qp_num, 0), 0);
+		TEST_ASSERT_EQ(qp_pair_modify(r->qp[i], IBV_QPS_RTS, 0, 7), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		p[i] = (struct poster){ .srq = r->srq[0], .mr = r->mr,
+					.buf = r->buf + 4096 + 1024 * i, .id = (uint64_t)i + 1 };
+		TEST_ASSERT_EQ(pthread_create(&th[i], NULL, poster_run, &p[i]), 0);
+	}
+	ss = (struct cqpoll_mlx5_sge){ (uintptr_t)r->buf, 8, r->mr->lkey };
+	sw = (struct cqpoll_mlx5_send_wr){ .sg_list = &ss, .num_sge = 1,
+					   .opcode = CQPOLL_MLX5_WR_SEND,
+					   .flags = CQPOLL_MLX5_SEND_F_SIGNALED };
+	while (got < 2 * THR_RECVS && idle < 100000000) {
+		if (sent < 2 * THR_RECVS && sent - sdone < r->caps[2].max_send_wr) {
+			sw.wr_id = sent;
+			if (cqpoll_mlx5_qp_post_send(r->qp[2], &sw, 1) == 1)
+				sent++;
+		}
+		cqpoll_mlx5_emu_run(r->ctx);
+		n = cqpoll_poll_burst(r->cq[2], c, 64);
+		TEST_ASSERT(n >= 0, "send poll");
+		for (i = 0; i < n; i++) {
+			TEST_ASSERT_EQ(c[i].status, CQPOLL_STATUS_SUCCESS);
+			TEST_ASSERT_EQ(c[i].wr_id, sdone);
+			sdone++;
+		}
+		n = cqpoll_poll_burst(r->cq[0], c, 64);
+		TEST_ASSERT(n >= 0, "receive poll");
+		idle = n == 0 ? idle + 1 : 0;
+		for (i = 0; i < n; i++) {
+			uint64_t t = c[i].wr_id >> 32;
+
+			TEST_ASSERT(c[i].flags & CQPOLL_COMPLETION_F_WR_ID, "receive without wr_id");
+			TEST_ASSERT_EQ(c[i].status, CQPOLL_STATUS_SUCCESS);
+			TEST_ASSERT(t == 1 || t == 2, "wr_id 0x%" PRIx64, c[i].wr_id);
+			/* Once each, each poster's in its order. */
+			TEST_ASSERT_EQ(c[i].wr_id & 0xffffffffu, next[t - 1]);
+			next[t - 1]++;
+			got++;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		TEST_ASSERT_EQ(pthread_join(th[i], NULL), 0);
+		TEST_ASSERT_EQ(p[i].err, 0);
+		TEST_ASSERT_EQ(next[i], THR_RECVS);
+	}
+	TEST_ASSERT_EQ(got, 2 * THR_RECVS);
+	r->rcap = 0;
+	return srq_close(r) == TEST_PASS ? (free(r), TEST_PASS) : TEST_FAIL;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST_CASE(test_api),
 		TEST_CASE(test_recv_error),
+		TEST_CASE(test_threads),
 		TEST_CASE(test_traffic),
 	};
 	static const struct test_case control[] = {
