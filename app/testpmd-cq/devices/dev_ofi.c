@@ -31,7 +31,9 @@
 #include "dev.h"
 #include "ofi_side.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
+#include "tpcq_version.h"
 
 /* Receives outstanding on B at most: bounded by the CQ it reports on. */
 #define OFI_DEPTH 256
@@ -262,3 +264,19 @@ const struct tpcq_dev tpcq_dev_ofi = {
 	.post = ofi_post,
 	.close = ofi_close,
 };
+
+static const struct tpcq_dev *const ofi_devs[] = { &tpcq_dev_ofi };
+
+static const struct tpcq_plugin ofi_plugin = {
+	.abi = TPCQ_PLUGIN_ABI,
+	.version = TPCQ_VERSION,
+	.devs = ofi_devs,
+	.nb_devs = 1,
+	.peer_process = &tpcq_dev_ofi_peer,
+};
+
+TPCQ_PLUGIN_EXPORT const struct tpcq_plugin *
+tpcq_plugin_info(void)
+{
+	return &ofi_plugin;
+}

@@ -25,7 +25,9 @@
 
 #include "dev.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
+#include "tpcq_version.h"
 #include "ucx_pair.h"
 
 /* Receives posted ahead at most: the CQ's size bounds them. */
@@ -211,7 +213,7 @@ ucx_close(struct tpcq_devctx *dc)
 	ucx_free(dc->priv, dc->cq);
 }
 
-const struct tpcq_dev tpcq_dev_ucx = {
+static const struct tpcq_dev tpcq_dev_ucx = {
 	.name = "ucx",
 	.help = "UCX driver, two UCP workers over one transport: ucx:tcp (lo), "
 		"ucx:posix, ucx:sysv",
@@ -226,3 +228,18 @@ const struct tpcq_dev tpcq_dev_ucx = {
 	.naive_window = ucx_naive_window,
 	.close = ucx_close,
 };
+
+static const struct tpcq_dev *const ucx_devs[] = { &tpcq_dev_ucx };
+
+static const struct tpcq_plugin ucx_plugin = {
+	.abi = TPCQ_PLUGIN_ABI,
+	.version = TPCQ_VERSION,
+	.devs = ucx_devs,
+	.nb_devs = 1,
+};
+
+TPCQ_PLUGIN_EXPORT const struct tpcq_plugin *
+tpcq_plugin_info(void)
+{
+	return &ucx_plugin;
+}
