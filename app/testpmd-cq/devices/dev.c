@@ -195,7 +195,7 @@ tpcq_dev_usage(FILE *f)
 		entry_name(&devs[i], name, sizeof(name));
 		if (d == NULL) {
 			fprintf(f, "    %-*s%s\n", HELP_INDENT - 4, name,
-				"not here:");
+				"not available:");
 			tpcq_usage_wrap(f, why);
 			continue;
 		}

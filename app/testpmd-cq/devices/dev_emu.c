@@ -21,7 +21,6 @@
 #include "params.h"
 #include "plugin.h"
 #include "testpmd_cq.h"
-#include "tpcq_version.h"
 
 #ifdef TPCQ_HAVE_MLX5
 #include <cqpoll_mlx5.h>
@@ -314,8 +313,7 @@ static const struct tpcq_dev *const emu_devs[] = {
 };
 
 static const struct tpcq_plugin emu_plugin = {
-	.abi = TPCQ_PLUGIN_ABI,
-	.version = TPCQ_VERSION,
+	.id = TPCQ_PLUGIN_ID,
 	.devs = emu_devs,
 	.nb_devs = sizeof(emu_devs) / sizeof(emu_devs[0]),
 	.arm_naive = cqpoll_cq_arm_naive,

@@ -33,7 +33,6 @@
 #include "params.h"
 #include "plugin.h"
 #include "testpmd_cq.h"
-#include "tpcq_version.h"
 
 /* Receives outstanding on B at most: bounded by the CQ it reports on. */
 #define OFI_DEPTH 256
@@ -268,8 +267,7 @@ const struct tpcq_dev tpcq_dev_ofi = {
 static const struct tpcq_dev *const ofi_devs[] = { &tpcq_dev_ofi };
 
 static const struct tpcq_plugin ofi_plugin = {
-	.abi = TPCQ_PLUGIN_ABI,
-	.version = TPCQ_VERSION,
+	.id = TPCQ_PLUGIN_ID,
 	.devs = ofi_devs,
 	.nb_devs = 1,
 	.peer_process = &tpcq_dev_ofi_peer,

@@ -76,8 +76,7 @@ sw_close(struct tpcq_devctx *dc)
 
 const struct tpcq_dev tpcq_dev_sw = {
 	.name = "sw",
-	.help = "software CQ, the reference driver (its faults and the "
-		"oracle come with the verification kit)",
+	.help = "software CQ, the sw driver alone (no kit: no faults)",
 	.arms = 1u << CQPOLL_ARM_LEVEL | 1u << CQPOLL_ARM_EDGE |
 		1u << CQPOLL_ARM_REPORT_MISSED,
 	.default_arm = CQPOLL_ARM_EDGE,

@@ -27,7 +27,6 @@
 #include "params.h"
 #include "plugin.h"
 #include "testpmd_cq.h"
-#include "tpcq_version.h"
 #include "ucx_pair.h"
 
 /* Receives posted ahead at most: the CQ's size bounds them. */
@@ -232,8 +231,7 @@ static const struct tpcq_dev tpcq_dev_ucx = {
 static const struct tpcq_dev *const ucx_devs[] = { &tpcq_dev_ucx };
 
 static const struct tpcq_plugin ucx_plugin = {
-	.abi = TPCQ_PLUGIN_ABI,
-	.version = TPCQ_VERSION,
+	.id = TPCQ_PLUGIN_ID,
 	.devs = ucx_devs,
 	.nb_devs = 1,
 };

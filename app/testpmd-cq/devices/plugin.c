@@ -16,7 +16,6 @@
 
 #include "plugin.h"
 #include "testpmd_cq.h"
-#include "tpcq_version.h"
 
 struct slot {
 	const char *name;
@@ -105,9 +104,19 @@ open_plugin(struct slot *s)
 	return h;
 }
 
+static bool
+id_same(const struct tpcq_plugin_id *a, const struct tpcq_plugin_id *b)
+{
+	return a->abi == b->abi && strcmp(a->version, b->version) == 0 &&
+	       a->plugin_size == b->plugin_size && a->dev_size == b->dev_size &&
+	       a->devctx_size == b->devctx_size &&
+	       a->params_size == b->params_size;
+}
+
 static const struct tpcq_plugin *
 load(struct slot *s)
 {
+	static const struct tpcq_plugin_id id = TPCQ_PLUGIN_ID;
 	const struct tpcq_plugin *(*info)(void);
 	const struct tpcq_plugin *pl;
 	void *h;
@@ -117,12 +126,11 @@ load(struct slot *s)
 		return NULL;
 	*(void **)&info = dlsym(h, TPCQ_PLUGIN_SYMBOL);
 	pl = info != NULL ? info() : NULL;
-	if (pl == NULL || pl->abi != TPCQ_PLUGIN_ABI ||
-	    strcmp(pl->version, TPCQ_VERSION) != 0) {
-		snprintf(s->why, sizeof(s->why), "%s is of another build (%s, "
-			 "this program %s)", s->what,
-			 pl != NULL ? pl->version : "no " TPCQ_PLUGIN_SYMBOL,
-			 TPCQ_VERSION);
+	if (pl == NULL || !id_same(&pl->id, &id)) {
+		snprintf(s->why, sizeof(s->why), "%s is of another build "
+			 "(%s, ABI %u; this program %s, ABI %u)", s->what,
+			 pl != NULL ? pl->id.version : "no " TPCQ_PLUGIN_SYMBOL,
+			 pl != NULL ? pl->id.abi : 0, id.version, id.abi);
 		dlclose(h);
 		return NULL;
 	}

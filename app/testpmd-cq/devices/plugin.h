@@ -10,15 +10,34 @@
  * tpcq_plugin_info(); the program checks its ABI and version before using it.
  */
 
-#include "dev.h"
+#include <cqpoll_config.h>
 
-/* Bumped whenever struct tpcq_plugin, tpcq_dev or tpcq_params change. */
+#include "dev.h"
+#include "params.h"
+
+/* Bumped whenever what the structures below mean changes. */
 #define TPCQ_PLUGIN_ABI 1
+
+/*
+ * What a plugin is built against: its release and the sizes of what the
+ * program and it share, so that a plugin of another build is refused (the
+ * commit is not part of it: rebuilding the program alone keeps its plugins).
+ */
+struct tpcq_plugin_id {
+	uint32_t abi;             /* TPCQ_PLUGIN_ABI */
+	const char *version;      /* CQPOLL_VERSION */
+	uint32_t plugin_size, dev_size, devctx_size, params_size;
+};
+
+#define TPCQ_PLUGIN_ID { .abi = TPCQ_PLUGIN_ABI, .version = CQPOLL_VERSION, \
+	.plugin_size = sizeof(struct tpcq_plugin), \
+	.dev_size = sizeof(struct tpcq_dev), \
+	.devctx_size = sizeof(struct tpcq_devctx), \
+	.params_size = sizeof(struct tpcq_params) }
 
 /* What a plugin hands the program. */
 struct tpcq_plugin {
-	uint32_t abi;             /* TPCQ_PLUGIN_ABI of its build */
-	const char *version;      /* TPCQ_VERSION of its build */
+	struct tpcq_plugin_id id; /* TPCQ_PLUGIN_ID */
 	const struct tpcq_dev *const *devs;
 	unsigned int nb_devs;
 	/* ofi: the device with its peer in a child process (--peer=process). */
