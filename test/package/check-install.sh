@@ -7,7 +7,8 @@
 #   1. the verification kit: with -Demu=build (the default) no libcqpoll_emu
 #      and no emu plugin; with -Demu=install both, in their private
 #      libdirs only; testpmd-cq installed either way, needing no kit,
-#      libfabric or UCX library (its plugins do), running --dev=sw and
+#      libfabric or UCX library (its plugins do; a sw run loads neither,
+#      control: an ofi run loads libfabric), running --dev=sw and
 #      --dev=uring from the install, and the emulated devices with the kit
 #      (without it: exit 2 naming the kit); no installed library in the
 #      public libdir defines an ibv_* symbol;
@@ -143,6 +144,21 @@ if [ "$app_built" = 1 ]; then
 	else
 		echo "$out" | tail -20
 		fail "installed testpmd-cq --dev=sw"
+	fi
+	# What the run loaded, the EAL's drivers among it: no libfabric or UCX
+	# for sw (control: a run on ofi loads libfabric, seen the same way).
+	stacks='file=(libfabric|libucp|libpsm_infinipath)\.so'
+	loaded=$(LD_DEBUG=files run_tpcq --dev=sw --rate=2000 --duration=0.01 |
+		grep -Eo "$stacks[^ ]*" | sort -u | tr '\n' ' ' || true)
+	[ -z "$loaded" ] && pass "testpmd-cq --dev=sw loads no libfabric or UCX" ||
+		fail "testpmd-cq --dev=sw loads $loaded"
+	if [ -e "$plugins/tpcq-ofi.so" ]; then
+		out=$(LD_DEBUG=files run_tpcq --dev=ofi:tcp --rate=2000 --duration=0.01 || true)
+		if grep -Eq "file=libfabric\.so" <<<"$out"; then
+			pass "control: testpmd-cq --dev=ofi:tcp loads libfabric, and the check sees it"
+		else
+			fail "control: testpmd-cq --dev=ofi:tcp loads no libfabric the check sees"
+		fi
 	fi
 	if out=$(run_tpcq --dev=uring --rate=2000 --duration=0.1); then
 		pass "installed testpmd-cq --dev=uring runs"
