@@ -95,7 +95,12 @@ struct cqpoll_group_conf {
 	/** Adaptive-mode policy; NULL: cqpoll_policy_adaptive(). */
 	const struct cqpoll_policy_ops *policy;
 	const char *policy_args;         /**< Parameters of the policy, or NULL. */
-	/** Safety-net timeout of every sleep, 1 .. 3600000 ms; 0: build default. */
+	/**
+	 * Safety-net timeout of every sleep, 1 .. 3600000 ms; 0: build
+	 * default. A sleep that nothing else ends ends after half of it at
+	 * least and all of it at most (the group's alarm, set once per half
+	 * period, not a timer per sleep).
+	 */
 	uint32_t wait_timeout_ms;
 	/** Completions read per CQ poll, 1 .. 1024; 0: 32. */
 	uint32_t burst;
@@ -330,8 +335,11 @@ int cqpoll_group_failure_cb_unregister(struct cqpoll_group *g,
 
 /**
  * The group's event fd, to wait for the group inside another event loop:
- * an epoll fd over the CQs' event fds and the group's cross-thread eventfd,
- * readable while any of them is. Register it (for input) in the other loop,
+ * an epoll fd over the CQs' event fds, the group's cross-thread eventfd and
+ * its safety-net alarm (a timerfd due within the group's wait_timeout_ms
+ * of a prepared sleep's start, half of it at least), readable while any of
+ * them is: a loop's wait with no timeout of its own still ends in time for
+ * the safety net. Register it (for input) in the other loop,
  * e.g. DPDK's per-thread rte_epoll (see cqpoll_dpdk_epoll.h), and wait only
  * between cqpoll_group_sleep_prepare() returning 0 and
  * cqpoll_group_sleep_finish(). Never read it or wait on it otherwise.
@@ -368,8 +376,8 @@ int cqpoll_group_event_fd(const struct cqpoll_group *g);
  *   in busy mode so that cqpoll_group_run_once() never sleeps by itself).
  * @return
  *   - 0: every CQ is armed and empty: the caller may now block on
- *     cqpoll_group_event_fd() (with a bounded timeout) and must then call
- *     cqpoll_group_sleep_finish().
+ *     cqpoll_group_event_fd() (the group's alarm bounds that wait) and must
+ *     then call cqpoll_group_sleep_finish().
  *   - > 0: completions delivered: do not sleep.
  *   - -EINVAL: @p g is NULL.
  *   - -EBUSY: called from a callback of the group.
@@ -389,9 +397,9 @@ int cqpoll_group_sleep_prepare(struct cqpoll_group *g);
  * Second half of a sleep in an external event loop, after the wait returned
  * for any reason (a CQ event, another fd, a timeout): consume the events of
  * the group's ready CQs and poll those CQs, as the group's own wake does. A
- * sleep that no CQ event ended and that lasted at least the group's
- * wait_timeout_ms counts as a timeout and runs the safety net
- * (cqpoll_group_stats::timeout_recoveries).
+ * sleep that no CQ event ended, and that the group's alarm ended or that
+ * lasted at least the group's wait_timeout_ms, counts as a timeout and runs
+ * the safety net (cqpoll_group_stats::timeout_recoveries).
  *
  * @param g
  *   The group.

@@ -404,6 +404,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 	cqpoll_group_begin_sleep(g, -1);
 	g->sleeping = true;
 	g->t_sleep = cqpoll_now_ns();
+	/* An external wait with no timeout of its own still ends by T. */
+	cqpoll_group_alarm_cover(g, g->wait_timeout_ms, g->t_sleep);
 	return 0;
 }
 

@@ -110,6 +110,16 @@ struct cqpoll_group {
 	enum cqpoll_group_mode mode;
 	int epfd;
 	int wake_fd;
+	/*
+	 * The safety net's alarm (cqpoll_group_sleep.c): a timerfd in the
+	 * epoll set, due at alarm_at while alarm_set; -1 where the kernel
+	 * gave none (each sleep then carries its own timeout). alarm_rang:
+	 * the last events taken included its expiry.
+	 */
+	int alarm_fd;
+	bool alarm_set;
+	bool alarm_rang;
+	uint64_t alarm_at;
 	uint32_t burst;
 	int wait_timeout_ms;
 	bool in_callback;

@@ -149,6 +149,14 @@ int cqpoll_group_take_ready(struct cqpoll_group *g,
 			    const struct epoll_event *evs, int r,
 			    uint64_t t_sleep, bool *cq_ready, bool *xthread);
 struct cqpoll_group_member *cqpoll_group_lone_member(struct cqpoll_group *g);
+/* The alarm's timerfd into the epoll set (none if the kernel refuses it). */
+void cqpoll_group_alarm_open(struct cqpoll_group *g);
+/*
+ * The timeout an epoll sleep of the group's starting at @p now needs: -1
+ * when its alarm covers it (due within [T/2, T] of now, moved if not),
+ * else @p timeout_ms.
+ */
+int cqpoll_group_alarm_cover(struct cqpoll_group *g, int timeout_ms, uint64_t now);
 int cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep,
 			       int timeout_ms);
 int cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g,

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll_clock.h"
@@ -214,6 +216,77 @@ take_fired(struct cqpoll_group *g, struct cqpoll_group_fd *gfd,
 }
 
 /*
+ * The safety net's timeout without a kernel timer per sleep. A timeout
+ * passed to epoll_wait() arms a timer for that call and cancels it on the
+ * wake-up, at every sleep, where the stacks' own waits (fi_cq_sread(),
+ * rte_epoll_wait(), ucp_worker_wait() with no timeout) pay none. The
+ * group's timeout is a timerfd in its epoll set instead, left where it is
+ * when due within [T/2, T] of a sleep's start (T: wait_timeout_ms), moved
+ * (timerfd_settime()) only when not: one system call per half-period at
+ * most, however many sleeps. A sleep it ends has lasted T/2 at least: the
+ * safety net looks early, never late. An external loop sleeping on the
+ * group's fd is woken by it too.
+ */
+void
+cqpoll_group_alarm_open(struct cqpoll_group *g)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->alarm_fd };
+
+	g->alarm_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (g->alarm_fd < 0)
+		return;
+	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->alarm_fd, &ev) < 0) {
+		close(g->alarm_fd);
+		g->alarm_fd = -1;
+	}
+}
+
+#if CQPOLL_MUTANT(GROUP_NO_ALARM)
+/* Negative control only (test build): no timeout, and no alarm either. */
+int
+cqpoll_group_alarm_cover(struct cqpoll_group *g, int timeout_ms, uint64_t now)
+{
+	(void)g;
+	(void)timeout_ms;
+	(void)now;
+	return -1;
+}
+#else
+int
+cqpoll_group_alarm_cover(struct cqpoll_group *g, int timeout_ms, uint64_t now)
+{
+	uint64_t t = (uint64_t)timeout_ms * 1000000u, at = now + t;
+	struct itimerspec its = { .it_interval = { 0, 0 } };
+
+	if (g->alarm_fd < 0 || timeout_ms <= 0)
+		return timeout_ms;
+	if (g->alarm_set && g->alarm_at >= now + t / 2 && g->alarm_at <= at)
+		return -1;
+	its.it_value.tv_sec = (time_t)(at / 1000000000u);
+	its.it_value.tv_nsec = (long)(at % 1000000000u);
+	/* Set, or moved: either way its expiry count starts again at 0. */
+	if (timerfd_settime(g->alarm_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+		return timeout_ms;
+	g->alarm_set = true;
+	g->alarm_at = at;
+	return -1;
+}
+#endif
+
+static void
+alarm_take(struct cqpoll_group *g)
+{
+	uint64_t v;
+
+	g->alarm_set = false;
+	g->alarm_rang = true;
+	/* Read, so that the fd is not readable until it expires again. */
+	if (read(g->alarm_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		CQPOLL_LOG_LIB(ERR, "group %p: read of its alarm: %s", (void *)g,
+			       strerror(errno));
+}
+
+/*
  * The @p r ready entries of an epoll_wait(): consume the events of their CQs,
  * put those CQs back on the active list and poll them; drain the cross-thread
  * wake-up fd. Wake-ups are measured from @p t_sleep.
@@ -232,6 +305,10 @@ cqpoll_group_take_ready(struct cqpoll_group *g, const struct epoll_event *evs, i
 		if (gfd == NULL) {
 			drain_wake_fd(g);
 			*xthread = true;
+			continue;
+		}
+		if (evs[i].data.ptr == &g->alarm_fd) {
+			alarm_take(g);
 			continue;
 		}
 		*cq_ready = true;
@@ -277,7 +354,8 @@ cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout
 	uint64_t asleep;
 	int r, total;
 
-	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
+	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS,
+		       cqpoll_group_alarm_cover(g, timeout_ms, t_sleep));
 	g->t_woke = cqpoll_now_ns();
 	asleep = g->t_woke - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
@@ -296,9 +374,20 @@ cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout
 			return 0;
 		return cqpoll_group_timed_out(g, t_sleep, asleep);
 	}
+	g->alarm_rang = false;
 	total = cqpoll_group_take_ready(g, evs, r, t_sleep, &cq_ready, &xthread);
 	if (total < 0)
 		return total;
+	/*
+	 * Ended by the alarm alone: the timeout it stands for, if the sleep
+	 * was one it covered (half a period at least); an alarm left from
+	 * before (a sleep it did not cover) ends nothing.
+	 */
+	if (g->alarm_rang && !cq_ready && !xthread) {
+		if (asleep >= (uint64_t)g->wait_timeout_ms * 500000u)
+			return cqpoll_group_timed_out(g, t_sleep, asleep);
+		return 0;
+	}
 	/* A sleep ended by both a CQ and a cross-thread wake counts as event. */
 	if (cq_ready)
 		cqpoll_stat_add(&g->stats.wakeups_event, 1);

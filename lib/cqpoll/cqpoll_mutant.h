@@ -96,6 +96,11 @@
 #define CQPOLL_MUTANT_POLL_UNTIL_NO_PROBE 0
 #endif
 
+/* A group's epoll sleep has neither its timeout nor its alarm. */
+#ifndef CQPOLL_MUTANT_GROUP_NO_ALARM
+#define CQPOLL_MUTANT_GROUP_NO_ALARM 0
+#endif
+
 /* The io_uring wait believes its alarm set and sleeps with no timeout. */
 #ifndef CQPOLL_MUTANT_URING_NO_ALARM
 #define CQPOLL_MUTANT_URING_NO_ALARM 0
