@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cqpoll_log_private.h"
 #include "ucx_private.h"
@@ -41,22 +42,50 @@ ucx_event_get(void *priv)
 	return r > 0 ? 1 : 0;
 }
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * cqpoll_cq_wait()'s sleep: poll(2) on the worker's fd, as
  * ucp_worker_wait() sleeps, and nothing after it. Readable is the event:
  * event_get would only poll the fd once more to learn what this poll just
- * said. A wake-up (ucp_worker_signal()) makes the fd readable too.
+ * said. A wake-up (ucp_worker_signal()) makes the fd readable too. The
+ * timeout is the alarm's (cqpoll_alarm_private.h), watched beside the worker's fd,
+ * so that the sleep arms no timer of its own, as ucp_worker_wait() arms
+ * none; the alarm alone ending the sleep is its timeout.
  */
 static int
 ucx_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ucx_cq *q = priv;
-	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
-	int r;
+	struct pollfd pfd[2] = { { .fd = q->efd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	int r, to = timeout_ms;
 
-	r = poll(&pfd, 1, timeout_ms);
+	if (!q->alarm_open) {
+		cqpoll_alarm_open(&q->alarm);
+		q->alarm_open = true;
+	}
+	if (q->alarm.fd >= 0) {
+		to = cqpoll_alarm_cover(&q->alarm, timeout_ms, mono_ns());
+		if (to < 0)
+			pfd[1].fd = q->alarm.fd;
+	}
+	r = poll(pfd, 2, to);
 	if (r < 0)
 		return -errno;
+	if (pfd[1].revents != 0) {
+		r = cqpoll_alarm_take(&q->alarm);
+		if (r < 0)
+			return r;
+		return pfd[0].revents != 0 ? 1 : 0;
+	}
 	return r > 0 ? 1 : 0;
 }
 
@@ -109,6 +138,8 @@ worker_release(struct cqpoll_ucx_cq *q)
 static void
 ucx_free(struct cqpoll_ucx_cq *q)
 {
+	if (q->alarm_open)
+		cqpoll_alarm_close(&q->alarm);
 	free(q->slots);
 	free(q->ring);
 	free(q);

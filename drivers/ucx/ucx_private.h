@@ -7,6 +7,7 @@
  * worker's: request callbacks run inside its progress and post calls.
  */
 
+#include "cqpoll_alarm_private.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,6 +28,9 @@ struct cqpoll_ucx_slot {
 struct cqpoll_ucx_cq {
 	ucp_worker_h worker;
 	int efd;
+	/* The wait's safety-net timeout (ucx_cq.c), opened at the first wait. */
+	struct cqpoll_alarm alarm;
+	bool alarm_open;
 	uint32_t mask;                /* size - 1 */
 	/* Completions pushed, not yet polled: tail written by callbacks. */
 	struct cqpoll_completion *ring;

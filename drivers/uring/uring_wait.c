@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cqpoll_alarm_private.h"
 #include "cqpoll_mutant.h"
 #include "uring_private.h"
 
@@ -39,18 +40,12 @@ cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q)
 }
 
 /*
- * The safety net's timeout without a timer per sleep. A timeout passed to
- * io_uring_enter() arms a kernel timer for that call and cancels it on the
- * wake-up, at every sleep; io_uring_wait_cqe() without one pays neither.
- * Here the timeout lives on a ring of the driver's own, as an absolute
- * IORING_OP_TIMEOUT linked to an IORING_OP_MSG_RING that posts a wake-up
- * CQE (CQPOLL_URING_WAKE_DATA, dropped by the poll) into the CQ's ring when
- * it expires (IORING_TIMEOUT_ETIME_SUCCESS: the expiry does not break the
- * link). A wait leaves it where it is when it is due within [T/2, T] of
- * now (T: that wait's timeout), and moves it (IORING_TIMEOUT_UPDATE) only
- * when not: at 1000 sleeps a second and T = 10 ms, one system call per
- * five sleeps instead of a timer per sleep. A sleep the alarm ends has
- * lasted T/2 at least: its safety net looks early, never late.
+ * The safety net's timeout without a kernel timer per sleep
+ * (cqpoll_alarm_private.h): here the alarm lives on a ring of the driver's own, as
+ * an absolute IORING_OP_TIMEOUT linked to an IORING_OP_MSG_RING that posts
+ * a wake-up CQE (CQPOLL_URING_WAKE_DATA, dropped by the poll) into the
+ * CQ's ring when it expires (IORING_TIMEOUT_ETIME_SUCCESS: the expiry does
+ * not break the link); moved with IORING_TIMEOUT_UPDATE.
  *
  * The timeout completes by task work of the thread that set it: on its
  * next entry to or exit from the kernel, at once if it sleeps there. A
@@ -153,8 +148,7 @@ alarm_cover(struct cqpoll_uring_cq *q, int timeout_ms)
 	if (q->alarm_state == ALARM_OFF)
 		return -1;
 	now = mono_ns();
-	if (q->alarm_state == ALARM_SET && q->alarm_at >= now + t / 2 &&
-	    q->alarm_at <= now + t)
+	if (q->alarm_state == ALARM_SET && cqpoll_alarm_window(q->alarm_at, now, t))
 		return 0;
 	at = now + t;
 	ns_to_ts(at, &ts);

@@ -127,7 +127,7 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	}
 	g->epfd = -1;
 	g->wake_fd = -1;
-	g->alarm_fd = -1;
+	g->alarm.fd = -1;
 	g->mode = conf->mode;
 	g->mode_req = (int)conf->mode;
 	g->burst = conf->burst != 0 ? conf->burst : GROUP_BURST_DEFAULT;
@@ -199,8 +199,7 @@ group_free(struct cqpoll_group *g)
 	cqpoll_mem_free(g->policy_state);
 	if (g->wake_fd >= 0)
 		close(g->wake_fd);
-	if (g->alarm_fd >= 0)
-		close(g->alarm_fd);
+	cqpoll_alarm_close(&g->alarm);
 	if (g->epfd >= 0)
 		close(g->epfd);
 	cqpoll_mem_free(g);

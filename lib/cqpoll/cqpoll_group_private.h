@@ -15,6 +15,7 @@
 #include "cqpoll_driver.h"
 #include "cqpoll_clock.h"
 #include "cqpoll_private.h"
+#include "cqpoll_alarm_private.h"
 #include "cqpoll_group.h"
 
 struct cqpoll_group_fd;
@@ -111,15 +112,11 @@ struct cqpoll_group {
 	int epfd;
 	int wake_fd;
 	/*
-	 * The safety net's alarm (cqpoll_group_sleep.c): a timerfd in the
-	 * epoll set, due at alarm_at while alarm_set; -1 where the kernel
-	 * gave none (each sleep then carries its own timeout). alarm_rang:
-	 * the last events taken included its expiry.
+	 * The safety net's alarm (cqpoll_alarm_private.h), its timerfd in the epoll
+	 * set; alarm_rang: the last events taken included its expiry.
 	 */
-	int alarm_fd;
-	bool alarm_set;
+	struct cqpoll_alarm alarm;
 	bool alarm_rang;
-	uint64_t alarm_at;
 	uint32_t burst;
 	int wait_timeout_ms;
 	bool in_callback;

@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll_clock.h"
@@ -216,29 +214,18 @@ take_fired(struct cqpoll_group *g, struct cqpoll_group_fd *gfd,
 }
 
 /*
- * The safety net's timeout without a kernel timer per sleep. A timeout
- * passed to epoll_wait() arms a timer for that call and cancels it on the
- * wake-up, at every sleep, where the stacks' own waits (fi_cq_sread(),
- * rte_epoll_wait(), ucp_worker_wait() with no timeout) pay none. The
- * group's timeout is a timerfd in its epoll set instead, left where it is
- * when due within [T/2, T] of a sleep's start (T: wait_timeout_ms), moved
- * (timerfd_settime()) only when not: one system call per half-period at
- * most, however many sleeps. A sleep it ends has lasted T/2 at least: the
- * safety net looks early, never late. An external loop sleeping on the
- * group's fd is woken by it too.
+ * The epoll sleep's safety-net timeout is the group's alarm
+ * (cqpoll_alarm_private.h), a timerfd in its epoll set: an external loop sleeping
+ * on the group's fd is woken by it too.
  */
 void
 cqpoll_group_alarm_open(struct cqpoll_group *g)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->alarm_fd };
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->alarm };
 
-	g->alarm_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (g->alarm_fd < 0)
-		return;
-	if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->alarm_fd, &ev) < 0) {
-		close(g->alarm_fd);
-		g->alarm_fd = -1;
-	}
+	cqpoll_alarm_open(&g->alarm);
+	if (g->alarm.fd >= 0 && epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->alarm.fd, &ev) < 0)
+		cqpoll_alarm_close(&g->alarm);
 }
 
 #if CQPOLL_MUTANT(GROUP_NO_ALARM)
@@ -255,35 +242,19 @@ cqpoll_group_alarm_cover(struct cqpoll_group *g, int timeout_ms, uint64_t now)
 int
 cqpoll_group_alarm_cover(struct cqpoll_group *g, int timeout_ms, uint64_t now)
 {
-	uint64_t t = (uint64_t)timeout_ms * 1000000u, at = now + t;
-	struct itimerspec its = { .it_interval = { 0, 0 } };
-
-	if (g->alarm_fd < 0 || timeout_ms <= 0)
-		return timeout_ms;
-	if (g->alarm_set && g->alarm_at >= now + t / 2 && g->alarm_at <= at)
-		return -1;
-	its.it_value.tv_sec = (time_t)(at / 1000000000u);
-	its.it_value.tv_nsec = (long)(at % 1000000000u);
-	/* Set, or moved: either way its expiry count starts again at 0. */
-	if (timerfd_settime(g->alarm_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
-		return timeout_ms;
-	g->alarm_set = true;
-	g->alarm_at = at;
-	return -1;
+	return cqpoll_alarm_cover(&g->alarm, timeout_ms, now);
 }
 #endif
 
 static void
 alarm_take(struct cqpoll_group *g)
 {
-	uint64_t v;
+	int r = cqpoll_alarm_take(&g->alarm);
 
-	g->alarm_set = false;
 	g->alarm_rang = true;
-	/* Read, so that the fd is not readable until it expires again. */
-	if (read(g->alarm_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (r < 0)
 		CQPOLL_LOG_LIB(ERR, "group %p: read of its alarm: %s", (void *)g,
-			       strerror(errno));
+			       strerror(-r));
 }
 
 /*
@@ -307,7 +278,7 @@ cqpoll_group_take_ready(struct cqpoll_group *g, const struct epoll_event *evs, i
 			*xthread = true;
 			continue;
 		}
-		if (evs[i].data.ptr == &g->alarm_fd) {
+		if (evs[i].data.ptr == &g->alarm) {
 			alarm_take(g);
 			continue;
 		}
