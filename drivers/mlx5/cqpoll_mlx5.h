@@ -213,7 +213,26 @@ struct cqpoll_mlx5_qp_conf {
 	uint32_t max_recv_sge;    /**< Scatter/gather entries per receive; 0: 1. */
 	/** Inline bytes per send at least; the device may give more (cqpoll_mlx5_qp_caps()). */
 	uint32_t max_inline_data;
+	/** CQPOLL_MLX5_QP_F_* bits; 0: none. */
+	uint32_t flags;
+	/**
+	 * The one opcode of cqpoll_mlx5_qp_post_burst() (enum
+	 * cqpoll_mlx5_wr_opcode): a send, send with immediate or invalidate,
+	 * RDMA write, write with immediate or RDMA read; 0: send.
+	 */
+	uint32_t burst_opcode;
 };
+
+/** @name Flags of struct cqpoll_mlx5_qp_conf */
+/**@{*/
+/**
+ * Every send request is signalled, whatever its flags, as
+ * ibv_qp_init_attr.sq_sig_all: each WQE asks for a completion
+ * (MLX5_WQE_CTRL_CQ_UPDATE), so every request comes back with its wr_id.
+ * Size the send CQ for max_send_wr completions.
+ */
+#define CQPOLL_MLX5_QP_F_SIG_ALL (1u << 0)
+/**@}*/
 
 /** What a created QP accepts (the device's rounding of the conf). */
 struct cqpoll_mlx5_qp_caps {
@@ -236,6 +255,11 @@ enum cqpoll_mlx5_wr_opcode {
 	CQPOLL_MLX5_WR_RDMA_READ,      /**< RDMA read into the local scatter list. */
 	CQPOLL_MLX5_WR_ATOMIC_CS,      /**< 8-byte compare and swap; old value to sg_list[0]. */
 	CQPOLL_MLX5_WR_ATOMIC_FA,      /**< 8-byte fetch and add; old value to sg_list[0]. */
+	/**
+	 * Send with invalidate: the peer invalidates invalidate_rkey, and its
+	 * receive completion carries it (CQPOLL_COMPLETION_F_INV).
+	 */
+	CQPOLL_MLX5_WR_SEND_INV,
 };
 
 /** @name Flags of struct cqpoll_mlx5_send_wr */
@@ -264,7 +288,10 @@ struct cqpoll_mlx5_send_wr {
 	uint32_t num_sge;                     /**< How many. */
 	uint32_t opcode;                      /**< enum cqpoll_mlx5_wr_opcode. */
 	uint32_t flags;                       /**< CQPOLL_MLX5_SEND_F_*. */
-	uint32_t imm_data;                    /**< *_IMM: immediate data, network order. */
+	union {
+		uint32_t imm_data;            /**< *_IMM: immediate data, network order. */
+		uint32_t invalidate_rkey;     /**< SEND_INV: the peer's rkey, host order. */
+	};
 	uint64_t remote_addr;                 /**< RDMA and atomics: remote address. */
 	uint32_t rkey;                        /**< RDMA and atomics: remote key. */
 	uint32_t reserved;                    /**< 0. */
@@ -415,6 +442,40 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
 __cqpoll_experimental
 int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
 			     const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
+
+/**
+ * Post send requests of the QP's one route in a burst: each request is
+ * the opcode set at creation (cqpoll_mlx5_qp_conf.burst_opcode) with one
+ * non-empty entry, not inline, as DPDK's Tx routes a queue at its set-up.
+ * The WQEs are those cqpoll_mlx5_qp_post_send() writes for the same
+ * requests, byte for byte, then one doorbell; the checks a request needs
+ * otherwise (opcode, entries, inline size) are not made. Of each request
+ * only wr_id, sg_list[0], flags (SIGNALED, SOLICITED, FENCE), imm_data or
+ * invalidate_rkey, remote_addr and rkey are read: opcode and num_sge are
+ * not. If fewer than @p n requests may be outstanding, the first ones that
+ * may are posted.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param qp
+ *   A QP in RTS (or in error), not NULL.
+ * @param wrs
+ *   The requests, not NULL, each with sg_list[0] readable.
+ * @param n
+ *   How many.
+ * @return
+ *   - > 0: requests posted, the first ones of @p wrs.
+ *   - -ENOMEM: max_send_wr requests are outstanding (as cqpoll_mlx5_qp_post_send()).
+ *   - -EINVAL: @p n 0, the QP not yet in RTS, or the first request's
+ *     entry is empty or it asks for inline data (a later one ends the
+ *     burst before it).
+ *
+ * Thread safety: one thread posts sends on a QP at a time (this call and
+ * cqpoll_mlx5_qp_post_send() alike).
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_qp_post_burst(struct cqpoll_mlx5_qp *qp,
+			      const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
 
 /**
  * Post receives in a burst, then one doorbell-record write.
