@@ -11,7 +11,6 @@
  */
 
 #include <endian.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -52,21 +51,15 @@ cqpoll_mlx5_wqe_ctrl(uint8_t *seg, uint32_t counter, uint8_t opcode, uint32_t qp
 	c->imm = imm;
 }
 
-/* Remote address segment (§2.3): the rkey and the reserved 0 in one store. */
+/* Remote address segment (§2.3). */
 static inline void
 cqpoll_mlx5_wqe_raddr(uint8_t *seg, uint64_t raddr, uint32_t rkey)
 {
 	struct mlx5_wqe_raddr_seg *r = (struct mlx5_wqe_raddr_seg *)(void *)seg;
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-	const uint64_t rkey_rsvd = htobe32(rkey);
-#else
-	const uint64_t rkey_rsvd = (uint64_t)rkey << 32;
-#endif
 
-	_Static_assert(offsetof(struct mlx5_wqe_raddr_seg, reserved) ==
-		       offsetof(struct mlx5_wqe_raddr_seg, rkey) + 4, "raddr segment layout");
 	r->raddr = htobe64(raddr);
-	memcpy(&r->rkey, &rkey_rsvd, sizeof(rkey_rsvd));
+	r->rkey = htobe32(rkey);
+	r->reserved = 0;
 }
 
 /*
