@@ -327,9 +327,11 @@ struct cqpoll_mlx5_recv_wr {
  *   Configuration; send_cq and recv_cq are mandatory.
  * @return
  *   The QP, or NULL with errno set: EINVAL (NULL argument, a CQ that is no
- *   mlx5 CQ of this library, or a failed one), EOPNOTSUPP (not an mlx5
+ *   mlx5 CQ of this library, or a failed one, an unknown flag, a burst
+ *   opcode without a route), EOPNOTSUPP (not an mlx5
  *   device, or rings this driver cannot write: a stride other than 64 bytes,
- *   a QP without BlueFlame register), ENOSPC (a CQ already serves 16 such
+ *   a QP without BlueFlame register or one not aligned to its two halves),
+ *   ENOSPC (a CQ already serves 16 such
  *   QPs), ENOMEM, or the errno of ibv_create_qp() or mlx5dv_init_obj().
  *
  * Thread safety: not concurrently with a poll of either CQ (the CQ's poll
@@ -451,8 +453,10 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  * requests, byte for byte, then one doorbell; the checks a request needs
  * otherwise (opcode, entries, inline size) are not made. Of each request
  * only wr_id, sg_list[0], flags (SIGNALED, SOLICITED, FENCE), imm_data or
- * invalidate_rkey, remote_addr and rkey are read: opcode and num_sge are
- * not. If fewer than @p n requests may be outstanding, the first ones that
+ * invalidate_rkey, remote_addr and rkey are read: opcode, num_sge and the
+ * INLINE flag are not (the entry is posted by pointer). A request whose
+ * entry is empty ends the burst (rdma-core writes no data segment for
+ * one). If fewer than @p n requests may be outstanding, the first ones that
  * may are posted.
  *
  * @warning EXPERIMENTAL: this API may change without notice.
@@ -467,8 +471,7 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  *   - > 0: requests posted, the first ones of @p wrs.
  *   - -ENOMEM: max_send_wr requests are outstanding (as cqpoll_mlx5_qp_post_send()).
  *   - -EINVAL: @p n 0, the QP not yet in RTS, or the first request's
- *     entry is empty or it asks for inline data (a later one ends the
- *     burst before it).
+ *     entry is empty.
  *
  * Thread safety: one thread posts sends on a QP at a time (this call and
  * cqpoll_mlx5_qp_post_send() alike).
