@@ -202,9 +202,10 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 	qp->qpn_ds = qp->ibqp->qp_num << 8;
 	qp->qpn_ds_be = htobe32(qp->qpn_ds);
 	/* The route's WQE: control, the remote address for RDMA, one data pointer. */
-	qp->burst_qpn_ds_be = htobe32(qp->qpn_ds | (burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE ||
-						   burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE_IMM ||
-						   burst_opcode == CQPOLL_MLX5_WR_RDMA_READ ? 3 : 2));
+	qp->burst_qpn_ds_be = htobe32(qp->qpn_ds |
+				      (burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE ||
+				       burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE_IMM ||
+				       burst_opcode == CQPOLL_MLX5_WR_RDMA_READ ? 3 : 2));
 	qp->state = IBV_QPS_RESET;
 	qp->caps = (struct cqpoll_mlx5_qp_caps){
 		.qp_num = qp->ibqp->qp_num,

@@ -293,10 +293,12 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
 						     sg->addr);
-				fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, fm, flags, wr->imm_data);
+				fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, fm, flags,
+					  wr->imm_data);
 			} else {
 				cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
-				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, fm, flags, wr->imm_data);
+				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, fm, flags,
+					  wr->imm_data);
 			}
 			last = ctrl;
 			head++;

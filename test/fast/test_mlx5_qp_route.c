@@ -161,7 +161,8 @@ static int
 test_sig_all(void)
 {
 	struct cqpoll_mlx5_qp_conf conf = { .max_send_wr = 64, .max_send_sge = 2,
-					    .max_inline_data = 64, .flags = CQPOLL_MLX5_QP_F_SIG_ALL,
+					    .max_inline_data = 64,
+					    .flags = CQPOLL_MLX5_QP_F_SIG_ALL,
 					    .burst_opcode = CQPOLL_MLX5_WR_RDMA_WRITE };
 	struct cqpoll_completion c[32];
 	struct cqpoll_mlx5_sge sg[2];
@@ -266,8 +267,9 @@ route_run(uint32_t op, uint32_t blocks)
 	for (round = 0; counter < blocks; round++) {
 		k = 1 + (round * 7) % 32;
 		for (i = 0; i < k; i++) {
-			sg[i] = (struct cqpoll_mlx5_sge){ (uintptr_t)p.buf + (round * 13 + i) % 8192,
-				1 + (round + i) % 200, p.mr->lkey };
+			sg[i] = (struct cqpoll_mlx5_sge){
+				(uintptr_t)p.buf + (round * 13 + i) % 8192, 1 + (round + i) % 200,
+				p.mr->lkey };
 			wr[i] = (struct cqpoll_mlx5_send_wr){ .wr_id = (uint64_t)round << 8 | i,
 				.sg_list = &sg[i], .num_sge = 1 + i % 3, .opcode = 77,
 				.flags = ((round + i) % 5 == 0 ? CQPOLL_MLX5_SEND_F_SOLICITED : 0) |
@@ -296,7 +298,8 @@ route_run(uint32_t op, uint32_t blocks)
 				mw.num_sge = 1;
 				mw.flags &= ~CQPOLL_MLX5_SEND_F_INLINE;
 				TEST_ASSERT(wqe_diff(p.qp[0], &mw, counter, p.caps[0].qp_num, 0,
-						     &m) == 0, "opcode %u round %u WQE %u", op, round, i);
+						     &m) == 0, "opcode %u round %u WQE %u", op, round,
+					    i);
 				counter += m.nbb;
 				want += (mw.flags & CQPOLL_MLX5_SEND_F_SIGNALED) != 0;
 			}

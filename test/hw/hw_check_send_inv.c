@@ -145,7 +145,8 @@ si_open(struct si_run *r, struct hw_target *t, char *why, size_t len)
 			return snprintf(why, len, "cqpoll_mlx5_qp_create: %s", strerror(errno)), -1;
 		cqpoll_mlx5_qp_caps(r->qp_a, &ca);
 		cqpoll_mlx5_qp_caps(r->qp_b, &cb);
-		if (si_connect(r, r->qp_a, cb.qp_num) != 0 || si_connect(r, r->qp_b, ca.qp_num) != 0)
+		if (si_connect(r, r->qp_a, cb.qp_num) != 0 ||
+		    si_connect(r, r->qp_b, ca.qp_num) != 0)
 			return snprintf(why, len, "cqpoll_mlx5_qp_modify failed"), -1;
 		/* The emulated device checks no key of a send with invalidate. */
 		r->rkey = r->mr->rkey;

@@ -231,8 +231,8 @@ main(int argc, char **argv)
 			if (strcmp(optarg, "swap-imm") != 0 &&
 			    strcmp(optarg, "vendor-err") != 0 && strcmp(optarg, "qp-wr-id") != 0 &&
 			    strcmp(optarg, "send-inv-rkey") != 0) {
-				fprintf(stderr, "cqpoll-hw-check: --control=%s: unknown "
-					"(swap-imm, vendor-err, qp-wr-id, send-inv-rkey)\n", optarg);
+				fprintf(stderr, "cqpoll-hw-check: --control=%s: unknown (swap-imm, "
+					"vendor-err, qp-wr-id, send-inv-rkey)\n", optarg);
 				return 2;
 			}
 			hw_control = optarg;
