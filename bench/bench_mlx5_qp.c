@@ -9,12 +9,14 @@
  * one in 32 at burst 1) and handles them (mlx5_tx_handle_completion(), at
  * the start of every burst: the CQE's check, and on one the WQE counter
  * taken as the consumer index, the elements up to it freed, the CQ's
- * record written). Both post RDMA writes of one 8-byte entry in bursts of
- * B on QPs of the same emulated device, signal the same requests (one per
- * N, N settable, 32 by default) and poll their CQ once per burst, before
- * the post: cqpoll through cqpoll_poll_burst() (which retires the queue
- * and hands back the wr_id) and cqpoll_mlx5_qp_post_send(), the floor
- * straight from the rings and the CQ.
+ * record written). Every side posts RDMA writes of one 8-byte entry in
+ * bursts of B on a QP of the same emulated device, signals the same
+ * requests (one per N, N settable, 32 by default) and polls its CQ once per
+ * burst, before the post: cqpoll through cqpoll_poll_burst() (which retires
+ * the queue and hands back the wr_id) and either its general post,
+ * cqpoll_mlx5_qp_post_send() ("driver"), or the QP's fixed route,
+ * cqpoll_mlx5_qp_post_burst() ("route", RDMA write set at creation); the
+ * floor straight from the rings and the CQ.
  *
  * Only bench_measure_*() are timed (rdtsc) and counted (valgrind
  * --tool=callgrind --toggle-collect='bench_measure*'): the emulated device
@@ -22,7 +24,7 @@
  * bench/run_mlx5_qp.sh.
  *
  * Usage: bench_mlx5_qp [ROUNDS [N]]               all three, bursts 1 and 32
- *        bench_mlx5_qp VARIANT BURST ROUNDS [N]   one (driver, route or floor), for callgrind
+ *        bench_mlx5_qp VARIANT BURST ROUNDS [N]   one (driver, route, floor): callgrind
  * N: one signalled request per N (default 32, DPDK's MLX5_TX_COMP_THRESH).
  */
 
