@@ -165,6 +165,7 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 
 	qp->sq_buf = dv->sq.buf;
 	qp->sq_cnt = dv->sq.wqe_cnt;
+	qp->sq_mask = qp->sq_cnt - 1;
 	qp->sq_end = qp->sq_buf + (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB;
 	qp->dbrec = (volatile uint32_t *)dv->dbrec;
 	qp->bf_cur = (uintptr_t)dv->bf.reg;

@@ -45,6 +45,7 @@ struct cqpoll_mlx5_qp {
 	uint8_t *sq_buf;
 	uint8_t *sq_end;          /* sq_buf + sq_cnt WQEBBs: segments wrap here */
 	uint32_t sq_cnt;          /* WQEBBs in the ring, a power of two */
+	uint32_t sq_mask;         /* sq_cnt - 1 */
 	uint32_t sq_head;         /* WQEBB counter after the last posted WQE */
 	uint32_t sq_tail;         /* first WQEBB not yet retired; the poller's own */
 	/*

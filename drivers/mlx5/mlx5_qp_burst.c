@@ -107,7 +107,7 @@ burst_tmpl(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, unsi
 	if (__builtin_expect(len == 0, 0))
 		return burst_refuse(qp, wr, n);
 	end = wr + n;
-	idx = head & (qp->sq_cnt - 1);
+	idx = head & qp->sq_mask;
 	c = (struct mlx5_wqe_ctrl_seg *)(void *)(qp->sq_buf + (size_t)idx * MLX5_SEND_WQE_BB);
 	rec = &qp->sq_rec[idx];
 	/* One block per request: the request counter moves with the block counter. */
