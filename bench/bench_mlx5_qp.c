@@ -9,20 +9,22 @@
  * one in 32 at burst 1) and handles them (mlx5_tx_handle_completion(), at
  * the start of every burst: the CQE's check, and on one the WQE counter
  * taken as the consumer index, the elements up to it freed, the CQ's
- * record written). Both post RDMA writes of one 8-byte entry in bursts of
- * B on QPs of the same emulated device, signal the same requests (one per
- * N, N settable, 32 by default) and poll their CQ once per burst, before
- * the post: cqpoll through cqpoll_poll_burst() (which retires the queue
- * and hands back the wr_id) and cqpoll_mlx5_qp_post_send(), the floor
- * straight from the rings and the CQ.
+ * record written). Every side posts RDMA writes of one 8-byte entry in
+ * bursts of B on a QP of the same emulated device, signals the same
+ * requests (one per N, N settable, 32 by default) and polls its CQ once per
+ * burst, before the post: cqpoll through cqpoll_poll_burst() (which retires
+ * the queue and hands back the wr_id) and either its general post,
+ * cqpoll_mlx5_qp_post_send() ("driver"), or the QP's fixed route,
+ * cqpoll_mlx5_qp_post_burst() ("route", RDMA write set at creation); the
+ * floor straight from the rings and the CQ.
  *
  * Only bench_measure_*() are timed (rdtsc) and counted (valgrind
  * --tool=callgrind --toggle-collect='bench_measure*'): the emulated device
  * carrying the WQEs out between the post and the poll is not. See
  * bench/run_mlx5_qp.sh.
  *
- * Usage: bench_mlx5_qp [ROUNDS [N]]               both, bursts 1 and 32
- *        bench_mlx5_qp VARIANT BURST ROUNDS [N]   one (driver or floor), for callgrind
+ * Usage: bench_mlx5_qp [ROUNDS [N]]               all three, bursts 1 and 32
+ *        bench_mlx5_qp VARIANT BURST ROUNDS [N]   one (driver, route, floor): callgrind
  * N: one signalled request per N (default 32, DPDK's MLX5_TX_COMP_THRESH).
  */
 
@@ -86,7 +88,8 @@ side_open(struct side *s)
 {
 	struct cqpoll_mlx5_emu_conf cc = { .size = 4096, .arm = CQPOLL_ARM_LEVEL,
 					   .emu_flags = CQPOLL_MLX5_EMU_F_MANUAL };
-	struct cqpoll_mlx5_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 1 };
+	struct cqpoll_mlx5_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 1,
+					  .burst_opcode = CQPOLL_MLX5_WR_RDMA_WRITE };
 	struct cqpoll_mlx5_qp_caps caps;
 
 	s->cq = cqpoll_mlx5_emu_cq_create(&cc);
@@ -110,6 +113,13 @@ __attribute__((noinline)) static int
 bench_measure_post_driver(struct side *s, unsigned int burst)
 {
 	return cqpoll_mlx5_qp_post_send(s->qp, wrs, burst);
+}
+
+/* cqpoll's fixed route (RDMA write, one entry, set at creation): one call, one doorbell. */
+__attribute__((noinline)) static int
+bench_measure_post_route(struct side *s, unsigned int burst)
+{
+	return cqpoll_mlx5_qp_post_burst(s->qp, wrs, burst);
 }
 
 /* The CQ once per burst: the wr_id of its completion, 0 if none. */
@@ -236,6 +246,10 @@ struct ids {
 	uint64_t id, signalled, due;
 };
 
+/* The sides: cqpoll's general post, cqpoll's fixed route, the floor. */
+enum { V_DRIVER, V_ROUTE, V_FLOOR, V_CNT };
+static const char *const v_name[V_CNT] = { "driver", "route", "floor" };
+
 /*
  * One round: REQS requests in bursts, each burst after a poll of the CQ; the
  * cycles of poll and post only. The driver's requests are signalled as the
@@ -243,10 +257,11 @@ struct ids {
  * last signalled one.
  */
 static uint64_t
-round_of(struct side *s, int floor, unsigned int burst, struct ids *ids)
+round_of(struct side *s, int v, unsigned int burst, struct ids *ids)
 {
 	uint64_t cyc = 0, t, got;
 	unsigned int done, i;
+	int r;
 
 	for (done = 0; done < REQS; done += burst) {
 		for (i = 0; i < burst; i++) {
@@ -254,11 +269,11 @@ round_of(struct side *s, int floor, unsigned int burst, struct ids *ids)
 			wrs[i].flags = 0;
 		}
 		t = __rdtsc();
-		got = floor ? bench_measure_poll_floor(s) : bench_measure_poll_driver(s);
+		got = v == V_FLOOR ? bench_measure_poll_floor(s) : bench_measure_poll_driver(s);
 		cyc += __rdtsc() - t;
 		if (got != 0 && got != ids->due) {
 			fprintf(stderr, "%s: completion %" PRIu64 ", expected %" PRIu64 "\n",
-				floor ? "floor" : "driver", got, ids->due);
+				v_name[v], got, ids->due);
 			exit(1);
 		}
 		if (ids->id - ids->signalled >= comp_every) {
@@ -266,12 +281,14 @@ round_of(struct side *s, int floor, unsigned int burst, struct ids *ids)
 			ids->signalled = ids->due = ids->id;
 		}
 		t = __rdtsc();
-		if ((floor ? bench_measure_post_floor(s, burst) :
-		     bench_measure_post_driver(s, burst)) != (int)burst) {
+		r = v == V_FLOOR ? bench_measure_post_floor(s, burst) :
+			v == V_ROUTE ? bench_measure_post_route(s, burst) :
+			bench_measure_post_driver(s, burst);
+		cyc += __rdtsc() - t;
+		if (r != (int)burst) {
 			fprintf(stderr, "post failed\n");
 			exit(1);
 		}
-		cyc += __rdtsc() - t;
 		cqpoll_mlx5_emu_run(ctx);
 	}
 	return cyc;
@@ -288,14 +305,15 @@ cmp_u64(const void *a, const void *b)
 int
 main(int argc, char **argv)
 {
-	static uint64_t per[2][MAX_ROUNDS];
-	static struct side sides[2];
-	unsigned int rounds = 21, burst, r, v, bursts[2] = { 1, 32 }, b, only = 2;
-	struct ids ids[2];
+	static uint64_t per[V_CNT][MAX_ROUNDS];
+	static struct side sides[V_CNT];
+	unsigned int rounds = 21, burst, r, v, bursts[2] = { 1, 32 }, b, only = V_CNT;
+	struct ids ids[V_CNT];
 
 	memset(ids, 0, sizeof(ids));
 	if (argc == 4 || argc == 5) {
-		only = strcmp(argv[1], "floor") == 0;
+		for (only = 0; only < V_CNT && strcmp(argv[1], v_name[only]) != 0; only++)
+			;
 		bursts[0] = bursts[1] = (unsigned int)atoi(argv[2]);
 		rounds = (unsigned int)atoi(argv[3]);
 		if (argc == 5)
@@ -306,19 +324,30 @@ main(int argc, char **argv)
 			comp_every = (unsigned int)atoi(argv[2]);
 	}
 	if (rounds == 0 || rounds > MAX_ROUNDS || bursts[0] == 0 || bursts[0] > MAX_BURST ||
-	    comp_every == 0 || comp_every > 512) {
-		fprintf(stderr, "usage: %s [ROUNDS [N]] | {driver|floor} BURST ROUNDS [N]\n",
+	    comp_every == 0 || comp_every > 512 || (argc >= 4 && only == V_CNT)) {
+		fprintf(stderr, "usage: %s [ROUNDS [N]] | {driver|route|floor} BURST ROUNDS [N]\n",
 			argv[0]);
 		return 2;
 	}
 	printf("completion moderation: one signalled request per %u (a burst's last, "
 	       "once %u went by; DPDK MLX5_TX_COMP_THRESH is 32), one CQ poll per burst, "
-	       "both sides\n", comp_every, comp_every);
+	       "every side\n", comp_every, comp_every);
+	printf("per request: an RDMA write of one 8-byte entry, its WQE (control, remote "
+	       "address, data), its wr_id kept; per burst: one CQ poll before the post, "
+	       "one doorbell after it\n"
+	       "  driver: cqpoll_poll_burst() + cqpoll_mlx5_qp_post_send() (any request)\n"
+	       "  route:  cqpoll_poll_burst() + cqpoll_mlx5_qp_post_burst() (the QP's one "
+	       "opcode, one entry)\n"
+	       "  floor:  DPDK's mlx5 Tx (mlx5_tx_burst_single_send, "
+	       "mlx5_tx_handle_completion) straight on the rings\n");
 	ctx = cqpoll_mlx5_emu_open();
 	pd = ctx != NULL ? cqpoll_mlx5_emu_alloc_pd(ctx) : NULL;
 	mr = pd != NULL ? cqpoll_mlx5_emu_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
 						 IBV_ACCESS_REMOTE_WRITE) : NULL;
-	if (mr == NULL || side_open(&sides[0]) != 0 || side_open(&sides[1]) != 0) {
+	for (v = 0; v < V_CNT && mr != NULL; v++)
+		if (side_open(&sides[v]) != 0)
+			break;
+	if (mr == NULL || v != V_CNT) {
 		fprintf(stderr, "cannot set the emulated device up\n");
 		return 1;
 	}
@@ -327,20 +356,24 @@ main(int argc, char **argv)
 		wrs[b] = (struct cqpoll_mlx5_send_wr){ .sg_list = &sge, .num_sge = 1,
 			.opcode = CQPOLL_MLX5_WR_RDMA_WRITE,
 			.remote_addr = (uintptr_t)buf + 32768, .rkey = mr->rkey };
-	for (b = 0; b < (only == 2 ? 2 : 1); b++) {
+	for (b = 0; b < (only == V_CNT ? 2 : 1); b++) {
 		burst = bursts[b];
 		/* Interleaved, round after round; the median of each. */
 		for (r = 0; r < rounds; r++)
-			for (v = 0; v < 2; v++)
-				if (only == 2 || only == v)
+			for (v = 0; v < V_CNT; v++)
+				if (only == V_CNT || only == v)
 					per[v][r] = round_of(&sides[v], (int)v, burst, &ids[v]);
-		if (only != 2)
+		if (only != V_CNT)
 			break;
-		for (v = 0; v < 2; v++)
+		for (v = 0; v < V_CNT; v++)
 			qsort(per[v], rounds, sizeof(per[v][0]), cmp_u64);
-		printf("burst=%-2u driver %6.2f cyc/req  floor %6.2f cyc/req  driver/floor %.3f\n",
-		       burst, (double)per[0][rounds / 2] / REQS, (double)per[1][rounds / 2] / REQS,
-		       (double)per[0][rounds / 2] / (double)per[1][rounds / 2]);
+		printf("burst=%-2u driver %6.2f  route %6.2f  floor %6.2f cyc/req  "
+		       "driver/floor %.3f  route/floor %.3f\n", burst,
+		       (double)per[V_DRIVER][rounds / 2] / REQS,
+		       (double)per[V_ROUTE][rounds / 2] / REQS,
+		       (double)per[V_FLOOR][rounds / 2] / REQS,
+		       (double)per[V_DRIVER][rounds / 2] / (double)per[V_FLOOR][rounds / 2],
+		       (double)per[V_ROUTE][rounds / 2] / (double)per[V_FLOOR][rounds / 2]);
 	}
 	return 0;
 }

@@ -12,6 +12,12 @@
  * driver's writers or structs. Bytes the post path leaves as they were (the
  * inline padding, the compare word of a fetch-and-add) are masked out.
  *
+ * A QP made with sq_sig_all ORs MLX5_WQE_CTRL_CQ_UPDATE into every WQE's
+ * fm_ce_se (verbs.c: qp->sq_signal_bits; qp.c: ctrl->fm_ce_se =
+ * qp->sq_signal_bits | ...). A send with invalidate is a send with opcode
+ * MLX5_OPCODE_SEND_INVAL (0x01) and htobe32(invalidate_rkey) in the
+ * control segment's imm (send_ieth()).
+ *
  * Also the completion rdma-core reports for it (cq.c handle_good_req,
  * handle_responder): opcode, and the length where rdma-core gives one.
  */
@@ -43,6 +49,7 @@ model_opcode(uint32_t op)
 	case CQPOLL_MLX5_WR_RDMA_WRITE_IMM: return 0x09; /* MLX5_OPCODE_RDMA_WRITE_IMM */
 	case CQPOLL_MLX5_WR_RDMA_READ: return 0x10;     /* MLX5_OPCODE_RDMA_READ */
 	case CQPOLL_MLX5_WR_ATOMIC_CS: return 0x11;     /* MLX5_OPCODE_ATOMIC_CS */
+	case CQPOLL_MLX5_WR_SEND_INV: return 0x01;      /* MLX5_OPCODE_SEND_INVAL */
 	default: return 0x12;                           /* MLX5_OPCODE_ATOMIC_FA */
 	}
 }
@@ -70,18 +77,20 @@ model_be64(struct model_wqe *m, uint32_t off, uint64_t v)
 }
 
 /*
- * The WQE of @p wr posted at WQEBB counter @p counter of QP @p qpn, laid out
- * from its start (the test reads the ring across its end into one buffer).
+ * The WQE of @p wr posted at WQEBB counter @p counter of QP @p qpn, made
+ * with sq_sig_all = @p sig_all, laid out from its start (the test reads the
+ * ring across its end into one buffer).
  */
 static inline void
-model_wqe_build(struct model_wqe *m, const struct cqpoll_mlx5_send_wr *wr, uint32_t counter,
-		uint32_t qpn)
+model_wqe_build_sig(struct model_wqe *m, const struct cqpoll_mlx5_send_wr *wr, uint32_t counter,
+		    uint32_t qpn, int sig_all)
 {
-	uint32_t off = 16, i, total = 0, fm_ce_se = 0, imm = 0;
+	uint32_t off = 16, i, total = 0, fm_ce_se = sig_all ? 0x08 : 0, imm = 0;
 
 	memset(m, 0, sizeof(*m));
 	/* raddr segment: remote address, rkey, 4 reserved zero bytes. */
-	if (wr->opcode != CQPOLL_MLX5_WR_SEND && wr->opcode != CQPOLL_MLX5_WR_SEND_IMM) {
+	if (wr->opcode != CQPOLL_MLX5_WR_SEND && wr->opcode != CQPOLL_MLX5_WR_SEND_IMM &&
+	    wr->opcode != CQPOLL_MLX5_WR_SEND_INV) {
 		model_be64(m, off, wr->remote_addr);
 		model_be32(m, off + 8, wr->rkey);
 		model_be32(m, off + 12, 0);
@@ -132,11 +141,24 @@ model_wqe_build(struct model_wqe *m, const struct cqpoll_mlx5_send_wr *wr, uint3
 		fm_ce_se |= 0x80;  /* MLX5_WQE_CTRL_FENCE */
 	if (wr->opcode == CQPOLL_MLX5_WR_SEND_IMM || wr->opcode == CQPOLL_MLX5_WR_RDMA_WRITE_IMM)
 		imm = wr->imm_data;
+	if (wr->opcode == CQPOLL_MLX5_WR_SEND_INV) {
+		/* send_ieth(): htobe32(wr->invalidate_rkey), written as bytes here. */
+		model_be32(m, 12, wr->invalidate_rkey);
+		memcpy(&imm, m->bytes + 12, 4);
+	}
 	/* ctrl: opmod 0 | WQE index | opcode; QPN | DS; 0, 0, 0, fm_ce_se; imm as is. */
 	model_be32(m, 0, (counter & 0xffff) << 8 | model_opcode(wr->opcode));
 	model_be32(m, 4, qpn << 8 | (m->ds & 0x3f));
 	model_be32(m, 8, fm_ce_se);
 	model_put(m, 12, &imm, 4);
+}
+
+/* The same on a QP made without sq_sig_all. */
+static inline void
+model_wqe_build(struct model_wqe *m, const struct cqpoll_mlx5_send_wr *wr, uint32_t counter,
+		uint32_t qpn)
+{
+	model_wqe_build_sig(m, wr, counter, qpn, 0);
 }
 
 /* What rdma-core's poll reports for a successful requester completion. */
@@ -145,7 +167,8 @@ model_req_opcode(uint32_t op)
 {
 	switch (op) {
 	case CQPOLL_MLX5_WR_SEND:
-	case CQPOLL_MLX5_WR_SEND_IMM: return CQPOLL_OP_SEND;
+	case CQPOLL_MLX5_WR_SEND_IMM:
+	case CQPOLL_MLX5_WR_SEND_INV: return CQPOLL_OP_SEND;
 	case CQPOLL_MLX5_WR_RDMA_WRITE:
 	case CQPOLL_MLX5_WR_RDMA_WRITE_IMM: return CQPOLL_OP_RDMA_WRITE;
 	case CQPOLL_MLX5_WR_RDMA_READ: return CQPOLL_OP_RDMA_READ;

@@ -221,7 +221,26 @@ struct cqpoll_mlx5_qp_conf {
 	 * max_recv_wr is 0 and cqpoll_mlx5_qp_post_recv() refuses the QP).
 	 */
 	struct cqpoll_mlx5_srq *srq;
+	/** CQPOLL_MLX5_QP_F_* bits; 0: none. */
+	uint32_t flags;
+	/**
+	 * The one opcode of cqpoll_mlx5_qp_post_burst() (enum
+	 * cqpoll_mlx5_wr_opcode): a send, send with immediate or invalidate,
+	 * RDMA write, write with immediate or RDMA read; 0: send.
+	 */
+	uint32_t burst_opcode;
 };
+
+/** @name Flags of struct cqpoll_mlx5_qp_conf */
+/**@{*/
+/**
+ * Every send request is signalled, whatever its flags, as
+ * ibv_qp_init_attr.sq_sig_all: each WQE asks for a completion
+ * (MLX5_WQE_CTRL_CQ_UPDATE), so every request comes back with its wr_id.
+ * Size the send CQ for max_send_wr completions.
+ */
+#define CQPOLL_MLX5_QP_F_SIG_ALL (1u << 0)
+/**@}*/
 
 /** What a created QP accepts (the device's rounding of the conf). */
 struct cqpoll_mlx5_qp_caps {
@@ -244,6 +263,11 @@ enum cqpoll_mlx5_wr_opcode {
 	CQPOLL_MLX5_WR_RDMA_READ,      /**< RDMA read into the local scatter list. */
 	CQPOLL_MLX5_WR_ATOMIC_CS,      /**< 8-byte compare and swap; old value to sg_list[0]. */
 	CQPOLL_MLX5_WR_ATOMIC_FA,      /**< 8-byte fetch and add; old value to sg_list[0]. */
+	/**
+	 * Send with invalidate: the peer invalidates invalidate_rkey, and its
+	 * receive completion carries it (CQPOLL_COMPLETION_F_INV).
+	 */
+	CQPOLL_MLX5_WR_SEND_INV,
 };
 
 /** @name Flags of struct cqpoll_mlx5_send_wr */
@@ -272,7 +296,10 @@ struct cqpoll_mlx5_send_wr {
 	uint32_t num_sge;                     /**< How many. */
 	uint32_t opcode;                      /**< enum cqpoll_mlx5_wr_opcode. */
 	uint32_t flags;                       /**< CQPOLL_MLX5_SEND_F_*. */
-	uint32_t imm_data;                    /**< *_IMM: immediate data, network order. */
+	union {
+		uint32_t imm_data;            /**< *_IMM: immediate data, network order. */
+		uint32_t invalidate_rkey;     /**< SEND_INV: the peer's rkey, host order. */
+	};
 	uint64_t remote_addr;                 /**< RDMA and atomics: remote address. */
 	uint32_t rkey;                        /**< RDMA and atomics: remote key. */
 	uint32_t reserved;                    /**< 0. */
@@ -308,9 +335,11 @@ struct cqpoll_mlx5_recv_wr {
  *   Configuration; send_cq and recv_cq are mandatory.
  * @return
  *   The QP, or NULL with errno set: EINVAL (NULL argument, a CQ that is no
- *   mlx5 CQ of this library, or a failed one), EOPNOTSUPP (not an mlx5
+ *   mlx5 CQ of this library, or a failed one, an unknown flag, a burst
+ *   opcode without a route), EOPNOTSUPP (not an mlx5
  *   device, or rings this driver cannot write: a stride other than 64 bytes,
- *   a QP without BlueFlame register), ENOSPC (a CQ already serves 16 such
+ *   a QP without BlueFlame register or one not aligned to its two halves),
+ *   ENOSPC (a CQ already serves 16 such
  *   QPs), ENOMEM, or the errno of ibv_create_qp() or mlx5dv_init_obj().
  *
  * Thread safety: not concurrently with a poll of either CQ (the CQ's poll
@@ -423,6 +452,41 @@ struct ibv_qp *cqpoll_mlx5_qp_ibv(const struct cqpoll_mlx5_qp *qp);
 __cqpoll_experimental
 int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
 			     const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
+
+/**
+ * Post send requests of the QP's one route in a burst: each request is
+ * the opcode set at creation (cqpoll_mlx5_qp_conf.burst_opcode) with one
+ * non-empty entry, not inline, as DPDK's Tx routes a queue at its set-up.
+ * The WQEs are those cqpoll_mlx5_qp_post_send() writes for the same
+ * requests, byte for byte, then one doorbell; the checks a request needs
+ * otherwise (opcode, entries, inline size) are not made. Of each request
+ * only wr_id, sg_list[0], flags (SIGNALED, SOLICITED, FENCE), imm_data or
+ * invalidate_rkey, remote_addr and rkey are read: opcode, num_sge and the
+ * INLINE flag are not (the entry is posted by pointer). A request whose
+ * entry is empty ends the burst (rdma-core writes no data segment for
+ * one). If fewer than @p n requests may be outstanding, the first ones that
+ * may are posted.
+ *
+ * @warning EXPERIMENTAL: this API may change without notice.
+ *
+ * @param qp
+ *   A QP in RTS (or in error), not NULL.
+ * @param wrs
+ *   The requests, not NULL, each with sg_list[0] readable.
+ * @param n
+ *   How many.
+ * @return
+ *   - > 0: requests posted, the first ones of @p wrs.
+ *   - -ENOMEM: max_send_wr requests are outstanding (as cqpoll_mlx5_qp_post_send()).
+ *   - -EINVAL: @p n 0, the QP not yet in RTS, or the first request's
+ *     entry is empty.
+ *
+ * Thread safety: one thread posts sends on a QP at a time (this call and
+ * cqpoll_mlx5_qp_post_send() alike).
+ */
+__cqpoll_experimental
+int cqpoll_mlx5_qp_post_burst(struct cqpoll_mlx5_qp *qp,
+			      const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
 
 /**
  * Post receives in a burst, then one doorbell-record write.

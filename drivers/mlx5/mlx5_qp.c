@@ -15,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "cqpoll_log_private.h"
+#include "cqpoll_mutant.h"
 #include "mlx5_qp.h"
 #include "mlx5_srq.h"
 #include "mlx5_wqe.h"
@@ -56,6 +57,9 @@ rings_invalid(const struct mlx5dv_qp *dv)
 	if (dv->sq.stride != MLX5_SEND_WQE_BB || !is_pow2(dv->sq.wqe_cnt) ||
 	    dv->sq.wqe_cnt > QP_SQ_WQEBB_MAX)
 		return "a send ring of other than 64-byte blocks, a power of two up to 2^15";
+	/* rdma-core's registers sit at 0x800 + k * 2 halves of the UAR page (§1.4). */
+	if (((uintptr_t)dv->bf.reg & dv->bf.size) != 0)
+		return "a BlueFlame register not aligned to its two halves";
 	if (dv->rq.wqe_cnt != 0 && (dv->rq.buf == NULL || !is_pow2(dv->rq.wqe_cnt) ||
 				    !is_pow2(dv->rq.stride) || dv->rq.stride < 16))
 		return "a receive ring of other than a power of two of WQEs";
@@ -115,6 +119,35 @@ set_del(struct cqpoll_cq *cq, struct cqpoll_mlx5_qp *qp)
 	free(s);
 }
 
+/*
+ * The control segment's bytes 8-11 by a request's flags (§2.2): under
+ * signal-all every WQE asks for a CQE, as rdma-core ORs sq_signal_bits
+ * (MLX5_WQE_CTRL_CQ_UPDATE) into each.
+ */
+#if CQPOLL_MUTANT(NO_SIG_ALL)
+/* Negative control only (test build): signal-all taken and ignored. */
+static void
+fm_ce_se_set(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_qp_conf *conf)
+{
+	uint32_t f;
+
+	(void)conf;
+	for (f = 0; f < 16; f++)
+		qp->fm_ce_se_word[f] = CQPOLL_MLX5_FM_CE_SE(f);
+}
+#else
+static void
+fm_ce_se_set(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_qp_conf *conf)
+{
+	const uint32_t sig = conf->flags & CQPOLL_MLX5_QP_F_SIG_ALL ?
+		CQPOLL_MLX5_SEND_F_SIGNALED : 0;
+	uint32_t f;
+
+	for (f = 0; f < 16; f++)
+		qp->fm_ce_se_word[f] = CQPOLL_MLX5_FM_CE_SE(f | sig);
+}
+#endif
+
 static void
 qp_free(struct cqpoll_mlx5_qp *qp)
 {
@@ -126,15 +159,16 @@ qp_free(struct cqpoll_mlx5_qp *qp)
 /* The driver's view of the rings, from mlx5dv and the provider's caps. */
 static int
 qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
-	 const struct ibv_qp_init_attr *attr)
+	 const struct ibv_qp_init_attr *attr, uint32_t burst_opcode)
 {
 	uint64_t max_ds;
 
 	qp->sq_buf = dv->sq.buf;
 	qp->sq_cnt = dv->sq.wqe_cnt;
+	qp->sq_mask = qp->sq_cnt - 1;
 	qp->sq_end = qp->sq_buf + (size_t)qp->sq_cnt * MLX5_SEND_WQE_BB;
 	qp->dbrec = (volatile uint32_t *)dv->dbrec;
-	qp->bf_reg = dv->bf.reg;
+	qp->bf_cur = (uintptr_t)dv->bf.reg;
 	qp->bf_size = dv->bf.size;
 	qp->rq_buf = dv->rq.buf;
 	qp->rq_cnt = dv->rq.wqe_cnt;
@@ -169,6 +203,11 @@ qp_setup(struct cqpoll_mlx5_qp *qp, const struct mlx5dv_qp *dv,
 	qp->rq_wr_max = attr->cap.max_recv_wr < qp->rq_cnt ? attr->cap.max_recv_wr : qp->rq_cnt;
 	qp->qpn_ds = qp->ibqp->qp_num << 8;
 	qp->qpn_ds_be = htobe32(qp->qpn_ds);
+	/* The route's WQE: control, the remote address for RDMA, one data pointer. */
+	qp->burst_qpn_ds_be = htobe32(qp->qpn_ds |
+				      (burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE ||
+				       burst_opcode == CQPOLL_MLX5_WR_RDMA_WRITE_IMM ||
+				       burst_opcode == CQPOLL_MLX5_WR_RDMA_READ ? 3 : 2));
 	qp->state = IBV_QPS_RESET;
 	qp->caps = (struct cqpoll_mlx5_qp_caps){
 		.qp_num = qp->ibqp->qp_num,
@@ -219,9 +258,14 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 	rq = mlx5_cq_of(conf->recv_cq);
 	if (sq == NULL || rq == NULL || sq->ibcq == NULL || rq->ibcq == NULL)
 		return qp_fail(NULL, "a CQ that is no mlx5 CQ of cqpoll", EINVAL);
+	if ((conf->flags & ~CQPOLL_MLX5_QP_F_SIG_ALL) != 0 ||
+	    cqpoll_mlx5_burst_of(conf->burst_opcode) == NULL)
+		return qp_fail(NULL, "unknown flags, or a burst opcode without a route", EINVAL);
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return qp_fail(NULL, "allocating the QP", ENOMEM);
+	qp->burst = cqpoll_mlx5_burst_of(conf->burst_opcode);
+	fm_ce_se_set(qp, conf);
 	qp->glue = cqpoll_ibv_glue_of(pd->context);
 	if (!qp->glue->mlx5dv_is_supported(pd->context->device))
 		return qp_fail(qp, "the protection domain's device", EOPNOTSUPP);
@@ -229,6 +273,11 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 	attr.send_cq = sq->ibcq;
 	attr.recv_cq = rq->ibcq;
 	attr.qp_type = IBV_QPT_RC;
+	/*
+	 * sq_sig_all stays 0 whatever the conf: the WQEs say it (sig_flags), and
+	 * the kernel would turn on the requester's scatter to CQE with it
+	 * (configure_requester_scat_cqe), read results in the CQE (§6).
+	 */
 	attr.cap.max_send_wr = conf->max_send_wr != 0 ? conf->max_send_wr : QP_WR_DEFAULT;
 	attr.cap.max_recv_wr = conf->max_recv_wr != 0 ? conf->max_recv_wr : QP_WR_DEFAULT;
 	attr.cap.max_send_sge = conf->max_send_sge != 0 ? conf->max_send_sge : 1;
@@ -257,7 +306,7 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 		CQPOLL_LOG(ERR, "mlx5", "qp create: %s", why);
 		return qp_fail(qp, "the rings", EOPNOTSUPP);
 	}
-	if (qp_setup(qp, &dv, &attr) != 0)
+	if (qp_setup(qp, &dv, &attr, conf->burst_opcode) != 0)
 		return qp_fail(qp, "allocating the per-WQE records", ENOMEM);
 	/* Before the CQs read the QP's completions. */
 	qp->srq = conf->srq;

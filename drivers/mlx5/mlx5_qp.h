@@ -33,11 +33,19 @@ struct cqpoll_mlx5_sq_rec {
 	uint32_t reserved;
 };
 
+struct cqpoll_mlx5_qp;
+
+/* cqpoll_mlx5_qp_post_burst() of one route (opcode), chosen at creation (mlx5_qp_burst.c). */
+typedef int (*cqpoll_mlx5_burst_t)(struct cqpoll_mlx5_qp *qp,
+				   const struct cqpoll_mlx5_send_wr *wrs, unsigned int n);
+
 struct cqpoll_mlx5_qp {
+	cqpoll_mlx5_burst_t burst;
 	/* Send queue, poster's thread; the tails are the poller's. */
 	uint8_t *sq_buf;
 	uint8_t *sq_end;          /* sq_buf + sq_cnt WQEBBs: segments wrap here */
 	uint32_t sq_cnt;          /* WQEBBs in the ring, a power of two */
+	uint32_t sq_mask;         /* sq_cnt - 1 */
 	uint32_t sq_head;         /* WQEBB counter after the last posted WQE */
 	uint32_t sq_tail;         /* first WQEBB not yet retired; the poller's own */
 	/*
@@ -58,10 +66,21 @@ struct cqpoll_mlx5_qp {
 	uint32_t sq_fast_max;
 	uint32_t qpn_ds;          /* QPN << 8: the control segment's word, DS or-ed in */
 	uint32_t qpn_ds_be;       /* the same, big-endian: DS (< 64) is its last byte */
+	uint32_t burst_qpn_ds_be; /* the same with the DS of the burst route's WQEs */
 	volatile uint32_t *dbrec; /* [0] receive counter, [1] send counter (BE) */
-	uint8_t *bf_reg;          /* BlueFlame register, the doorbell's target */
-	uint32_t bf_size;         /* 0: one half only; else the offset toggles */
-	uint32_t bf_offset;
+	/*
+	 * Bytes 8-11 of a control segment (signature, reserved, fm_ce_se) by
+	 * the request's SIGNALED, INLINE, FENCE and SOLICITED flags, signal-all
+	 * folded in (CQPOLL_MLX5_FM_CE_SE): every post path's one source.
+	 */
+	uint32_t fm_ce_se_word[16];
+	/*
+	 * The half of the BlueFlame register the next doorbell goes to; the
+	 * register is aligned to its two halves (rings_invalid()), so the
+	 * other half is this address xor bf_size (0: one half only).
+	 */
+	uintptr_t bf_cur;
+	uintptr_t bf_size;
 	struct cqpoll_mlx5_sq_rec *sq_rec;
 	uint32_t max_send_sge;
 	uint32_t fast_max_sge;    /* entries of the post's common path (DS < 64) */
@@ -92,6 +111,9 @@ struct cqpoll_mlx5_qp_set {
 	uint32_t n;
 	struct cqpoll_mlx5_qp *qp[CQPOLL_MLX5_QP_PER_CQ];
 };
+
+/* The burst route of @p opcode (enum cqpoll_mlx5_wr_opcode), or NULL if it has none. */
+cqpoll_mlx5_burst_t cqpoll_mlx5_burst_of(uint32_t opcode);
 
 /* The poll of a CQ that serves QPs: its own, then wr_ids and retirement. */
 cqpoll_poll_burst_t cqpoll_mlx5_qp_poll_of(const struct cqpoll_mlx5_cq *q);

@@ -11,7 +11,6 @@
 #include <infiniband/verbs.h>
 
 #include "cqpoll_log_private.h"
-#include "mlx5_barrier.h"
 #include "mlx5_wqe.h"
 
 /* WQE opcode by enum cqpoll_mlx5_wr_opcode (rdma-core mlx5_ib_opcode[], §2.4). */
@@ -23,7 +22,21 @@ static const uint8_t wr_opcode[] = {
 	[CQPOLL_MLX5_WR_RDMA_READ] = MLX5_OPCODE_RDMA_READ,
 	[CQPOLL_MLX5_WR_ATOMIC_CS] = MLX5_OPCODE_ATOMIC_CS,
 	[CQPOLL_MLX5_WR_ATOMIC_FA] = MLX5_OPCODE_ATOMIC_FA,
+	[CQPOLL_MLX5_WR_SEND_INV] = MLX5_OPCODE_SEND_INVAL,
 };
+
+static inline int
+op_atomic(uint32_t op)
+{
+	return op == CQPOLL_MLX5_WR_ATOMIC_CS || op == CQPOLL_MLX5_WR_ATOMIC_FA;
+}
+
+/* A remote address segment after the control one (§2.4). */
+static inline int
+op_raddr(uint32_t op)
+{
+	return op >= CQPOLL_MLX5_WR_RDMA_WRITE && op <= CQPOLL_MLX5_WR_ATOMIC_FA;
+}
 
 /* Why @p wr cannot be posted on @p qp, or NULL if it can. */
 static const char *
@@ -38,12 +51,11 @@ wr_invalid(const struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr
 		return "more scatter/gather entries than max_send_sge";
 	if (wr->num_sge != 0 && wr->sg_list == NULL)
 		return "NULL sg_list";
-	if (wr->opcode >= CQPOLL_MLX5_WR_ATOMIC_CS &&
-	    (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+	if (op_atomic(wr->opcode) && (wr->num_sge != 1 || wr->sg_list[0].length != 8))
 		return "an atomic takes one 8-byte entry";
 	if (!(wr->flags & CQPOLL_MLX5_SEND_F_INLINE))
 		return NULL;
-	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_READ)
+	if (wr->opcode == CQPOLL_MLX5_WR_RDMA_READ || op_atomic(wr->opcode))
 		return "inline data on a read or an atomic";
 	/* 64 bits and a test per entry: no sum of lengths wraps under the limit. */
 	for (i = 0; i < wr->num_sge; i++) {
@@ -61,9 +73,9 @@ wr_ds(const struct cqpoll_mlx5_send_wr *wr)
 	uint64_t total = 0;
 	uint32_t ds = 1, i;
 
-	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_WRITE)
+	if (op_raddr(wr->opcode))
 		ds++;
-	if (wr->opcode >= CQPOLL_MLX5_WR_ATOMIC_CS)
+	if (op_atomic(wr->opcode))
 		return ds + 2;
 	if (wr->flags & CQPOLL_MLX5_SEND_F_INLINE) {
 		/* Within max_inline_data (wr_invalid()): the DS count fits. */
@@ -86,14 +98,14 @@ wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint3
 	uint8_t *ctrl = qp->sq_buf + (size_t)(head & (qp->sq_cnt - 1)) * MLX5_SEND_WQE_BB;
 	uint8_t *seg = cqpoll_mlx5_wqe_next(qp, ctrl);
 	uint8_t op = wr_opcode[wr->opcode];
-	uint8_t fm_ce_se = 0;
+	uint8_t word[4];
 	uint32_t imm = 0, i;
 
-	if (wr->opcode >= CQPOLL_MLX5_WR_RDMA_WRITE) {
+	if (op_raddr(wr->opcode)) {
 		cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 		seg = cqpoll_mlx5_wqe_next(qp, seg);
 	}
-	if (wr->opcode >= CQPOLL_MLX5_WR_ATOMIC_CS) {
+	if (op_atomic(wr->opcode)) {
 		cqpoll_mlx5_wqe_atomic(seg, wr->opcode == CQPOLL_MLX5_WR_ATOMIC_CS ?
 				       wr->swap : wr->compare_add, wr->compare_add,
 				       wr->opcode == CQPOLL_MLX5_WR_ATOMIC_CS);
@@ -113,81 +125,44 @@ wqe_write(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wr, uint3
 	}
 	if (wr->opcode == CQPOLL_MLX5_WR_SEND_IMM || wr->opcode == CQPOLL_MLX5_WR_RDMA_WRITE_IMM)
 		imm = wr->imm_data;
+	else if (wr->opcode == CQPOLL_MLX5_WR_SEND_INV)
+		imm = htobe32(wr->invalidate_rkey);  /* rdma-core send_ieth() */
 	/*
 	 * Unsignalled: CE 0, a CQE only on error, flushes included (§2.2, §6);
-	 * fence: rdma-core's IBV_SEND_FENCE value (§3).
+	 * signalled, or a QP that signals all: CE 2; fence: rdma-core's
+	 * IBV_SEND_FENCE value (§3). fm_ce_se is the word's last byte.
 	 */
-	if (wr->flags & CQPOLL_MLX5_SEND_F_SIGNALED)
-		fm_ce_se |= MLX5_WQE_CTRL_CQ_UPDATE;
-	if (wr->flags & CQPOLL_MLX5_SEND_F_SOLICITED)
-		fm_ce_se |= MLX5_WQE_CTRL_SOLICITED;
-	if (wr->flags & CQPOLL_MLX5_SEND_F_FENCE)
-		fm_ce_se |= MLX5_WQE_CTRL_FENCE;
-	cqpoll_mlx5_wqe_ctrl(ctrl, head, op, qp->qpn_ds, ds, fm_ce_se, imm);
+	memcpy(word, &qp->fm_ce_se_word[wr->flags & 0xf], sizeof(word));
+	cqpoll_mlx5_wqe_ctrl(ctrl, head, op, qp->qpn_ds, ds, word[3], imm);
 	return ctrl;
 }
 
 /*
- * The common path's tables, one object so that one register holds their
- * base: by the SIGNALED, INLINE, FENCE and SOLICITED flags, bytes 8-11 of
- * the control segment (signature, two reserved, fm_ce_se) as one
- * little-endian word, as wqe_write sets them, for one store as DPDK's
- * mlx5_tx_cseg_init; by opcode (send, write, read), the WQE opcode in place
- * in the big-endian first word and which immediate is kept.
+ * The common path's table by opcode (send, write, read): the WQE opcode in
+ * place in the big-endian first word and which immediate is kept. Bytes
+ * 8-11 come from the QP's table by flags (fm_ce_se_word), one store as
+ * DPDK's mlx5_tx_cseg_init.
  */
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-#define OP_BE(o) ((uint32_t)(o) << 24)
-#else
-#define OP_BE(o) ((uint32_t)(o))
-#endif
-#define FM_CE_SE(f) ((uint32_t)(((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
-	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
-	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0)) << 24)
 struct fast_op {
 	uint32_t imm_mask;
 	uint32_t wqe_op_be;   /* the opcode as the control segment's first word's last byte */
 };
 static const struct {
-	uint32_t fm_ce_se_word[16];
 	struct fast_op op[CQPOLL_MLX5_WR_RDMA_READ + 1];
 } fast_tab = {
-	.fm_ce_se_word = {
-		FM_CE_SE(0), FM_CE_SE(1), FM_CE_SE(2), FM_CE_SE(3), FM_CE_SE(4), FM_CE_SE(5),
-		FM_CE_SE(6), FM_CE_SE(7), FM_CE_SE(8), FM_CE_SE(9), FM_CE_SE(10), FM_CE_SE(11),
-		FM_CE_SE(12), FM_CE_SE(13), FM_CE_SE(14), FM_CE_SE(15),
-	},
 	.op = {
-		[CQPOLL_MLX5_WR_SEND] = { 0, OP_BE(MLX5_OPCODE_SEND) },
-		[CQPOLL_MLX5_WR_SEND_IMM] = { 0xffffffffu, OP_BE(MLX5_OPCODE_SEND_IMM) },
-		[CQPOLL_MLX5_WR_RDMA_WRITE] = { 0, OP_BE(MLX5_OPCODE_RDMA_WRITE) },
-		[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = { 0xffffffffu, OP_BE(MLX5_OPCODE_RDMA_WRITE_IMM) },
-		[CQPOLL_MLX5_WR_RDMA_READ] = { 0, OP_BE(MLX5_OPCODE_RDMA_READ) },
+		[CQPOLL_MLX5_WR_SEND] = { 0, CQPOLL_MLX5_BYTE3(MLX5_OPCODE_SEND) },
+		[CQPOLL_MLX5_WR_SEND_IMM] = {
+			0xffffffffu, CQPOLL_MLX5_BYTE3(MLX5_OPCODE_SEND_IMM) },
+		[CQPOLL_MLX5_WR_RDMA_WRITE] = { 0, CQPOLL_MLX5_BYTE3(MLX5_OPCODE_RDMA_WRITE) },
+		[CQPOLL_MLX5_WR_RDMA_WRITE_IMM] = {
+			0xffffffffu, CQPOLL_MLX5_BYTE3(MLX5_OPCODE_RDMA_WRITE_IMM) },
+		[CQPOLL_MLX5_WR_RDMA_READ] = { 0, CQPOLL_MLX5_BYTE3(MLX5_OPCODE_RDMA_READ) },
 	},
 };
 _Static_assert(offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) ==
 	       offsetof(struct mlx5_wqe_ctrl_seg, signature) + 3,
 	       "fm_ce_se is the last byte of the word at the signature");
-
-/*
- * One doorbell for the burst (§4.1): the WQEs before the record, the record
- * (send counter past the last WQE) before the register, then the last WQE's
- * first 8 bytes to the BlueFlame register, flushed out of the write-combining
- * buffer; the next doorbell goes to the other half.
- */
-static inline __attribute__((always_inline)) void
-ring_send(struct cqpoll_mlx5_qp *qp, const uint8_t *last_ctrl)
-{
-	uint64_t w;
-
-	cqpoll_mlx5_wmb_wqe_before_record();
-	__atomic_store_n(&qp->dbrec[MLX5_SND_DBR], htobe32(qp->sq_head & 0xffffu),
-			 __ATOMIC_RELEASE);
-	cqpoll_mlx5_wmb_record_before_uar();
-	memcpy(&w, last_ctrl, sizeof(w));
-	__atomic_store_n((uint64_t *)(void *)(qp->bf_reg + qp->bf_offset), w, __ATOMIC_RELAXED);
-	cqpoll_mlx5_uar_flush();
-	qp->bf_offset ^= qp->bf_size;
-}
 
 /*
  * Every other WQE (inline, atomics, across the ring's end, a ring nearly
@@ -250,11 +225,11 @@ fast_room(const struct cqpoll_mlx5_qp *qp, uint32_t head, uint32_t wr_tail)
  */
 static inline __attribute__((always_inline)) void
 fast_ctrl(struct mlx5_wqe_ctrl_seg *c, uint32_t head, uint32_t op, uint32_t qpn_ds_be,
-	  uint32_t flags, uint32_t imm)
+	  const uint32_t *fm_ce_se_word, uint32_t flags, uint32_t imm)
 {
 	c->opmod_idx_opcode = htobe32((head & 0xffffu) << 8) | fast_tab.op[op].wqe_op_be;
 	c->qpn_ds = qpn_ds_be;
-	memcpy(&c->signature, &fast_tab.fm_ce_se_word[flags & 0xf], sizeof(uint32_t));
+	memcpy(&c->signature, &fm_ce_se_word[flags & 0xf], sizeof(uint32_t));
 	c->imm = imm & fast_tab.op[op].imm_mask;
 }
 
@@ -267,6 +242,7 @@ struct fast_pos {
 	uint32_t wr_head;
 	uint32_t max_sge;
 	uint32_t qpn_ds_be;  /* the control segment's second word but DS, big-endian */
+	const uint32_t *fm_ce_se_word; /* the QP's */
 };
 
 /*
@@ -294,6 +270,7 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 	const uint8_t *last = pos->last;
 	uint32_t head = pos->head, wr_head = pos->wr_head;
 	const uint32_t qpn_ds_be = pos->qpn_ds_be;
+	const uint32_t *fm = pos->fm_ce_se_word;
 
 	for (; wr != end; wr++) {
 		const uint32_t op = wr->opcode, nsge = wr->num_sge, flags = wr->flags;
@@ -316,10 +293,12 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 				cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 				cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey,
 						     sg->addr);
-				fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, flags, wr->imm_data);
+				fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, fm, flags,
+					  wr->imm_data);
 			} else {
 				cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
-				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, flags, wr->imm_data);
+				fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, fm, flags,
+					  wr->imm_data);
 			}
 			last = ctrl;
 			head++;
@@ -345,7 +324,7 @@ post_fast(struct fast_pos *pos, const struct cqpoll_mlx5_send_wr *wr,
 				seg += CQPOLL_MLX5_WQE_DS;
 			}
 			ds = (uint32_t)(seg - ctrl) / CQPOLL_MLX5_WQE_DS;
-			fast_ctrl(c, head, op, qpn_ds_be | ds << 24, flags, wr->imm_data);
+			fast_ctrl(c, head, op, qpn_ds_be | ds << 24, fm, flags, wr->imm_data);
 			nbb = (ds + 3) / 4;
 		}
 		last = ctrl;
@@ -405,7 +384,7 @@ post_rest(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, unsi
 		return why != NULL ? -EINVAL : -ENOMEM;
 	/* The records before the head that names them (the poller reads them). */
 	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
-	ring_send(qp, pos->last);
+	cqpoll_mlx5_ring_send(qp, head, pos->last);
 	return (int)(wr - wrs);
 }
 
@@ -442,6 +421,7 @@ post_general(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_send_wr *wrs, u
 	qp->sq_wr_head = wr_head;
 	pos.max_sge = qp->fast_max_sge;
 	pos.qpn_ds_be = qp->qpn_ds_be;
+	pos.fm_ce_se_word = qp->fm_ce_se_word;
 	pos.last = last;
 	pos.head = head;
 	pos.wr_head = wr_head;
@@ -496,17 +476,19 @@ cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_sen
 		if (op >= CQPOLL_MLX5_WR_RDMA_WRITE) {
 			cqpoll_mlx5_wqe_raddr(seg, wr->remote_addr, wr->rkey);
 			cqpoll_mlx5_wqe_data(seg + CQPOLL_MLX5_WQE_DS, sg->length, sg->lkey, sg->addr);
-			fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, flags, wr->imm_data);
+			fast_ctrl(c, head, op, qpn_ds_be | 3u << 24, qp->fm_ce_se_word, flags,
+				  wr->imm_data);
 		} else {
 			cqpoll_mlx5_wqe_data(seg, sg->length, sg->lkey, sg->addr);
-			fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, flags, wr->imm_data);
+			fast_ctrl(c, head, op, qpn_ds_be | 2u << 24, qp->fm_ce_se_word, flags,
+				  wr->imm_data);
 		}
 		head++;
 	}
 	qp->sq_wr_head = wr_head;
 	/* The records before the head that names them (the poller reads them). */
 	__atomic_store_n(&qp->sq_head, head, __ATOMIC_RELEASE);
-	ring_send(qp, (const uint8_t *)c);
+	cqpoll_mlx5_ring_send(qp, head, (const uint8_t *)c);
 	return (int)n;
 }
 

@@ -16,6 +16,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "mlx5_barrier.h"
 #include "mlx5_qp.h"
 
 /* Bytes of one data unit (DS) of a WQE. */
@@ -122,6 +123,47 @@ cqpoll_mlx5_wqe_inline(const struct cqpoll_mlx5_qp *qp, uint8_t *seg,
 		htobe32(total | MLX5_INLINE_SEG);
 	return (sizeof(struct mlx5_wqe_inl_data_seg) + total + CQPOLL_MLX5_WQE_DS - 1) /
 		CQPOLL_MLX5_WQE_DS;
+}
+
+/*
+ * @p v as the last byte in memory of a 32-bit word: a WQE opcode in the
+ * control segment's first word, fm_ce_se in its third.
+ */
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+#define CQPOLL_MLX5_BYTE3(v) ((uint32_t)(v) << 24)
+#else
+#define CQPOLL_MLX5_BYTE3(v) ((uint32_t)(v))
+#endif
+/*
+ * Bytes 8-11 of the control segment (signature and reserved 0, fm_ce_se)
+ * as one word, for the SIGNALED, INLINE, FENCE and SOLICITED flags @p f, as
+ * cqpoll_mlx5_wqe_ctrl() sets them (§2.2, §3); the QP's table of the 16
+ * (fm_ce_se_word) lets a post path store the word at once, as DPDK's
+ * mlx5_tx_cseg_init.
+ */
+#define CQPOLL_MLX5_FM_CE_SE(f) CQPOLL_MLX5_BYTE3( \
+	((f) & CQPOLL_MLX5_SEND_F_SIGNALED ? MLX5_WQE_CTRL_CQ_UPDATE : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_SOLICITED ? MLX5_WQE_CTRL_SOLICITED : 0) | \
+	((f) & CQPOLL_MLX5_SEND_F_FENCE ? MLX5_WQE_CTRL_FENCE : 0))
+
+/*
+ * One doorbell for the burst (§4.1): the WQEs before the record, the record
+ * (@p head, the send counter past the last WQE) before the register, then
+ * the last WQE's first 8 bytes to the BlueFlame register, flushed out of the
+ * write-combining buffer; the next doorbell goes to the other half.
+ */
+static inline __attribute__((always_inline)) void
+cqpoll_mlx5_ring_send(struct cqpoll_mlx5_qp *qp, uint32_t head, const uint8_t *last_ctrl)
+{
+	uint64_t w;
+
+	cqpoll_mlx5_wmb_wqe_before_record();
+	__atomic_store_n(&qp->dbrec[MLX5_SND_DBR], htobe32(head & 0xffffu), __ATOMIC_RELEASE);
+	cqpoll_mlx5_wmb_record_before_uar();
+	memcpy(&w, last_ctrl, sizeof(w));
+	__atomic_store_n((uint64_t *)qp->bf_cur, w, __ATOMIC_RELAXED);
+	cqpoll_mlx5_uar_flush();
+	qp->bf_cur ^= qp->bf_size;
 }
 
 #endif /* CQPOLL_MLX5_WQE_H */

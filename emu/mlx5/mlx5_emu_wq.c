@@ -81,6 +81,14 @@ wqe_copy(const struct emu_wq_qp *qp, uint32_t at, size_t off, uint8_t *dst, uint
 	memcpy(dst + room, qp->dv.sq.buf, len - room);
 }
 
+/* A send: no remote address, the data to a receive of the peer (§2.4). */
+static int
+op_send(uint8_t opcode)
+{
+	return opcode == MLX5_OPCODE_SEND || opcode == MLX5_OPCODE_SEND_IMM ||
+		opcode == MLX5_OPCODE_SEND_INVAL;
+}
+
 static struct emu_wq_qp *
 qp_by_num(struct emu_wq_ctx *c, uint32_t qpn)
 {
@@ -295,8 +303,15 @@ to_receive(struct emu_wq_ctx *c, struct emu_wq_qp *qp, struct emu_wq_qp *peer,
 		return syn == MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR ?
 			MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR : MLX5_CQE_SYNDROME_REMOTE_OP_ERR;
 	}
+	/*
+	 * The responder's CQE by the request (rdma-core handle_responder): a
+	 * send with invalidate carries the rkey in imm_inval_pkey, big-endian
+	 * as the request's control segment has it. The key itself is not
+	 * invalidated: the device has no memory windows.
+	 */
 	op = w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ? MLX5_CQE_RESP_WR_IMM :
-		w->opcode == MLX5_OPCODE_SEND_IMM ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND;
+		w->opcode == MLX5_OPCODE_SEND_IMM ? MLX5_CQE_RESP_SEND_IMM :
+		w->opcode == MLX5_OPCODE_SEND_INVAL ? MLX5_CQE_RESP_SEND_INV : MLX5_CQE_RESP_SEND;
 	cqe_resp(peer, idx, op, len, op == MLX5_CQE_RESP_SEND ? 0 : w->imm,
 		 (w->fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0, qp->ibqp.qp_num);
 	cqpoll_mlx5_emu_wq_recv_take(c, peer);
@@ -336,7 +351,7 @@ exec(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w, uint32_t *
 
 	if (peer == NULL || (peer->state != IBV_QPS_RTR && peer->state != IBV_QPS_RTS))
 		return MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
-	if (w->opcode != MLX5_OPCODE_SEND && w->opcode != MLX5_OPCODE_SEND_IMM) {
+	if (!op_send(w->opcode)) {
 		if (w->ds < 2)
 			return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		raddr = rd64(wqe_byte(qp, w->at, 16));
@@ -345,6 +360,7 @@ exec(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w, uint32_t *
 	switch (w->opcode) {
 	case MLX5_OPCODE_SEND:
 	case MLX5_OPCODE_SEND_IMM:
+	case MLX5_OPCODE_SEND_INVAL:
 		len = gather(c, qp, w, 1);
 		if (len < 0)
 			return (int)-len;
@@ -402,8 +418,7 @@ static int
 room_for(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w)
 {
 	struct emu_wq_qp *peer = qp_by_num(c, qp->dest_qpn);
-	int recv = w->opcode == MLX5_OPCODE_SEND || w->opcode == MLX5_OPCODE_SEND_IMM ||
-		w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
+	int recv = op_send(w->opcode) || w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM;
 	uint32_t need = 1;
 
 	if (qp->state != IBV_QPS_ERR && recv && peer != NULL) {

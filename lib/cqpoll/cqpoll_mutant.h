@@ -69,6 +69,10 @@
 #define CQPOLL_MUTANT_NO_FAIL_WAKE 0
 #endif
 
+/* An mlx5 QP made to signal every send request asks no completion of unsignalled ones. */
+#ifndef CQPOLL_MUTANT_NO_SIG_ALL
+#define CQPOLL_MUTANT_NO_SIG_ALL 0
+#endif
 /*
  * An mlx5 requester completion frees only its own WQE's building blocks, not
  * those of the unsignalled WQEs posted before it.

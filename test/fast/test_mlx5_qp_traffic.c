@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * 10^6 mixed requests (-Dmlx5_qp_requests) through two cqpoll mlx5 QPs on
- * the emulated device: every opcode (send, send with immediate, RDMA write,
- * write with immediate, read, compare-and-swap, fetch-and-add), inline and
+ * the emulated device: every opcode (send, send with immediate, send with
+ * invalidate, RDMA write, write with immediate, read, compare-and-swap,
+ * fetch-and-add), inline and
  * not, 1 to 3 scatter/gather entries (empty ones too), fences after reads
  * and atomics, bursts of 1 to 32 with one doorbell each, every 4th request
- * signalled. Each completion's wr_id, opcode, length, status and immediate,
+ * signalled. Each completion's wr_id, opcode, length, status and immediate
+ * (or invalidated rkey),
  * and the data (remote memory, read results, atomics' old values, received
  * payloads), are checked against expectations from the model of
  * rdma-core's semantics (test/mlx5_wqe_model.h and the shadow memory here).
@@ -55,6 +57,7 @@ struct rexp {
 	uint32_t len;
 	uint8_t opcode;
 	uint8_t imm;
+	uint8_t inv;                 /* imm_data is the invalidated rkey (F_INV) */
 	uint8_t data;                /* the payload lands in the receive */
 	uint32_t imm_data;
 };
@@ -73,6 +76,26 @@ struct run {
 	uint64_t stall;
 };
 
+static int
+op_atomic(uint32_t op)
+{
+	return op == CQPOLL_MLX5_WR_ATOMIC_CS || op == CQPOLL_MLX5_WR_ATOMIC_FA;
+}
+
+/* Reads and atomics: what they fetch lands in the local entry. */
+static int
+op_fetch(uint32_t op)
+{
+	return op == CQPOLL_MLX5_WR_RDMA_READ || op_atomic(op);
+}
+
+/* The opcodes that carry local bytes out (and may be inline). */
+static int
+op_carries(uint32_t op)
+{
+	return !op_fetch(op);
+}
+
 static uint8_t
 gen(uint64_t seq, uint32_t i)
 {
@@ -86,20 +109,20 @@ build(struct run *r)
 	uint64_t seq = r->built++, x = test_rnd(&r->rnd);
 	struct req *q = &r->req[seq % NSLOT];
 	uint8_t *local = r->p.buf + LOCAL_OFF + (seq % NSLOT) * SLOT;
-	uint32_t op = (uint32_t)(x % 7), len, nsge, i, off, inl;
+	uint32_t op = (uint32_t)(x % 8), len, nsge, i, off, inl;
 	struct cqpoll_mlx5_send_wr *w = &q->wr;
 
 	memset(w, 0, sizeof(*w));
 	w->wr_id = seq;
 	w->opcode = op;
 	w->sg_list = q->sg;
-	inl = op <= CQPOLL_MLX5_WR_RDMA_WRITE_IMM && (x >> 8) % 2;
+	inl = op_carries(op) && (x >> 8) % 2;
 	len = (uint32_t)((x >> 16) % (inl ? r->p.caps[0].max_inline_data + 1 : MAX_LEN + 1));
-	if (op >= CQPOLL_MLX5_WR_ATOMIC_CS)
+	if (op_atomic(op))
 		len = 8;
 	if (op == CQPOLL_MLX5_WR_RDMA_READ && len == 0)
 		len = 1;
-	nsge = op >= CQPOLL_MLX5_WR_ATOMIC_CS ? 1 : 1 + (uint32_t)((x >> 24) % 3);
+	nsge = op_atomic(op) ? 1 : 1 + (uint32_t)((x >> 24) % 3);
 	/* Split len over the entries; the middle one may be empty. */
 	for (i = 0, off = 0; i < nsge; i++) {
 		uint32_t l = i == nsge - 1 ? len - off : (uint32_t)((x >> (32 + 4 * i)) % (len - off + 1));
@@ -111,7 +134,7 @@ build(struct run *r)
 	}
 	w->num_sge = nsge;
 	q->len = len;
-	if (op <= CQPOLL_MLX5_WR_RDMA_WRITE_IMM)
+	if (op_carries(op))
 		for (i = 0; i < len; i++)
 			local[i] = gen(seq, i);
 	else
@@ -123,17 +146,20 @@ build(struct run *r)
 	/* Work that uses what an earlier read or atomic fetched waits for it (§3). */
 	if (r->prev_ordered)
 		w->flags |= CQPOLL_MLX5_SEND_F_FENCE;
-	r->prev_ordered = op >= CQPOLL_MLX5_WR_RDMA_READ;
+	r->prev_ordered = op_fetch(op);
 	w->rkey = r->p.mr->rkey;
 	if (op == CQPOLL_MLX5_WR_SEND_IMM || op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM)
 		w->imm_data = htobe32((uint32_t)seq ^ 0x5a5a5a5au);
+	/* Host order; the emulated device checks no key for it. */
+	if (op == CQPOLL_MLX5_WR_SEND_INV)
+		w->invalidate_rkey = (uint32_t)seq * 2654435761u;
 	off = (uint32_t)((x >> 48) % (REMOTE_LEN - MAX_LEN));
 	w->remote_addr = (uintptr_t)r->p.buf + REMOTE_OFF + off;
 	if (op == CQPOLL_MLX5_WR_RDMA_WRITE || op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM)
 		memcpy(r->shadow + off, local, len);
 	if (op == CQPOLL_MLX5_WR_RDMA_READ)
 		memcpy(q->expect, r->shadow + off, len);
-	if (op >= CQPOLL_MLX5_WR_ATOMIC_CS) {
+	if (op_atomic(op)) {
 		uint32_t a = (uint32_t)((x >> 48) % ATOMIC_CNT);
 		uint64_t *sh = &r->ashadow[a];
 
@@ -151,14 +177,16 @@ build(struct run *r)
 		}
 	}
 	if (op == CQPOLL_MLX5_WR_SEND || op == CQPOLL_MLX5_WR_SEND_IMM ||
-	    op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM) {
+	    op == CQPOLL_MLX5_WR_SEND_INV || op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM) {
 		struct rexp *e = &r->rexp[r->rexp_head++ % RSLOTS];
 
 		e->seq = seq;
 		e->len = len;
 		e->opcode = op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM ? CQPOLL_OP_RECV_RDMA_WITH_IMM :
 			CQPOLL_OP_RECV;
-		e->imm = op != CQPOLL_MLX5_WR_SEND;
+		/* rdma-core handle_responder: WITH_IMM as is, WITH_INV the key in host order. */
+		e->imm = op == CQPOLL_MLX5_WR_SEND_IMM || op == CQPOLL_MLX5_WR_RDMA_WRITE_IMM;
+		e->inv = op == CQPOLL_MLX5_WR_SEND_INV;
 		e->imm_data = w->imm_data;
 		e->data = op != CQPOLL_MLX5_WR_RDMA_WRITE_IMM;
 	}
@@ -199,14 +227,14 @@ check_req(struct run *r, const struct cqpoll_completion *c)
 	/* rdma-core: reads report the bytes read, atomics 8. */
 	if (q->wr.opcode == CQPOLL_MLX5_WR_RDMA_READ)
 		TEST_ASSERT_EQ(c->byte_len, q->len);
-	if (q->wr.opcode >= CQPOLL_MLX5_WR_ATOMIC_CS)
+	if (op_atomic(q->wr.opcode))
 		TEST_ASSERT_EQ(c->byte_len, 8);
 	/* Everything up to it is done: what the reads and atomics fetched. */
 	for (k = r->done; k <= s; k++) {
 		const struct req *d = &r->req[k % NSLOT];
 		const uint8_t *local = r->p.buf + LOCAL_OFF + (k % NSLOT) * SLOT;
 
-		if (d->wr.opcode >= CQPOLL_MLX5_WR_RDMA_READ)
+		if (op_fetch(d->wr.opcode))
 			TEST_ASSERT(memcmp(local, d->expect, d->len) == 0,
 				    "request %" PRIu64 " (opcode %u) fetched wrong data",
 				    k, d->wr.opcode);
@@ -229,7 +257,8 @@ check_recv(struct run *r, const struct cqpoll_completion *c)
 	TEST_ASSERT_EQ(c->byte_len, e->len);
 	TEST_ASSERT_EQ(c->qp_num, r->p.caps[1].qp_num);
 	TEST_ASSERT_EQ(!!(c->flags & CQPOLL_COMPLETION_F_IMM), e->imm);
-	if (e->imm)
+	TEST_ASSERT_EQ(!!(c->flags & CQPOLL_COMPLETION_F_INV), e->inv);
+	if (e->imm || e->inv)
 		TEST_ASSERT_EQ(c->imm_data, e->imm_data);
 	for (i = 0; e->data && i < e->len; i++)
 		TEST_ASSERT(b[i] == gen(e->seq, i), "receive %" PRIu64 " byte %u", r->rdone, i);

@@ -231,7 +231,9 @@ extern const size_t hw_nchecks;
  * seen to fail (its negative control): "swap-imm" hands the mlx5 driver's
  * immediates over byte-swapped, as a driver that forgot they are in network
  * order would; "vendor-err" flips a bit of its failed completions'
- * vendor_err, which only the comparison with the verbs driver can see.
+ * vendor_err, which only the comparison with the verbs driver can see;
+ * "qp-wr-id" hands one wr_id of cqpoll's QP back wrong; "send-inv-rkey" the
+ * invalidated rkey of a send with invalidate byte-swapped.
  */
 extern const char *hw_control;
 
