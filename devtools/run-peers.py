@@ -417,7 +417,7 @@ def cpu_checks(pts, tr, load, block, counting):
             m = statistics.median(near)
             if m > P99_NEAR:
                 out.append({"transport": tr, "load": load, "outcome": None,
-                            "kind": "cpu", "mode": mode, "name": name,
+                            "kind": "cpu", "mode": mode, "name": name, "p99x": m,
                             "text": "not judged: %s's p99 is %.2fx adaptive's "
                             "(median of %d rounds), over %.1fx: adaptive buys "
                             "latency with that CPU" % (block, m, len(near), P99_NEAR)})
@@ -583,7 +583,7 @@ def cpu_cell(c):
     if c is None:
         return "-"
     if c["outcome"] is None:
-        return c["text"]
+        return "not judged: the wait's p99 %.2fx adaptive's" % c["p99x"]
     return "%.2fx [%.2f, %.2f]: %s%s" % (
         c["median"], c["lo"], c["hi"], c["outcome"],
         missed_short(c))
