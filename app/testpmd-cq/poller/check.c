@@ -3,8 +3,8 @@
  * The delivery check of one CQ: every completion exactly once and in order
  * (by its own sequence), well formed, and its latency. Shared by the
  * single-CQ loops and the poll group's callbacks. The stamp, the order check
- * and the count are tpcq-peer's too (harness.h); --harness=count leaves the
- * count alone, as tpcq-peer's does.
+ * and the count are tpcq-peer's too (harness.h); with --harness=count only
+ * the count is left, in both programs.
  */
 #include <stdbool.h>
 #include <time.h>
