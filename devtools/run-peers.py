@@ -685,8 +685,9 @@ def section(summ, meta, lines, out, recs=()):
           "", "Both programs do the same work on each completion: "
           "`tpcq_harness_got()` (app/common/harness.c, one object linked into "
           "both) stamps its latency, checks its order and counts it, after one "
-          "clock read per burst read at once; the control section runs them "
-          "with `--harness=count`.", ""] + cpu_table(recs, counting) + [
+          "clock read per burst read at once. `devtools/run-peers.py "
+          "--harness=count` runs the control, both programs counting only, "
+          "into a section of its own (\"Against peers: the control\").", ""] + cpu_table(recs, counting) + [
           "Verdicts (`devtools/run-peers.py`, also printed by `run-main.sh`), "
           "then every check's median ratio and interval:",
           "", "```"] + lines + ["```", ""]
