@@ -16,8 +16,9 @@
 #
 # Packages: libcqpoll2, libcqpoll-ibv2, libcqpoll-uring2, libcqpoll-ofi2,
 # libcqpoll-ucx2, libcqpoll-dpdk2, libcqpoll-dev, cqpoll-doc,
-# cqpoll-examples, cqpoll-tools (cqpoll-lab). The verification kit and
-# testpmd-cq stay out (-Demu=build), as the guide says.
+# cqpoll-examples, cqpoll-tools (cqpoll-lab, testpmd-cq, tpcq-peer and
+# testpmd-cq's plugins for libfabric and UCX). The verification kit and
+# testpmd-cq's emu plugin stay out (-Demu=build), as the guide says.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
@@ -144,13 +145,18 @@ Description: poll completion queues without lost wake-ups (example sources)
 Package: cqpoll-tools
 Section: net
 Architecture: any
-Depends: \${shlibs:Depends}, \${misc:Depends}
-Description: poll completion queues without lost wake-ups (policy lab)
+Depends: \${shlibs:Depends}, \${misc:Depends}, python3
+Suggests: python3-matplotlib
+Description: poll completion queues without lost wake-ups (lab, benchmark)
  cqpoll polls completion queues from run-to-completion threads and sleeps on
  their completion events when traffic stops, without losing a wake-up.
  .
  This package holds cqpoll-lab, which replays arrival traces through the
- library's sleep policies on a virtual clock.
+ library's sleep policies on a virtual clock, and testpmd-cq, which measures
+ polling and sleeping on real devices and queues (mlx5, verbs, io_uring,
+ libfabric, UCX, DPDK ports), with tpcq-peer and the sweep's plot script
+ (python3-matplotlib). Its emulated devices come with the verification kit,
+ not packaged.
 EOF
 } >"$d/control"
 
@@ -166,7 +172,13 @@ usr/share/man/man3
 EOF
 printf 'usr/share/doc/cqpoll\nusr/share/man/man7\n' >"$d/cqpoll-doc.install"
 echo 'usr/share/cqpoll/examples' >"$d/cqpoll-examples.install"
-printf 'usr/bin/cqpoll-lab\nusr/share/man/man1/cqpoll-lab.1\n' >"$d/cqpoll-tools.install"
+cat >"$d/cqpoll-tools.install" <<'EOF'
+usr/bin/cqpoll-lab
+usr/bin/testpmd-cq
+usr/bin/tpcq-peer
+usr/lib/*/testpmd-cq
+usr/share/man/man1
+EOF
 
 # The copyright file quotes LICENSE, with its notice.
 {

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "opt_parse.h"
 #include "params.h"
+#include "plugin.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
 #include "tpcq_version.h"
@@ -284,6 +285,8 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = tpcq_dev_select(optarg, p);
 			if (r == -ENAMETOOLONG)
 				r = bad("--dev: '%s' is too long", optarg);
+			else if (r == -ENOPKG)
+				r = bad("--dev=%s: %s", optarg, tpcq_dev_missing());
 			else if (r == -EINVAL)
 				r = bad("--dev: '%s': the emulated devices take no "
 					"':IBDEV', the real ones need one (available: %s)",
@@ -526,20 +529,16 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 	/* Poisson arrivals use the seed, not as a fault. */
 	if (p->pattern == TPCQ_PATTERN_POISSON)
 		p->faults_given &= ~TPCQ_FAULT_SEED;
-#ifdef TPCQ_HAVE_OFI
-	if (p->peer_process && p->dev != &tpcq_dev_ofi)
-#else
-	if (p->peer_process)
-#endif
+	if (p->peer_process && (p->dev == NULL || strcmp(p->dev->name, "ofi") != 0))
 		return bad("--peer=process: only for --dev=ofi:PROVIDER");
 	if (p->kill_peer_after_ms != 0 && !p->peer_process)
 		return bad("--kill-peer-after-ms: needs --peer=process (a peer to kill)");
 	if (p->peer_process && (p->cqs > 1 || p->sweep.on || p->interactive))
 		return bad("--peer=process: one CQ, one run (not --cqs, --sweep or -i)");
-#ifdef TPCQ_HAVE_OFI
+	/* The ofi device loaded its plugin, which has the peer's too. */
 	if (p->peer_process)
-		p->dev = &tpcq_dev_ofi_peer;
-#endif
+		p->dev = tpcq_plugin_load(TPCQ_PLUGIN_OFI, why,
+					  sizeof(why))->peer_process;
 	if (p->naive_delay_ns != 0 && (p->mode != TPCQ_MODE_INTERRUPT ||
 				       (p->transition != TPCQ_TRANSITION_NAIVE &&
 					p->transition != TPCQ_TRANSITION_L3FWD_POWER)))

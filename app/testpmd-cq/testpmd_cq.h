@@ -19,7 +19,6 @@
 #include <cqpoll.h>
 #include <cqpoll_group.h>
 #include <cqpoll_sw.h>
-#include <cqpoll_emu.h>
 #include <cqpoll_sw_emu.h>
 
 #include "clock.h"

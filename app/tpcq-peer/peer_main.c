@@ -149,19 +149,49 @@ receiver(void *arg)
 	return NULL;
 }
 
+/* The layout of testpmd-cq's help, which doc/gen-man1.py turns into the page. */
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: " PEER_PROG " --peer=TRANSPORT-WAIT --dev=DEV "
-		"[--engine=pingpong|rate] [--rate=N] [--duration=S] [--cpus=RX,TX] "
-		"[--harness=full|count] [--json=FILE]\n"
-		"  --harness=count: the receiver only counts each message (no latency,\n"
-		"  no order check), the control beside testpmd-cq --harness=count\n"
-		"  peers:");
-	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+	fprintf(f, "Usage: " PEER_PROG " --peer=TRANSPORT-WAIT --dev=DEV [options]\n"
+		"\n"
+		"A peer's own wait on the transports of testpmd-cq's real devices, "
+		"without\ncqpoll: what a program written against the transport "
+		"alone gets, for\ntestpmd-cq's comparisons (its results page's "
+		"\"against peers\"). Prints one\nJSON object with testpmd-cq's "
+		"names.\n"
+		"\n"
+		"Options:\n"
+		"  --peer=TRANSPORT-WAIT      the transport and its wait:\n");
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++) {
+		fprintf(f, "   ");
 		for (const char *const *w = transports[i]->waits; *w != NULL; w++)
 			fprintf(f, " %s-%s", transports[i]->name, *w);
-	fprintf(f, "\n");
+		fprintf(f, "\n");
+	}
+	fprintf(f, "  --dev=DEV                  the device, as testpmd-cq names it: "
+		"ucx:tcp,\n"
+		"                             ucx:posix, ucx:sysv, ofi:tcp, uring,\n"
+		"                             ethdev:virtio_user\n"
+		"  --engine=pingpong|rate     one message outstanding, or a constant "
+		"rate\n"
+		"                             (default pingpong)\n"
+		"  --rate=N                   messages/s of the rate engine, 1 .. "
+		"10000000\n"
+		"                             (default 1000)\n"
+		"  --duration=S               seconds, > 0, at most 3600 (default 2)\n"
+		"  --cpus=RX,TX               the receiver's and the sender's CPUs "
+		"(default 0,1)\n"
+		"  --harness=full|count       the receiver's work on each message: full\n"
+		"                             (default) stamps its latency, checks its\n"
+		"                             order and counts it, as testpmd-cq's\n"
+		"                             poller; count only counts it (the control\n"
+		"                             beside testpmd-cq --harness=count)\n"
+		"  --json=FILE                also write the result to FILE\n"
+		"  --help                     this help\n"
+		"\n"
+		"Exit status: 0 on a completed run; 1 on a transport error; 2 on a "
+		"bad option.\n");
 }
 
 static int

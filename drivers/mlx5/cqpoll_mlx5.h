@@ -200,6 +200,8 @@ struct ibv_qp_attr;
 
 /** Opaque QP handle. */
 struct cqpoll_mlx5_qp;
+/** Opaque shared receive queue handle. */
+struct cqpoll_mlx5_srq;
 
 /** Configuration of a cqpoll mlx5 QP. */
 struct cqpoll_mlx5_qp_conf {
@@ -213,6 +215,12 @@ struct cqpoll_mlx5_qp_conf {
 	uint32_t max_recv_sge;    /**< Scatter/gather entries per receive; 0: 1. */
 	/** Inline bytes per send at least; the device may give more (cqpoll_mlx5_qp_caps()). */
 	uint32_t max_inline_data;
+	/**
+	 * The shared receive queue of the QP's receives (cqpoll_mlx5_srq_create()),
+	 * or NULL: a receive queue of its own (else max_recv_* are ignored, caps'
+	 * max_recv_wr is 0 and cqpoll_mlx5_qp_post_recv() refuses the QP).
+	 */
+	struct cqpoll_mlx5_srq *srq;
 };
 
 /** What a created QP accepts (the device's rounding of the conf). */
@@ -430,8 +438,9 @@ int cqpoll_mlx5_qp_post_send(struct cqpoll_mlx5_qp *qp,
  * @return
  *   - > 0: receives posted, the first ones of @p wrs.
  *   - -ENOMEM: max_recv_wr receives are outstanding (not yet completed).
- *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, or the first receive
- *     has more entries than max_recv_sge.
+ *   - -EINVAL: NULL argument, @p n 0, the QP in RESET, the QP's receives
+ *     go to a shared receive queue (post them with cqpoll_mlx5_srq_post_recv()),
+ *     or the first receive has more entries than max_recv_sge.
  *
  * Thread safety: one thread posts receives on a QP at a time.
  */
@@ -443,5 +452,8 @@ int cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp,
 #ifdef __cplusplus
 }
 #endif
+
+/* Shared receive queues of these QPs (EXPERIMENTAL). */
+#include "cqpoll_mlx5_srq.h"
 
 #endif /* CQPOLL_MLX5_H */

@@ -16,6 +16,7 @@
 
 #include "cqpoll_log_private.h"
 #include "mlx5_qp.h"
+#include "mlx5_srq.h"
 #include "mlx5_wqe.h"
 
 #define QP_WR_DEFAULT 256
@@ -233,6 +234,12 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 	attr.cap.max_send_sge = conf->max_send_sge != 0 ? conf->max_send_sge : 1;
 	attr.cap.max_recv_sge = conf->max_recv_sge != 0 ? conf->max_recv_sge : 1;
 	attr.cap.max_inline_data = conf->max_inline_data;
+	/* On an SRQ the QP has no receive queue (rdma-core: 0 WQEs, §1.2). */
+	if (conf->srq != NULL) {
+		attr.srq = conf->srq->ibsrq;
+		attr.cap.max_recv_wr = 0;
+		attr.cap.max_recv_sge = 0;
+	}
 	errno = 0;
 	qp->ibqp = qp->glue->create_qp(pd, &attr);
 	if (qp->ibqp == NULL)
@@ -252,6 +259,8 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 	}
 	if (qp_setup(qp, &dv, &attr) != 0)
 		return qp_fail(qp, "allocating the per-WQE records", ENOMEM);
+	/* Before the CQs read the QP's completions. */
+	qp->srq = conf->srq;
 	r = set_add(conf->send_cq, qp);
 	if (r == 0)
 		qp->scq = conf->send_cq;
@@ -265,6 +274,8 @@ cqpoll_mlx5_qp_create(struct ibv_pd *pd, const struct cqpoll_mlx5_qp_conf *conf)
 			       "a failed CQ", -r);
 	if (qp->rcq == NULL)
 		qp->rcq = qp->scq;
+	if (qp->srq != NULL)
+		__atomic_fetch_add(&qp->srq->qps, 1, __ATOMIC_RELEASE);
 	return qp;
 }
 
@@ -283,6 +294,8 @@ cqpoll_mlx5_qp_destroy(struct cqpoll_mlx5_qp *qp)
 	set_del(qp->scq, qp);
 	if (qp->rcq != qp->scq)
 		set_del(qp->rcq, qp);
+	if (qp->srq != NULL)
+		__atomic_fetch_sub(&qp->srq->qps, 1, __ATOMIC_RELEASE);
 	qp_free(qp);
 	return 0;
 }

@@ -77,6 +77,7 @@ struct cqpoll_mlx5_qp {
 	uint32_t rq_wr_max;       /* receives outstanding at most: caps' max_recv_wr */
 	uint64_t *rq_wrid;
 	uint32_t max_recv_sge;
+	struct cqpoll_mlx5_srq *srq; /* receives from it instead (mlx5_srq.h), or NULL */
 	int state;                /* enum ibv_qp_state, after the last modify */
 	/* Control path. */
 	struct cqpoll_mlx5_qp_caps caps;

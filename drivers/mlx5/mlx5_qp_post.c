@@ -522,6 +522,7 @@ cqpoll_mlx5_qp_post_recv(struct cqpoll_mlx5_qp *qp, const struct cqpoll_mlx5_rec
 		return -EINVAL;
 	if (qp->state == IBV_QPS_RESET || qp->rq_cnt == 0) {
 		CQPOLL_LOG(ERR, "mlx5", "qp 0x%x: post recv: %s", qp->caps.qp_num,
+			   qp->srq != NULL ? "the QP receives from a shared receive queue" :
 			   qp->rq_cnt == 0 ? "the QP has no receive queue" :
 			   "the QP is in RESET");
 		return -EINVAL;

@@ -13,6 +13,7 @@
 #include "cqpoll_mutant.h"
 #include "mlx5_poll.h"
 #include "mlx5_qp.h"
+#include "mlx5_srq.h"
 
 static inline struct cqpoll_mlx5_qp *
 qp_find(const struct cqpoll_mlx5_qp_set *s, uint32_t qpn)
@@ -128,7 +129,7 @@ qp_complete(const struct cqpoll_mlx5_qp_set *s, struct cqpoll_completion *c)
 		return;
 	/* Responder completions (receive errors included) are the receive queue's. */
 	if (c->opcode == CQPOLL_OP_RECV || c->opcode == CQPOLL_OP_RECV_RDMA_WITH_IMM)
-		done = rq_complete(qp, c);
+		done = qp->srq == NULL ? rq_complete(qp, c) : cqpoll_mlx5_srq_complete(qp->srq, c);
 	else
 		done = sq_complete(qp, c);
 	if (done)

@@ -18,6 +18,8 @@
 static void
 uring_free(struct cqpoll_uring_cq *q)
 {
+	/* First: its pending timeout would post into the ring. */
+	cqpoll_uring_alarm_free(q);
 	if (q->ring != NULL) {
 		if (q->owned) {
 			io_uring_queue_exit(q->ring);

@@ -55,6 +55,18 @@ struct cqpoll_uring_cq {
 	 * the poll looks for them only while this is not 0.
 	 */
 	unsigned int wake_cqes;
+	/*
+	 * Consumer thread: the safety net's alarm (uring_wait.c), a timeout
+	 * on a ring of the driver's own that posts a wake-up CQE into this
+	 * ring when it expires; set for [now + T/2, now + T] and moved only
+	 * when a wait would leave that window, so a sleep pays no timer of
+	 * its own. alarm_state: ALARM_NONE (no ring yet), ALARM_IDLE,
+	 * ALARM_SET (pending, due at alarm_at), ALARM_OFF (the kernel
+	 * refused it: every wait carries its own timeout).
+	 */
+	struct io_uring alarm;
+	int alarm_state;
+	uint64_t alarm_at;
 };
 
 /* user_data of the CQE that wakes a sleeper on the ring: never delivered. */
@@ -73,5 +85,6 @@ void cqpoll_uring_disarm(struct cqpoll_uring_cq *q);
 bool cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q);
 int cqpoll_uring_wait(void *priv, int timeout_ms);
 int cqpoll_uring_wake(void *priv);
+void cqpoll_uring_alarm_free(struct cqpoll_uring_cq *q);
 
 #endif /* CQPOLL_URING_PRIVATE_H */

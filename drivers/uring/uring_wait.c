@@ -15,8 +15,10 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cqpoll_mutant.h"
 #include "uring_private.h"
 
 /* Probed once, at creation: the wait is used only where both exist. */
@@ -37,6 +39,196 @@ cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q)
 }
 
 /*
+ * The safety net's timeout without a timer per sleep. A timeout passed to
+ * io_uring_enter() arms a kernel timer for that call and cancels it on the
+ * wake-up, at every sleep; io_uring_wait_cqe() without one pays neither.
+ * Here the timeout lives on a ring of the driver's own, as an absolute
+ * IORING_OP_TIMEOUT linked to an IORING_OP_MSG_RING that posts a wake-up
+ * CQE (CQPOLL_URING_WAKE_DATA, dropped by the poll) into the CQ's ring when
+ * it expires (IORING_TIMEOUT_ETIME_SUCCESS: the expiry does not break the
+ * link). A wait leaves it where it is when it is due within [T/2, T] of
+ * now (T: that wait's timeout), and moves it (IORING_TIMEOUT_UPDATE) only
+ * when not: at 1000 sleeps a second and T = 10 ms, one system call per
+ * five sleeps instead of a timer per sleep. A sleep the alarm ends has
+ * lasted T/2 at least: its safety net looks early, never late.
+ *
+ * The timeout completes by task work of the thread that set it: on its
+ * next entry to or exit from the kernel, at once if it sleeps there. A
+ * consumer that moved to another thread finds the alarm cancelled when
+ * the old thread exits, and sets another.
+ */
+#define ALARM_NONE 0
+#define ALARM_IDLE 1
+#define ALARM_SET 2
+#define ALARM_OFF 3
+/* user_data on the alarm's ring: the timeout, its link, a move. */
+#define ALARM_TIMEOUT 1
+#define ALARM_LINK 2
+#define ALARM_MOVE 3
+
+/* unused: a test build may replace their one caller. */
+static __attribute__((unused)) uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* What the alarm's ring says: expired, cancelled, moved or refused. */
+static void
+alarm_reap(struct cqpoll_uring_cq *q)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(&q->alarm, &cqe) == 0) {
+		switch (cqe->user_data) {
+		case ALARM_TIMEOUT:
+			/* Expired (its link posts the CQE), or cancelled. */
+			if (cqe->res == -EINVAL)
+				q->alarm_state = ALARM_OFF;
+			else if (q->alarm_state == ALARM_SET)
+				q->alarm_state = ALARM_IDLE;
+			break;
+		case ALARM_LINK:
+			/* Not posted: nothing for the poll to drop. */
+			if (cqe->res < 0)
+				__atomic_fetch_sub(&q->wake_cqes, 1, __ATOMIC_RELAXED);
+			break;
+		case ALARM_MOVE:
+			/* Too late to move: it expired, or is expiring. */
+			if (cqe->res < 0 && q->alarm_state == ALARM_SET)
+				q->alarm_state = ALARM_IDLE;
+			break;
+		default:
+			break;
+		}
+		io_uring_cqe_seen(&q->alarm, cqe);
+	}
+}
+
+static __attribute__((unused)) void
+ns_to_ts(uint64_t ns, struct __kernel_timespec *ts)
+{
+	ts->tv_sec = (long long)(ns / 1000000000ull);
+	ts->tv_nsec = (long long)(ns % 1000000000ull);
+}
+
+#if CQPOLL_MUTANT(URING_NO_ALARM)
+/* Negative control only (test build): covered, says it, and sets nothing. */
+static int
+alarm_cover(struct cqpoll_uring_cq *q, int timeout_ms)
+{
+	(void)timeout_ms;
+	if (q->alarm_state == ALARM_NONE) {
+		if (io_uring_queue_init(4, &q->alarm, 0) != 0)
+			return -1;
+		q->alarm_state = ALARM_IDLE;
+	}
+	return 0;
+}
+#else
+/*
+ * The alarm due within [now + T/2, now + T]: 0, or -1 when this wait
+ * must carry its own timeout (no alarm ring, or the kernel refused it).
+ */
+static int
+alarm_cover(struct cqpoll_uring_cq *q, int timeout_ms)
+{
+	uint64_t t = (uint64_t)timeout_ms * 1000000u, now, at;
+	struct __kernel_timespec ts;
+	struct io_uring_sqe *sqe, *link;
+
+	if (q->alarm_state == ALARM_OFF)
+		return -1;
+	if (q->alarm_state == ALARM_NONE) {
+		if (io_uring_queue_init(4, &q->alarm, 0) != 0) {
+			q->alarm_state = ALARM_OFF;
+			return -1;
+		}
+		q->alarm_state = ALARM_IDLE;
+	}
+	alarm_reap(q);
+	if (q->alarm_state == ALARM_OFF)
+		return -1;
+	now = mono_ns();
+	if (q->alarm_state == ALARM_SET && q->alarm_at >= now + t / 2 &&
+	    q->alarm_at <= now + t)
+		return 0;
+	at = now + t;
+	ns_to_ts(at, &ts);
+	if (q->alarm_state == ALARM_SET) {
+		sqe = io_uring_get_sqe(&q->alarm);
+		if (sqe == NULL)
+			return -1;
+		io_uring_prep_timeout_update(sqe, &ts, ALARM_TIMEOUT,
+					     IORING_TIMEOUT_ABS);
+		sqe->user_data = ALARM_MOVE;
+		if (io_uring_submit(&q->alarm) != 1)
+			return -1;
+		/* The move completes in the submit: a refusal is seen now. */
+		alarm_reap(q);
+		if (q->alarm_state == ALARM_SET) {
+			q->alarm_at = at;
+			return 0;
+		}
+		if (q->alarm_state == ALARM_OFF)
+			return -1;
+	}
+	sqe = io_uring_get_sqe(&q->alarm);
+	link = io_uring_get_sqe(&q->alarm);
+	if (sqe == NULL || link == NULL)
+		return -1;
+	io_uring_prep_timeout(sqe, &ts, 0,
+			      IORING_TIMEOUT_ABS | IORING_TIMEOUT_ETIME_SUCCESS);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe->user_data = ALARM_TIMEOUT;
+	io_uring_prep_msg_ring(link, q->ring->ring_fd, 0, CQPOLL_URING_WAKE_DATA(q), 0);
+	link->user_data = ALARM_LINK;
+	/* Counted before it can land, as a wake-up's CQE is. */
+	__atomic_fetch_add(&q->wake_cqes, 1, __ATOMIC_SEQ_CST);
+	if (io_uring_submit(&q->alarm) != 2) {
+		__atomic_fetch_sub(&q->wake_cqes, 1, __ATOMIC_RELAXED);
+		q->alarm_state = ALARM_OFF;
+		return -1;
+	}
+	q->alarm_state = ALARM_SET;
+	q->alarm_at = at;
+	return 0;
+}
+#endif
+
+/*
+ * Whether the alarm ended this sleep: it expired (its timeout's CQE is in,
+ * or it is no longer set), and the ring holds nothing but wake-up CQEs,
+ * which are taken off its head here so that they do not read as work.
+ */
+static bool
+alarm_rang(struct cqpoll_uring_cq *q)
+{
+	struct io_uring_cqe *cqe;
+
+	alarm_reap(q);
+	if (q->alarm_state == ALARM_SET)
+		return false;
+	while (io_uring_peek_cqe(q->ring, &cqe) == 0 &&
+	       cqe->user_data == CQPOLL_URING_WAKE_DATA(q)) {
+		io_uring_cqe_seen(q->ring, cqe);
+		__atomic_fetch_sub(&q->wake_cqes, 1, __ATOMIC_RELAXED);
+	}
+	return io_uring_cq_ready(q->ring) == 0 && !io_uring_cq_has_overflow(q->ring);
+}
+
+void
+cqpoll_uring_alarm_free(struct cqpoll_uring_cq *q)
+{
+	if (q->alarm_state != ALARM_NONE)
+		io_uring_queue_exit(&q->alarm);
+	q->alarm_state = ALARM_NONE;
+}
+
+/*
  * io_uring_enter(GETEVENTS, min_complete 1) with a timeout, on the ring's
  * own fd: not through liburing's wait, which enters by the ring's
  * registered index once the application registered it
@@ -46,6 +238,7 @@ cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q)
 static int
 enter_wait(struct cqpoll_uring_cq *q, struct __kernel_timespec *ts)
 {
+	/* ts NULL: no timeout (the alarm bounds the sleep). */
 	struct io_uring_getevents_arg arg = {
 		.ts = (uint64_t)(uintptr_t)ts,
 	};
@@ -83,10 +276,16 @@ cqpoll_uring_wait(void *priv, int timeout_ms)
 	cqpoll_uring_disarm(q);
 	__atomic_store_n(&q->waiting, true, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&q->woken, false, __ATOMIC_SEQ_CST) ||
-	    io_uring_cq_ready(q->ring) != 0 || io_uring_cq_has_overflow(q->ring))
+	    io_uring_cq_ready(q->ring) != 0 || io_uring_cq_has_overflow(q->ring)) {
 		r = 0;
-	else
+	} else if (alarm_cover(q, timeout_ms) == 0) {
+		r = enter_wait(q, NULL);
+		/* Ended by the alarm alone: the timeout it stands for. */
+		if (r == 0 && alarm_rang(q))
+			r = -ETIME;
+	} else {
 		r = enter_wait(q, &ts);
+	}
 	__atomic_store_n(&q->waiting, false, __ATOMIC_RELAXED);
 	/*
 	 * A wake-up asked during the sleep is taken with it (its CQE, if

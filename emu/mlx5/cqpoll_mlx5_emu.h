@@ -378,6 +378,8 @@ struct cqpoll_mlx5_emu_wq_stats {
 	uint64_t flushed;          /**< Flushed WQEs, send and receive. */
 	uint64_t rnr_waits;        /**< Looks that found a send waiting for a receive. */
 	uint64_t cq_waits;         /**< Looks that found a WQE waiting for room in a CQ. */
+	uint64_t srq_limit_events; /**< IBV_EVENT_SRQ_LIMIT_REACHED raised. */
+	uint64_t bad_srq_links;    /**< SRQ next-index links pointing out of the ring. */
 };
 
 /**

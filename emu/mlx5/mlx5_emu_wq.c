@@ -147,8 +147,9 @@ cqe_req(struct emu_wq_qp *qp, const struct wqe *w, uint32_t byte_cnt)
 	(void)cqpoll_mlx5_emu_cq_write(qp->scq, &cqe, MLX5_CQE_REQ << 4, 0);
 }
 
+/* A receive's CQE: an SRQ's names the SRQ (CQE version 0) and its WQE index (§6). */
 static void
-cqe_resp(struct emu_wq_qp *peer, uint8_t opcode, uint32_t byte_cnt, uint32_t imm,
+cqe_resp(struct emu_wq_qp *peer, uint16_t idx, uint8_t opcode, uint32_t byte_cnt, uint32_t imm,
 	 int se, uint32_t src_qpn)
 {
 	struct mlx5_cqe64 cqe;
@@ -157,7 +158,9 @@ cqe_resp(struct emu_wq_qp *peer, uint8_t opcode, uint32_t byte_cnt, uint32_t imm
 	cqe.byte_cnt = htobe32(byte_cnt);
 	cqe.imm_inval_pkey = imm;
 	cqe.flags_rqpn = htobe32(src_qpn & 0xffffff);
-	cqe_stamp(&cqe, peer->ibqp.qp_num, (uint16_t)peer->rq_ci);
+	if (peer->srq != NULL)
+		cqe.srqn_uidx = htobe32(peer->srq->dv.srqn);
+	cqe_stamp(&cqe, peer->ibqp.qp_num, idx);
 	(void)cqpoll_mlx5_emu_cq_write(peer->rcq, &cqe, (uint8_t)(opcode << 4 |
 				       (se ? CQPOLL_MLX5_OP_OWN_SE : 0)), se);
 }
@@ -206,27 +209,15 @@ gather(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w, uint32_t
 	return (int64_t)total;
 }
 
-/* A send's or write-with-immediate's receive at @p peer: its WQE, or NULL. */
-static const uint8_t *
-recv_wqe(const struct emu_wq_qp *peer)
-{
-	uint16_t posted = (uint16_t)be32toh(__atomic_load_n(&peer->dv.dbrec[MLX5_RCV_DBR],
-							    __ATOMIC_ACQUIRE));
-
-	if (posted == (uint16_t)peer->rq_ci)
-		return NULL;
-	return (const uint8_t *)peer->dv.rq.buf +
-		(size_t)(peer->rq_ci & (peer->dv.rq.wqe_cnt - 1)) * peer->dv.rq.stride;
-}
-
 /* Scatter @p len scratch bytes over a receive WQE (§5): 0 or the responder's syndrome. */
 static int
-scatter_recv(struct emu_wq_ctx *c, struct emu_wq_qp *peer, const uint8_t *rwqe, uint32_t len)
+scatter_recv(struct emu_wq_ctx *c, struct emu_wq_qp *peer, const uint8_t *rwqe, uint32_t nseg,
+	     uint32_t len)
 {
 	uint32_t i, bc, lkey, done = 0, take;
 	uint8_t *dst;
 
-	for (i = 0; i < peer->dv.rq.stride / 16 && done < len; i++) {
+	for (i = 0; i < nseg && done < len; i++) {
 		bc = rd32(rwqe + i * 16);
 		lkey = rd32(rwqe + i * 16 + 4);
 		if (lkey == MLX5_INVALID_LKEY)
@@ -280,7 +271,9 @@ static int
 to_receive(struct emu_wq_ctx *c, struct emu_wq_qp *qp, struct emu_wq_qp *peer,
 	   const struct wqe *w, uint32_t len, int with_data)
 {
-	const uint8_t *rwqe = recv_wqe(peer);
+	uint32_t nseg = 0;
+	uint16_t idx = 0;
+	const uint8_t *rwqe = cqpoll_mlx5_emu_wq_recv_wqe(peer, &nseg, &idx);
 	uint8_t op;
 	int syn;
 
@@ -292,10 +285,10 @@ to_receive(struct emu_wq_ctx *c, struct emu_wq_qp *qp, struct emu_wq_qp *peer,
 		}
 		return MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
 	}
-	syn = with_data ? scatter_recv(c, peer, rwqe, len) : 0;
+	syn = with_data ? scatter_recv(c, peer, rwqe, nseg, len) : 0;
 	if (syn != 0) {
-		cqe_err(peer->rcq, 0, 0, peer->ibqp.qp_num, (uint16_t)peer->rq_ci, (uint8_t)syn);
-		peer->rq_ci++;
+		cqe_err(peer->rcq, 0, 0, peer->ibqp.qp_num, idx, (uint8_t)syn);
+		cqpoll_mlx5_emu_wq_recv_take(c, peer);
 		c->stats.errors++;
 		qp_error(peer);
 		/* The requester hears a NAK: invalid request or operational error. */
@@ -304,9 +297,9 @@ to_receive(struct emu_wq_ctx *c, struct emu_wq_qp *qp, struct emu_wq_qp *peer,
 	}
 	op = w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM ? MLX5_CQE_RESP_WR_IMM :
 		w->opcode == MLX5_OPCODE_SEND_IMM ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND;
-	cqe_resp(peer, op, len, op == MLX5_CQE_RESP_SEND ? 0 : w->imm,
+	cqe_resp(peer, idx, op, len, op == MLX5_CQE_RESP_SEND ? 0 : w->imm,
 		 (w->fm_ce_se & MLX5_WQE_CTRL_SOLICITED) != 0, qp->ibqp.qp_num);
-	peer->rq_ci++;
+	cqpoll_mlx5_emu_wq_recv_take(c, peer);
 	c->stats.recvs++;
 	return 0;
 }
@@ -336,7 +329,8 @@ exec(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w, uint32_t *
 {
 	struct emu_wq_qp *peer = qp_by_num(c, qp->dest_qpn);
 	uint64_t raddr = 0;
-	uint32_t rkey = 0;
+	uint32_t rkey = 0, nseg;
+	uint16_t idx;
 	uint8_t *target;
 	int64_t len;
 
@@ -365,7 +359,8 @@ exec(struct emu_wq_ctx *c, struct emu_wq_qp *qp, const struct wqe *w, uint32_t *
 		if ((target == NULL && len != 0) || !(peer->access & IBV_ACCESS_REMOTE_WRITE))
 			return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 		/* The receive first: no byte lands before the write can complete. */
-		if (w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM && recv_wqe(peer) == NULL)
+		if (w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM &&
+		    cqpoll_mlx5_emu_wq_recv_wqe(peer, &nseg, &idx) == NULL)
 			return to_receive(c, qp, peer, w, (uint32_t)len, 0);
 		if (len != 0)
 			memcpy(target, c->scratch, (size_t)len);
@@ -503,13 +498,21 @@ read_doorbells(struct emu_wq_ctx *c, struct emu_wq_qp *qp)
 		c->stats.record_only++;
 }
 
-/* An errored QP's posted receives, one flush CQE each. */
+/*
+ * An errored QP's posted receives, one flush CQE each. A QP on an SRQ has
+ * none: what it has not taken is the SRQ's, and stays posted for the others.
+ */
 static void
 flush_recvs(struct emu_wq_ctx *c, struct emu_wq_qp *qp)
 {
-	while (recv_wqe(qp) != NULL && cqpoll_mlx5_emu_cq_room(qp->rcq, 1) == 1) {
-		cqe_err(qp->rcq, 0, 0, qp->ibqp.qp_num, (uint16_t)qp->rq_ci,
-			MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+	uint32_t nseg;
+	uint16_t idx;
+
+	if (qp->srq != NULL)
+		return;
+	while (cqpoll_mlx5_emu_wq_recv_wqe(qp, &nseg, &idx) != NULL &&
+	       cqpoll_mlx5_emu_cq_room(qp->rcq, 1) == 1) {
+		cqe_err(qp->rcq, 0, 0, qp->ibqp.qp_num, idx, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
 		qp->rq_ci++;
 		c->stats.flushed++;
 	}

@@ -136,14 +136,17 @@ g_ack_cq_events(struct ibv_cq *cq, unsigned int n)
 	(void)n;
 }
 
-/* The device raises no async event on this context. */
+/* The device's async events: an SRQ's limit reached (mlx5_emu_srq.c). */
 static int
 g_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
-	(void)ctx;
-	(void)ev;
-	errno = EAGAIN;
-	return -1;
+	struct emu_wq_ctx *c = cqpoll_mlx5_emu_wq_ctx_of(ctx);
+
+	if (c == NULL || ev == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return cqpoll_mlx5_emu_async_get(c, ev);
 }
 
 static void
@@ -170,12 +173,18 @@ g_mlx5dv_create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
 	return NULL;
 }
 
-/* mlx5dv_get_qp() (§1.1): the QP's rings; comp_mask is input, nothing extra given. */
+/*
+ * mlx5dv_get_qp() (§1.1): the QP's rings; comp_mask is input, nothing extra
+ * given. mlx5dv_get_srq(): the SRQ's ring, its number if asked.
+ */
 static int
 g_mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t type)
 {
 	struct emu_wq_qp *qp;
 
+	if (type == MLX5DV_OBJ_SRQ && obj != NULL && obj->srq.in != NULL &&
+	    obj->srq.out != NULL && cqpoll_mlx5_emu_wq_ctx_of(obj->srq.in->context) != NULL)
+		return cqpoll_mlx5_emu_srq_dv(obj->srq.in, obj->srq.out);
 	if (type != MLX5DV_OBJ_QP || obj == NULL || obj->qp.in == NULL || obj->qp.out == NULL ||
 	    cqpoll_mlx5_emu_wq_ctx_of(obj->qp.in->context) == NULL)
 		return EOPNOTSUPP;
@@ -210,6 +219,9 @@ qp_memory(struct emu_wq_qp *qp, struct ibv_qp_init_attr *attr)
 	rq_cnt = pow2_up(cap->max_recv_wr != 0 ? cap->max_recv_wr : 1);
 	while (rq_cnt * rq_stride < 64)
 		rq_cnt <<= 1;
+	/* On an SRQ: no receive queue, the send queue at offset 0. */
+	if (attr->srq != NULL)
+		rq_cnt = rq_stride = 0;
 	rq_bytes = rq_cnt * rq_stride;
 	len = align_up(rq_bytes + sq_bytes, EMU_PAGE);
 	qp->buf = aligned_alloc(EMU_PAGE, len);
@@ -234,6 +246,8 @@ qp_memory(struct emu_wq_qp *qp, struct ibv_qp_init_attr *attr)
 	/* max_send_sge stays as asked (sq.max_gs). */
 	cap->max_recv_wr = rq_cnt;
 	cap->max_recv_sge = rq_stride / 16;
+	if (attr->srq != NULL)
+		qp->dv.rq.buf = NULL;
 	return 0;
 }
 
@@ -253,8 +267,9 @@ g_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct emu_wq_qp *qp;
 	int r;
 
-	if (c == NULL || attr == NULL || attr->qp_type != IBV_QPT_RC || attr->srq != NULL) {
-		errno = c == NULL || attr == NULL ? EINVAL : EOPNOTSUPP;
+	if (c == NULL || attr == NULL || attr->qp_type != IBV_QPT_RC ||
+	    (attr->srq != NULL && attr->srq->context != pd->context)) {
+		errno = c == NULL || attr == NULL || attr->srq != NULL ? EINVAL : EOPNOTSUPP;
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -280,6 +295,11 @@ g_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp->state = IBV_QPS_RESET;
 	pthread_mutex_lock(&c->lock);
 	qp->ibqp.qp_num = c->next_qpn++ & 0xffffff;
+	if (attr->srq != NULL) {
+		qp->srq = (struct emu_wq_srq *)(void *)attr->srq;
+		qp->srq->qps++;
+		qp->ibqp.srq = attr->srq;
+	}
 	qp->next = c->qps;
 	c->qps = qp;
 	pthread_mutex_unlock(&c->lock);
@@ -299,6 +319,8 @@ g_destroy_qp(struct ibv_qp *ibqp)
 		;
 	if (*p != NULL)
 		*p = (*p)->next;
+	if (qp_of(ibqp)->srq != NULL)
+		qp_of(ibqp)->srq->qps--;
 	pthread_mutex_unlock(&c->lock);
 	qp_free(qp_of(ibqp));
 	return 0;
@@ -370,6 +392,10 @@ static const struct cqpoll_ibv_glue emu_wq_glue = {
 	.create_qp = g_create_qp,
 	.modify_qp = g_modify_qp,
 	.destroy_qp = g_destroy_qp,
+	.create_srq = cqpoll_mlx5_emu_srq_create,
+	.modify_srq = cqpoll_mlx5_emu_srq_modify,
+	.query_srq = cqpoll_mlx5_emu_srq_query,
+	.destroy_srq = cqpoll_mlx5_emu_srq_destroy,
 	.mlx5dv_is_supported = g_mlx5dv_is_supported,
 	.mlx5dv_init_obj = g_mlx5dv_init_obj,
 	.mlx5dv_create_cq = g_mlx5dv_create_cq,
@@ -414,7 +440,7 @@ cqpoll_mlx5_emu_close(struct ibv_context *ctx)
 
 	if (c == NULL)
 		return -EINVAL;
-	if (c->qps != NULL || c->mrs != NULL || c->pds != 0)
+	if (c->qps != NULL || c->srqs != NULL || c->mrs != NULL || c->pds != 0)
 		return -EBUSY;
 	cqpoll_ibv_glue_unregister(ctx);
 	pthread_mutex_destroy(&c->lock);
@@ -449,6 +475,7 @@ int
 cqpoll_mlx5_emu_dealloc_pd(struct ibv_pd *pd)
 {
 	struct emu_wq_ctx *c = pd != NULL ? cqpoll_mlx5_emu_wq_ctx_of(pd->context) : NULL;
+	const struct emu_wq_srq *sq;
 	const struct emu_wq_mr *m;
 	const struct emu_wq_qp *q;
 	int busy = 0;
@@ -460,6 +487,8 @@ cqpoll_mlx5_emu_dealloc_pd(struct ibv_pd *pd)
 		busy |= m->mr.pd == pd;
 	for (q = c->qps; q != NULL; q = q->next)
 		busy |= q->ibqp.pd == pd;
+	for (sq = c->srqs; sq != NULL; sq = sq->link)
+		busy |= sq->ibsrq.pd == pd;
 	if (!busy)
 		c->pds--;
 	pthread_mutex_unlock(&c->lock);

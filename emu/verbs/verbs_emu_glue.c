@@ -72,6 +72,39 @@ emu_destroy_qp(struct ibv_qp *qp)
 	return EOPNOTSUPP;
 }
 
+static struct ibv_srq *
+emu_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	(void)pd;
+	(void)attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static int
+emu_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask)
+{
+	(void)srq;
+	(void)attr;
+	(void)attr_mask;
+	return EOPNOTSUPP;
+}
+
+static int
+emu_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	(void)srq;
+	(void)attr;
+	return EOPNOTSUPP;
+}
+
+static int
+emu_destroy_srq(struct ibv_srq *srq)
+{
+	(void)srq;
+	return EOPNOTSUPP;
+}
+
 /* An emulated verbs context is no mlx5 device, as mlx5dv_is_supported() says. */
 static bool
 emu_mlx5dv_is_supported(struct ibv_device *dev)
@@ -114,6 +147,10 @@ const struct cqpoll_ibv_glue cqpoll_verbs_emu_glue = {
 	.create_qp = emu_create_qp,
 	.modify_qp = emu_modify_qp,
 	.destroy_qp = emu_destroy_qp,
+	.create_srq = emu_create_srq,
+	.modify_srq = emu_modify_srq,
+	.query_srq = emu_query_srq,
+	.destroy_srq = emu_destroy_srq,
 	.mlx5dv_is_supported = emu_mlx5dv_is_supported,
 	.mlx5dv_init_obj = emu_mlx5dv_init_obj,
 	.mlx5dv_create_cq = emu_mlx5dv_create_cq,

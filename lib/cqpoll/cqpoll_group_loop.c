@@ -329,12 +329,14 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		slept = __atomic_load_n(&g->stats.asleep_ns, __ATOMIC_RELAXED) - slept;
 		if (g->failed != NULL && cqpoll_group_reap(g))
 			return cqpoll_group_free_deferred(g);
+		/* Read at the wake-up: its callbacks count as the next iteration's. */
+		t1 = g->t_woke;
 	} else {
 		/* No sleep: nothing to time. */
 		g->sleep_cpu_t0 = 0;
 		slept = 0;
+		t1 = cqpoll_now_ns();
 	}
-	t1 = cqpoll_now_ns();
 	/* Tell the policy work arrived, so it polls on (hysteresis). */
 	if (r > 0 && g->mode == CQPOLL_GROUP_MODE_ADAPTIVE)
 		g->policy->decide(g->policy_state, (unsigned int)r, t1);

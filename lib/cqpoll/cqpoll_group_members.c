@@ -260,19 +260,24 @@ cqpoll_group_count_waits(struct cqpoll_group *g, struct cqpoll_group_member *m)
 }
 
 void
-cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
+cqpoll_group_activate_at(struct cqpoll_group *g, struct cqpoll_group_member *m,
+			 uint64_t now)
 {
 	if (m->active)
 		return;
 	cqpoll_group_count_waits(g, m);
 	m->active = true;
-	/*
-	 * Woken or new: it gets a full cold_us before it may go cold again.
-	 * Never on the hot path: activation follows an event or an add.
-	 */
-	m->t_work = cqpoll_now_ns();
+	/* Woken or new: it gets a full cold_us before it may go cold again. */
+	m->t_work = now;
 	m->active_pos = g->nactive;
 	g->active[g->nactive++] = m;
+}
+
+void
+cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m)
+{
+	if (!m->active)
+		cqpoll_group_activate_at(g, m, cqpoll_now_ns());
 }
 
 void

@@ -253,6 +253,7 @@ cqpoll_group_check_cold(struct cqpoll_group *g, uint64_t now)
 	if (r < 0)
 		return errno != EINTR ? -errno : 0;
 	/* No wake-up to measure: the group did not sleep (t_sleep = now). */
+	g->t_woke = now;
 	total = r > 0 ?
 		cqpoll_group_take_ready(g, evs, r, now, &cq_ready, &xthread) : 0;
 	if (total < 0)
@@ -317,6 +318,15 @@ health_begin(struct cqpoll_group *g, uint64_t now)
 	int r;
 
 	g->t_health_due = now + cqpoll_group_period_ns(g);
+	/*
+	 * Every member active: none is armed, so no CQ event can be pending
+	 * and the slice would skip them all. A group of one woken by its CQ
+	 * at every sleep is there at each check: no system call for nothing.
+	 * A kick left on the eventfd ends the next sleep at once, as one that
+	 * lands after the check does.
+	 */
+	if (g->nactive == g->n)
+		return 0;
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, 0);
 	if (r < 0)
 		return errno != EINTR ? -errno : 0;
@@ -324,6 +334,7 @@ health_begin(struct cqpoll_group *g, uint64_t now)
 	sweep_begin(g, &g->health, now,
 		    now > GROUP_HEALTH_EVENT_SLACK_NS ?
 		    now - GROUP_HEALTH_EVENT_SLACK_NS : 0);
+	g->t_woke = now;
 	return r > 0 ?
 	       cqpoll_group_take_ready(g, evs, r, now, &cq_ready, &xthread) : 0;
 }

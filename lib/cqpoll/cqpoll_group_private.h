@@ -118,6 +118,12 @@ struct cqpoll_group {
 	uint64_t t_sleep;
 	/* End of the last iteration: busy time is counted from there. */
 	uint64_t t_mark;
+	/*
+	 * The clock when the events being taken were seen (after a sleep, or
+	 * at a look without one): the woken members' activation time, and the
+	 * end of a sleep's iteration, without a clock read of their own.
+	 */
+	uint64_t t_woke;
 	/* Busy and adaptive modes: idle time that makes a CQ cold; 0: never. */
 	uint64_t cold_ns;
 	/* Last non-blocking look at the events of cold CQs. */
@@ -232,6 +238,9 @@ int cqpoll_group_kick(struct cqpoll_group *g);
 
 /* Put a member on the active list (no-op if it is there). */
 void cqpoll_group_activate(struct cqpoll_group *g, struct cqpoll_group_member *m);
+/* The same, the clock already read (@p now): a wake-up reads it once. */
+void cqpoll_group_activate_at(struct cqpoll_group *g, struct cqpoll_group_member *m,
+			      uint64_t now);
 /* Take a member off the active list (no-op if it is not there). */
 void cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m);
 

@@ -57,13 +57,14 @@ cqpoll_group_check_oracle(struct cqpoll_group *g)
  * tcp and the two of the lightest (io_uring, sw). Timing every sleep would
  * add a tenth to a hundred percent of the calls it measures, so the group
  * samples its transitions into sleep, the first SLEEP_CPU_FIRST (a policy
- * learns the cost at once) and then one in SLEEP_CPU_EVERY: 1/8 of a call
- * per sleep, in the noise of what is measured (strace -c counts in
- * doc/guides/poll-group.md). A sampled transition that finds work and does
- * not sleep is not timed.
+ * learns the cost at once) and then one in SLEEP_CPU_EVERY: 1/32 of a call
+ * per sleep, below what a peer's own wait would notice (strace -c counts in
+ * doc/guides/poll-group.md), and still a sample every 64 ms at 1000 sleeps
+ * a second. A sampled transition that finds work and does not sleep is not
+ * timed.
  */
 #define SLEEP_CPU_FIRST 8
-#define SLEEP_CPU_EVERY 16
+#define SLEEP_CPU_EVERY 64
 
 /* A transition begins: start the CPU clock if this one is sampled. */
 void

@@ -172,7 +172,7 @@ static int
 wake_member(struct cqpoll_group *g, struct cqpoll_group_member *m,
 	    uint64_t t_sleep, bool *measured)
 {
-	cqpoll_group_activate(g, m);
+	cqpoll_group_activate_at(g, m, g->t_woke);
 	return poll_woken(g, m, t_sleep, measured);
 }
 
@@ -278,7 +278,8 @@ cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout
 	int r, total;
 
 	r = epoll_wait(g->epfd, evs, GROUP_EPOLL_EVENTS, timeout_ms);
-	asleep = cqpoll_now_ns() - t_sleep;
+	g->t_woke = cqpoll_now_ns();
+	asleep = g->t_woke - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
 	if (r < 0) {
 		if (errno == EINTR)
@@ -362,7 +363,8 @@ cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_memb
 	__atomic_store_n(&g->lone_cq, NULL, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&g->lone_users, __ATOMIC_ACQUIRE) != 0)
 		sched_yield();
-	asleep = cqpoll_now_ns() - t_sleep;
+	g->t_woke = cqpoll_now_ns();
+	asleep = g->t_woke - t_sleep;
 	cqpoll_stat_add(&g->stats.asleep_ns, asleep);
 	/* The kick's eventfd write is taken too, as the epoll's drain takes it. */
 	xthread = __atomic_exchange_n(&g->kicked, 0, __ATOMIC_SEQ_CST) != 0;

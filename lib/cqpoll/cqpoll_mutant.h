@@ -96,6 +96,11 @@
 #define CQPOLL_MUTANT_POLL_UNTIL_NO_PROBE 0
 #endif
 
+/* The io_uring wait believes its alarm set and sleeps with no timeout. */
+#ifndef CQPOLL_MUTANT_URING_NO_ALARM
+#define CQPOLL_MUTANT_URING_NO_ALARM 0
+#endif
+
 /* 1 in the test build of mutant @p name, else 0; an unknown name is an error. */
 #define CQPOLL_MUTANT(name) (CQPOLL_MUTANT_##name)
 

@@ -9,7 +9,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll.h"
@@ -347,6 +350,122 @@ test_bad_args(void)
 	return TEST_PASS;
 }
 
+static void
+on_watchdog(int sig)
+{
+	(void)sig;
+}
+
+/* A timeout on the CQ's own ring: its CQE lands @p ms from now. */
+static int
+ring_timeout(struct io_uring *ring, unsigned int ms, uint64_t user_data)
+{
+	static struct __kernel_timespec ts;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (sqe == NULL)
+		return -EBUSY;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long long)ms * 1000000;
+	io_uring_prep_timeout(sqe, &ts, 0, 0);
+	sqe->user_data = user_data;
+	return io_uring_submit(ring) == 1 ? 0 : -EIO;
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The safety net's timeout on the ring's own wait, set once per period on
+ * a ring of the driver's (uring_wait.c), not per sleep: every sleep of an
+ * idle CQ still ends within its timeout, no sooner than half of it, as a
+ * timeout (counted, never delivered as a completion); a NOP ends a sleep
+ * at once, as its event; and the alarm, moved or spent, never shows in
+ * the CQ. Negative control: a build that believes its alarm set and sets
+ * none must be caught by the watchdog (a signal ends that sleep with
+ * -EINTR after a second) instead of sleeping forever.
+ */
+static int
+test_alarm(void)
+{
+	struct sigaction sa = { .sa_handler = on_watchdog };
+	struct cqpoll_completion c[4];
+	struct cqpoll_cq_stats st;
+	struct cqpoll_cq *cq = cqpoll_uring_cq_create(NULL);
+	struct io_uring *ring;
+	uint64_t t0, dt;
+	int i, r;
+
+	TEST_ASSERT(cq != NULL, "create: %s", strerror(errno));
+	ring = cqpoll_uring_cq_ring(cq);
+	TEST_ASSERT_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+	for (i = 0; i < 12; i++) {
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		/* Every other sleep is ended by a NOP before its alarm. */
+		if (i % 2 == 1)
+			TEST_ASSERT_EQ(test_uring_nop(ring, 100 + (uint64_t)i, 0, false, 0), 0);
+		alarm(1);
+		t0 = mono_ms();
+		r = cqpoll_cq_wait(cq, 20);
+		dt = mono_ms() - t0;
+		alarm(0);
+		TEST_ASSERT(r != -EINTR, "sleep %d not ended by its 20 ms timeout in 1 s", i);
+		if (i % 2 == 1) {
+			TEST_ASSERT_EQ(r, 1);
+			TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+			TEST_ASSERT_EQ(c[0].wr_id, 100 + (uint64_t)i);
+			continue;
+		}
+		TEST_ASSERT_EQ(r, 0);
+		/* Half the timeout at least (the clock in ms: one less). */
+		TEST_ASSERT(dt >= 9, "sleep %d timed out after %" PRIu64 " ms", i, dt);
+		/* The alarm's CQE is the driver's: never a completion. */
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	}
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.wait_timeouts, 6);
+	/*
+	 * Sleeps ended by the ring's own 2 ms timeouts (a CQE the kernel
+	 * posts while the consumer sleeps): the alarm set by the first
+	 * stays, and is moved as the sleeps pass its half; none of them
+	 * times out, and only the timeouts' CQEs come out.
+	 */
+	for (i = 0; i < 16; i++) {
+		TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+		TEST_ASSERT_EQ(ring_timeout(ring, 2, 200 + (uint64_t)i), 0);
+		alarm(1);
+		r = cqpoll_cq_wait(cq, 20);
+		alarm(0);
+		TEST_ASSERT_EQ(r, 1);
+		TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+		TEST_ASSERT_EQ(c[0].wr_id, 200 + (uint64_t)i);
+	}
+	TEST_ASSERT_EQ(cqpoll_cq_stats_get(cq, &st), 0);
+	TEST_ASSERT_EQ(st.wait_timeouts, 6);
+	/* A shorter timeout than the alarm's (200 ms, just set): moved. */
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	TEST_ASSERT_EQ(ring_timeout(ring, 2, 300), 0);
+	TEST_ASSERT_EQ(cqpoll_cq_wait(cq, 200), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 1);
+	TEST_ASSERT_EQ(cqpoll_poll_and_arm(cq, c, 4), 0);
+	alarm(1);
+	t0 = mono_ms();
+	r = cqpoll_cq_wait(cq, 5);
+	dt = mono_ms() - t0;
+	alarm(0);
+	TEST_ASSERT(r == 0 && dt < 150, "a 5 ms sleep after a 200 ms one: %d after %" PRIu64 " ms",
+		    r, dt);
+	TEST_ASSERT_EQ(cqpoll_poll_burst(cq, c, 4), 0);
+	cqpoll_cq_destroy(cq);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(test_edge),
 	TEST_CASE(test_disarmed_while_polling),
@@ -355,17 +474,26 @@ static const struct test_case cases[] = {
 	TEST_CASE(test_attach),
 	TEST_CASE(test_ring_lost),
 	TEST_CASE(test_bad_args),
+	TEST_CASE(test_alarm),
 };
 
+/* Usage: test_uring [CASE]: every case, or the one named. */
 int
-main(void)
+main(int argc, char **argv)
 {
 	char why[256];
+	size_t i;
 
 	inject = test_uring_probe(why, sizeof(why));
 	if (inject < 0) {
 		printf("skip: %s\n", why);
 		return TEST_SKIP;
 	}
-	return test_run("uring", cases, sizeof(cases) / sizeof(cases[0]));
+	if (argc < 2)
+		return test_run("uring", cases, sizeof(cases) / sizeof(cases[0]));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (strcmp(cases[i].name, argv[1]) == 0)
+			return test_run("uring", &cases[i], 1);
+	fprintf(stderr, "test_uring: no case %s\n", argv[1]);
+	return TEST_FAIL;
 }

@@ -5,7 +5,8 @@
 extern const struct hw_check hw_check_loopback, hw_check_arm_claim, hw_check_events,
 	hw_check_shared_channel, hw_check_report_missed, hw_check_compare,
 	hw_check_inline32, hw_check_inline64, hw_check_cqe128, hw_check_compressed,
-	hw_check_race, hw_check_race_naive, hw_check_device, hw_check_qp;
+	hw_check_race, hw_check_race_naive, hw_check_device, hw_check_qp,
+	hw_check_srq;
 
 const struct hw_check *const hw_checks[] = {
 	&hw_check_loopback,
@@ -15,6 +16,7 @@ const struct hw_check *const hw_checks[] = {
 	&hw_check_report_missed,
 	&hw_check_compare,
 	&hw_check_qp,
+	&hw_check_srq,
 	&hw_check_inline32,
 	&hw_check_inline64,
 	&hw_check_cqe128,

@@ -8,7 +8,7 @@
  *   cqpoll-hw-check [--emulated | --device=IBDEV] [--check=NAME]... [--json=FILE]
  *   cqpoll-hw-check --list-devices | --list-checks
  *
- * --control=swap-imm|vendor-err|qp-wr-id (tests only): negative controls of the comparisons.
+ * --control=swap-imm|vendor-err|qp-wr-id|srq-wr-id (tests only): negative controls of the comparisons.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -228,9 +228,10 @@ main(int argc, char **argv)
 		case 'C': list_chk = true; break;
 		case 'x':
 			if (strcmp(optarg, "swap-imm") != 0 &&
-			    strcmp(optarg, "vendor-err") != 0 && strcmp(optarg, "qp-wr-id") != 0) {
+			    strcmp(optarg, "vendor-err") != 0 && strcmp(optarg, "qp-wr-id") != 0 &&
+			    strcmp(optarg, "srq-wr-id") != 0) {
 				fprintf(stderr, "cqpoll-hw-check: --control=%s: unknown "
-					"(swap-imm, vendor-err, qp-wr-id)\n", optarg);
+					"(swap-imm, vendor-err, qp-wr-id, srq-wr-id)\n", optarg);
 				return 2;
 			}
 			hw_control = optarg;

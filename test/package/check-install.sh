@@ -5,9 +5,13 @@
 # DESTDIR, then check what landed there, as an outside program would use it.
 #
 #   1. the verification kit: with -Demu=build (the default) no libcqpoll_emu
-#      and no testpmd-cq; with -Demu=install both, the kit in its private
-#      libdir only; no installed library in the public libdir defines an
-#      ibv_* symbol;
+#      and no emu plugin; with -Demu=install both, in their private
+#      libdirs only; testpmd-cq installed either way, needing no kit,
+#      libfabric or UCX library (its plugins do; a sw run loads neither,
+#      control: an ofi run loads libfabric), running --dev=sw and
+#      --dev=uring from the install, and the emulated devices with the kit
+#      (without it: exit 2 naming the kit); no installed library in the
+#      public libdir defines an ibv_* symbol;
 #   2. every installed header compiles alone with no -D flag, as C11 with
 #      -pedantic and as C++17;
 #   3. an outside program linked against libcqpoll.a and libcqpoll_dpdk.a
@@ -39,7 +43,7 @@
 #      sources installed in share/cqpoll/examples build with their Makefile
 #      against the install and run.
 #
-# usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1)
+# usage: check-install.sh BUILDDIR SRCDIR EMU(build|install) SANITIZE DOCS(0|1) APP(0|1)
 # Exits 77 (skip) in a sanitized build: its archives need the sanitizer
 # runtime that an outside program does not link.
 set -euo pipefail
@@ -49,6 +53,7 @@ src=$(cd "$2" && pwd)
 emu=$3
 sanitize=$4
 docs=$5
+app_built=$6
 
 if [ "$sanitize" != none ]; then
 	echo "SKIP: sanitized build (b_sanitize=$sanitize): outside programs link no sanitizer runtime"
@@ -89,26 +94,127 @@ root=$tmp/root$prefix
 lib=$tmp/root$libdir
 inc=$root/include
 
-# 1. The verification kit.
-kit=$(find "$tmp/root" -name 'libcqpoll_emu*' | sort)
-app=$(find "$tmp/root" -name testpmd-cq)
+# 1. The verification kit, and testpmd-cq without it.
+kit=$(find "$tmp/root" \( -name 'libcqpoll_emu*' -o -name 'tpcq-emu.so' \) | sort)
+plugins=$lib/testpmd-cq
 if [ "$emu" = build ]; then
-	[ -z "$kit" ] && pass "no libcqpoll_emu installed" || fail "libcqpoll_emu installed: $kit"
-	[ -z "$app" ] && pass "no testpmd-cq installed" || fail "testpmd-cq installed without the kit option: $app"
+	[ -z "$kit" ] && pass "no kit file installed (libcqpoll_emu, tpcq-emu.so)" ||
+		fail "kit installed: $kit"
 	[ ! -d "$inc/cqpoll-emu" ] && pass "no kit headers" || fail "kit headers installed"
 else
-	if [ -n "$kit" ] && ! echo "$kit" | grep -qv "^$lib/cqpoll-emu/"; then
-		pass "libcqpoll_emu only in $libdir/cqpoll-emu"
+	if [ -n "$kit" ] && ! echo "$kit" | grep -v "^$lib/cqpoll-emu/" | grep -qv "^$plugins/tpcq-emu.so$"; then
+		pass "the kit only in $libdir/cqpoll-emu and its plugin in $libdir/testpmd-cq"
 	else
-		fail "libcqpoll_emu missing or outside its private libdir: ${kit:-none}"
+		fail "the kit missing or outside its private directories: ${kit:-none}"
 	fi
-	if [ -n "$app" ] && LD_LIBRARY_PATH="$lib" ldd "$app" | grep -q "$lib/cqpoll-emu/libcqpoll_emu"; then
-		pass "testpmd-cq installed, finds the kit through its run path"
-	elif [ -n "$app" ] && readelf -d "$app" | grep -q "RUNPATH.*$libdir/cqpoll-emu"; then
-		pass "testpmd-cq installed with its run path to the kit"
+fi
+# testpmd-cq: in every install where it is built, for real devices and
+# queues; the kit's devices (its emu plugin) and the stacks that cost every
+# start (libfabric, UCX) loaded only when a run asks for them.
+tpcq=$root/bin/testpmd-cq
+# Its EAL's defaults; a prefix of its own, as the tests' runs.
+run_tpcq() {
+	LD_LIBRARY_PATH="$lib" timeout 120 "$tpcq" -- "$@" 2>&1
+}
+if [ "$app_built" = 1 ]; then
+	if [ -x "$tpcq" ]; then
+		pass "testpmd-cq installed"
 	else
-		fail "testpmd-cq missing or without a run path to the kit"
+		fail "testpmd-cq not installed"
 	fi
+	needed=$(readelf -d "$tpcq" | awk '$2 == "(NEEDED)" { print $5 }' | tr -d '[]' | tr '\n' ' ')
+	case " $needed" in
+	*" libcqpoll_emu"* | *" libfabric"* | *" libucp"* | *" libucs"*)
+		fail "testpmd-cq needs what a run loads only when asked for: $needed" ;;
+	*) pass "testpmd-cq needs no libcqpoll_emu, libfabric or UCX (NEEDED: $needed)" ;;
+	esac
+	# Negative control: the plugins do need theirs.
+	for pl in "$plugins"/tpcq-*.so; do
+		[ -e "$pl" ] || continue
+		pneeded=$(readelf -d "$pl" | awk '$2 == "(NEEDED)" { print $5 }' | tr -d '[]' | tr '\n' ' ')
+		case "$(basename "$pl") $pneeded" in
+		"tpcq-emu.so "*libcqpoll_emu* | "tpcq-ofi.so "*libfabric* | "tpcq-ucx.so "*libucp*)
+			pass "$(basename "$pl") needs its stack: $pneeded" ;;
+		*) fail "$(basename "$pl") does not need its stack (NEEDED: $pneeded)" ;;
+		esac
+	done
+	if out=$(run_tpcq --dev=sw --rate=2000 --duration=0.1) &&
+		grep -q 'lost_wakeups *: 0' <<<"$out"; then
+		pass "installed testpmd-cq --dev=sw runs"
+	else
+		echo "$out" | tail -20
+		fail "installed testpmd-cq --dev=sw"
+	fi
+	# What the run loaded, the EAL's drivers among it: no libfabric or UCX
+	# for sw (control: a run on ofi loads libfabric, seen the same way).
+	stacks='file=(libfabric|libucp|libpsm_infinipath)\.so'
+	loaded=$(LD_DEBUG=files run_tpcq --dev=sw --rate=2000 --duration=0.01 |
+		grep -Eo "$stacks[^ ]*" | sort -u | tr '\n' ' ' || true)
+	[ -z "$loaded" ] && pass "testpmd-cq --dev=sw loads no libfabric or UCX" ||
+		fail "testpmd-cq --dev=sw loads $loaded"
+	if [ -e "$plugins/tpcq-ofi.so" ]; then
+		out=$(LD_DEBUG=files run_tpcq --dev=ofi:tcp --rate=2000 --duration=0.01 || true)
+		if grep -Eq "file=libfabric\.so" <<<"$out"; then
+			pass "control: testpmd-cq --dev=ofi:tcp loads libfabric, and the check sees it"
+		else
+			fail "control: testpmd-cq --dev=ofi:tcp loads no libfabric the check sees"
+		fi
+	fi
+	if out=$(run_tpcq --dev=uring --rate=2000 --duration=0.1); then
+		pass "installed testpmd-cq --dev=uring runs"
+	elif grep -q '(io_uring disabled:' <<<"$out"; then
+		echo "skip: installed testpmd-cq --dev=uring: the kernel refuses io_uring here"
+	elif grep -q "unknown device 'uring'" <<<"$out"; then
+		echo "skip: installed testpmd-cq --dev=uring: built without liburing"
+	else
+		echo "$out" | tail -20
+		fail "installed testpmd-cq --dev=uring"
+	fi
+	# The kit's devices: run from an install with the kit; refused with
+	# the reason, never a crash, from one without.
+	emu_devs=$(run_tpcq --help | awk '$1 ~ /^(mlx5|verbs)-emu$/ { print $1 }' | tr '\n' ' ')
+	for d in $emu_devs; do
+		out=$(run_tpcq --dev="$d" --rate=2000 --duration=0.1) && rc=0 || rc=$?
+		if [ "$emu" = install ]; then
+			if [ $rc = 0 ] && grep -q 'lost_wakeups *: 0' <<<"$out"; then
+				pass "installed testpmd-cq --dev=$d runs (the kit installed)"
+			else
+				echo "$out" | tail -20
+				fail "installed testpmd-cq --dev=$d (the kit installed): exit $rc"
+			fi
+		elif [ $rc = 2 ] && grep -q 'the verification kit (-Demu=install) is not installed here' <<<"$out"; then
+			pass "installed testpmd-cq --dev=$d without the kit: exit 2, $(grep -o 'the verification kit.*' <<<"$out" | head -1)"
+		else
+			echo "$out" | tail -20
+			fail "installed testpmd-cq --dev=$d without the kit: exit $rc, not refused naming the kit"
+		fi
+	done
+	[ -n "$emu_devs" ] || fail "testpmd-cq --help lists no emulated device"
+	# The kit's faults and naive arm go with it too.
+	# With the kit, the oracle counts the naive arm's losses (a race: three
+	# tries, as the app suite's naive controls).
+	for try in 1 2 3; do
+		out=$(run_tpcq --dev=sw --arm=edge --transition=naive --fault-arm-delay=5000 \
+			--rate=20000 --duration=0.3) && rc=0 || rc=$?
+		[ "$emu" = install ] && [ $rc = 0 ] && ! grep -Eq 'lost_wakeups *: [1-9]' <<<"$out" ||
+			break
+	done
+	if [ "$emu" = install ]; then
+		if [ $rc = 0 ] && grep -Eq 'lost_wakeups *: [1-9]' <<<"$out"; then
+			pass "installed testpmd-cq: the kit's naive control on sw loses wake-ups"
+		else
+			echo "$out" | tail -20
+			fail "installed testpmd-cq: the kit's naive control on sw (exit $rc)"
+		fi
+	elif [ $rc = 2 ] && grep -q 'verification kit' <<<"$out"; then
+		pass "installed testpmd-cq: sw faults and the naive arm refused without the kit"
+	else
+		echo "$out" | tail -20
+		fail "installed testpmd-cq: sw faults without the kit: exit $rc"
+	fi
+	[ -x "$plugins/tpcq-plot.py" ] && [ ! -e "$root/bin/tpcq-plot.py" ] &&
+		pass "tpcq-plot.py in $libdir/testpmd-cq, not in bin" ||
+		fail "tpcq-plot.py not in $libdir/testpmd-cq, or in bin"
 fi
 for so in $(find "$lib" -maxdepth 1 -name '*.so*' -type f | sort); do
 	defs=$(nm -D --defined-only "$so" | awk '$3 ~ /^ibv_/ { print $3 }')
@@ -329,7 +435,7 @@ if command -v man >/dev/null; then
 	mp=$root/share/man
 	pages=("7 cqpoll")
 	[ -x "$root/bin/cqpoll-lab" ] && pages+=("1 cqpoll-lab")
-	[ -x "$root/bin/testpmd-cq" ] && pages+=("1 testpmd-cq")
+	[ "$app_built" = 1 ] && pages+=("1 testpmd-cq" "1 tpcq-peer")
 	for sp in "${pages[@]}"; do
 		set -- $sp
 		page=$(MANPATH="$mp" MANPAGER=cat MANWIDTH=200 man "$1" "$2" 2>/dev/null || true)
@@ -342,6 +448,7 @@ if command -v man >/dev/null; then
 		7cqpoll) want='cqpoll_poll_and_arm' ;;
 		1cqpoll-lab) want='--sim-sched' ;;
 		1testpmd-cq) want='--dev=NAME' ;;
+		1tpcq-peer) want='--peer=TRANSPORT-WAIT' ;;
 		esac
 		if ! grep -q "^$2($1)" <<<"$page"; then
 			fail "man $1 $2 is titled $(head -1 <<<"$page")"
@@ -358,9 +465,6 @@ if command -v man >/dev/null; then
 	for prog in "$root"/bin/*; do
 		[ -e "$prog" ] || continue
 		name=$(basename "$prog")
-		case $name in
-		tpcq-peer | tpcq-plot.py) continue ;; # the benchmark's helpers
-		esac
 		[ -f "$mp/man1/$name.1" ] && pass "bin/$name has its man1 page" ||
 			fail "bin/$name is installed without a man1 page"
 	done

@@ -10,35 +10,52 @@
 
 #include "dev.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
 
-static const struct tpcq_dev *const devs[] = {
-	&tpcq_dev_sw,
+/*
+ * Every device, in --help's order. A device of a plugin (plugin.h) is
+ * described by its plugin once loaded; here it has its name and what follows
+ * ':' only. sw is both: the kit's emulated software device (faults, the
+ * oracle) when the kit is there, else the sw driver alone.
+ */
+struct dev_entry {
+	const struct tpcq_dev *dev; /* built in; NULL: the plugin's only */
+	const char *name;
+	const char *plugin;         /* NULL: built in only */
+	const char *arg;            /* the plugin's device: what follows ':' */
+};
+
+static const struct dev_entry devs[] = {
+	{ &tpcq_dev_sw, "sw", TPCQ_PLUGIN_EMU, NULL },
 #ifdef TPCQ_HAVE_MLX5
-	&tpcq_dev_mlx5_emu,
+	{ NULL, "mlx5-emu", TPCQ_PLUGIN_EMU, NULL },
 #endif
 #ifdef TPCQ_HAVE_VERBS
-	&tpcq_dev_verbs_emu,
+	{ NULL, "verbs-emu", TPCQ_PLUGIN_EMU, NULL },
 #endif
 #if defined(TPCQ_HAVE_MLX5) && defined(TPCQ_HAVE_VERBS)
-	&tpcq_dev_mlx5_hw,
+	{ &tpcq_dev_mlx5_hw, "mlx5", NULL, NULL },
 #endif
 #ifdef TPCQ_HAVE_VERBS
-	&tpcq_dev_verbs_hw,
+	{ &tpcq_dev_verbs_hw, "verbs", NULL, NULL },
 #endif
 #ifdef TPCQ_HAVE_URING
-	&tpcq_dev_uring,
+	{ &tpcq_dev_uring, "uring", NULL, NULL },
 #endif
 #ifdef TPCQ_HAVE_OFI
-	&tpcq_dev_ofi,
+	{ NULL, "ofi", TPCQ_PLUGIN_OFI, "PROVIDER" },
 #endif
 #ifdef TPCQ_HAVE_UCX
-	&tpcq_dev_ucx,
+	{ NULL, "ucx", TPCQ_PLUGIN_UCX, "TRANSPORT" },
 #endif
-	&tpcq_dev_ethdev,
+	{ &tpcq_dev_ethdev, "ethdev", NULL, NULL },
 };
 
 #define NB_DEVS (sizeof(devs) / sizeof(devs[0]))
+
+/* Why the last tpcq_dev_select() returned -ENOPKG. */
+static char missing[320];
 
 /* Option of each TPCQ_FAULT_* bit, in bit order. */
 static const char *const fault_opts[] = {
@@ -52,21 +69,61 @@ static const char *const fault_opts[] = {
 	"--seed",
 };
 
+/* "name" or "name:ARG" of an entry. */
+static void
+entry_name(const struct dev_entry *e, char *buf, size_t len)
+{
+	const char *arg = e->arg;
+
+	if (e->dev != NULL && e->dev->takes_ibdev)
+		arg = e->dev->arg_name != NULL ? e->dev->arg_name : "IBDEV";
+	snprintf(buf, len, "%s%s%s", e->name, arg != NULL ? ":" : "",
+		 arg != NULL ? arg : "");
+}
+
 const char *
 tpcq_dev_names(void)
 {
 	static char names[192];
+	char name[32];
 	size_t i, n = 0;
 
 	if (names[0] != '\0')
 		return names;
-	for (i = 0; i < NB_DEVS && n < sizeof(names); i++)
-		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s%s%s",
-				      i ? ", " : "", devs[i]->name,
-				      devs[i]->takes_ibdev ? ":" : "",
-				      !devs[i]->takes_ibdev ? "" :
-				      devs[i]->arg_name != NULL ? devs[i]->arg_name : "IBDEV");
+	for (i = 0; i < NB_DEVS && n < sizeof(names); i++) {
+		entry_name(&devs[i], name, sizeof(name));
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      i ? ", " : "", name);
+	}
 	return names;
+}
+
+const char *
+tpcq_dev_missing(void)
+{
+	return missing;
+}
+
+/*
+ * The device of entry @p e: its plugin's when that loads, else the built-in
+ * one; NULL (why in @p why) if neither.
+ */
+static const struct tpcq_dev *
+entry_dev(const struct dev_entry *e, char *why, size_t len)
+{
+	const struct tpcq_plugin *pl;
+	unsigned int i;
+
+	if (e->plugin == NULL)
+		return e->dev;
+	pl = tpcq_plugin_load(e->plugin, why, len);
+	for (i = 0; pl != NULL && i < pl->nb_devs; i++)
+		if (strcmp(pl->devs[i]->name, e->name) == 0)
+			return pl->devs[i];
+	if (pl != NULL)
+		snprintf(why, len, "the %s plugin has no %s device", e->plugin,
+			 e->name);
+	return e->dev;
 }
 
 /* "level|edge" with the default first. */
@@ -129,17 +186,21 @@ tpcq_usage_wrap(FILE *f, const char *text)
 void
 tpcq_dev_usage(FILE *f)
 {
-	char arms[64], name[32], faults[256], line[512];
+	char arms[64], name[32], faults[256], line[512], why[320];
 	size_t i;
 
 	for (i = 0; i < NB_DEVS; i++) {
-		const struct tpcq_dev *d = devs[i];
+		const struct tpcq_dev *d = entry_dev(&devs[i], why, sizeof(why));
 
+		entry_name(&devs[i], name, sizeof(name));
+		if (d == NULL) {
+			fprintf(f, "    %-*s%s\n", HELP_INDENT - 4, name,
+				"not available:");
+			tpcq_usage_wrap(f, why);
+			continue;
+		}
 		arms_describe(d, arms, sizeof(arms));
 		faults_list(d->faults, faults, sizeof(faults));
-		snprintf(name, sizeof(name), "%s%s%s", d->name,
-			 d->takes_ibdev ? ":" : "", !d->takes_ibdev ? "" :
-			 d->arg_name != NULL ? d->arg_name : "IBDEV");
 		fprintf(f, "    %-*s%s\n", HELP_INDENT - 4, name, d->help);
 		snprintf(line, sizeof(line), "--arm=%s (default %s): %s", arms,
 			 cqpoll_arm_semantics_name(d->default_arm), d->arm_help);
@@ -159,10 +220,14 @@ tpcq_dev_select(const char *name, struct tpcq_params *p)
 	if (strlen(name) >= sizeof(p->dev_name))
 		return -ENAMETOOLONG;
 	for (i = 0; i < NB_DEVS; i++) {
-		const struct tpcq_dev *d = devs[i];
+		const struct dev_entry *e = &devs[i];
+		const struct tpcq_dev *d;
 
-		if (strlen(d->name) != len || strncmp(d->name, name, len) != 0)
+		if (strlen(e->name) != len || strncmp(e->name, name, len) != 0)
 			continue;
+		d = entry_dev(e, missing, sizeof(missing));
+		if (d == NULL)
+			return -ENOPKG;
 		/* A real device needs its name; an emulator takes none. */
 		if (d->takes_ibdev != (colon != NULL) ||
 		    (colon != NULL && colon[1] == '\0'))
@@ -184,7 +249,7 @@ void
 tpcq_dev_default(struct tpcq_params *p)
 {
 #if defined(TPCQ_HAVE_MLX5) && defined(TPCQ_HAVE_VERBS)
-	static char why[160];
+	static char why[640];
 	char ibdev[TPCQ_DEV_NAME_MAX], name[TPCQ_DEV_NAME_MAX + 8];
 	char reason[128];
 
@@ -196,8 +261,13 @@ tpcq_dev_default(struct tpcq_params *p)
 			return;
 		}
 	}
-	tpcq_dev_select("mlx5-emu", p);
-	snprintf(why, sizeof(why), "default; no mlx5 device: %s", reason);
+	if (tpcq_dev_select("mlx5-emu", p) == 0) {
+		snprintf(why, sizeof(why), "default; no mlx5 device: %s", reason);
+	} else {
+		tpcq_dev_select("sw", p);
+		snprintf(why, sizeof(why), "default; no mlx5 device (%s) and "
+			 "no mlx5-emu: %s", reason, missing);
+	}
 	p->dev_why = why;
 #else
 	tpcq_dev_select("sw", p);
@@ -223,11 +293,25 @@ tpcq_dev_check(struct tpcq_params *p, bool arm_given, char *why, size_t len)
 		return -EINVAL;
 	}
 	bad_faults = p->faults_given & ~d->faults;
+	/* The built-in sw device stands in for the kit's, without its faults. */
+	if (bad_faults != 0 && d == &tpcq_dev_sw) {
+		faults_list(bad_faults, bad, sizeof(bad));
+		tpcq_plugin_load(TPCQ_PLUGIN_EMU, faults, sizeof(faults));
+		snprintf(why, len, "%s: the sw device's faults come with the "
+			 "verification kit: %s", bad, faults);
+		return -EINVAL;
+	}
 	if (bad_faults != 0) {
 		faults_list(bad_faults, bad, sizeof(bad));
 		faults_list(d->faults, faults, sizeof(faults));
 		snprintf(why, len, "%s: the %s device cannot inject this fault "
 			 "(its faults: %s)", bad, d->name, faults);
+		return -EINVAL;
+	}
+	if (p->transition == TPCQ_TRANSITION_NAIVE &&
+	    tpcq_plugin_load(TPCQ_PLUGIN_EMU, faults, sizeof(faults)) == NULL) {
+		snprintf(why, len, "--transition=naive: the naive arm comes with "
+			 "the verification kit: %s", faults);
 		return -EINVAL;
 	}
 	return 0;

@@ -108,7 +108,13 @@ struct tpcq_dev {
 
 
 /* dev.c */
+/*
+ * 0; -ENOENT: no such device; -EINVAL: ':' wrongly given or missing;
+ * -ENAMETOOLONG; -ENOPKG: its plugin is not here (tpcq_dev_missing() says
+ * why).
+ */
 int tpcq_dev_select(const char *name, struct tpcq_params *p);
+const char *tpcq_dev_missing(void);
 void tpcq_dev_default(struct tpcq_params *p);
 int tpcq_dev_check(struct tpcq_params *p, bool arm_given, char *why, size_t len);
 void tpcq_dev_usage(FILE *f);
@@ -118,24 +124,26 @@ const char *tpcq_dev_names(void);
 int tpcq_dev_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
 void tpcq_dev_close(const struct tpcq_params *p, struct tpcq_devctx *dc);
 
-/* dev_emu.c: devices played in software. */
+/*
+ * dev_sw.c: the sw driver alone, for a program without the kit; with it,
+ * the kit's emulated software device (dev_emu.c, the emu plugin) runs as sw.
+ */
 extern const struct tpcq_dev tpcq_dev_sw;
-extern const struct tpcq_dev tpcq_dev_mlx5_emu;
-extern const struct tpcq_dev tpcq_dev_verbs_emu;
 
 /* loopback.c: real devices, a loopback RC QP pair. */
 extern const struct tpcq_dev tpcq_dev_mlx5_hw;
 extern const struct tpcq_dev tpcq_dev_verbs_hw;
 int tpcq_loopback_first_mlx5(char *name, size_t len, char *why, size_t why_len);
 
-/* dev_uring.c, dev_ofi.c: real queues written by others (the kernel, libfabric). */
+/*
+ * dev_uring.c: a real queue written by the kernel. The plugins' (plugin.h):
+ * dev_ofi.c and dev_ofi_peer.c, libfabric (the sending peer in this
+ * process, or in a child); dev_ucx.c, two UCP workers over one transport.
+ */
 extern const struct tpcq_dev tpcq_dev_uring;
 extern const struct tpcq_dev tpcq_dev_ofi;
-/* dev_ofi_peer.c: ofi with the sending peer in a child process. */
 extern const struct tpcq_dev tpcq_dev_ofi_peer;
 int tpcq_ofi_peer_open(struct tpcq_devctx *dc, const struct tpcq_params *p);
-/* dev_ucx.c: two UCP workers over one transport. */
-extern const struct tpcq_dev tpcq_dev_ucx;
 
 /*
  * dev_ethdev.c: an Rx queue of a DPDK port (drivers/ethdev), fed by a peer

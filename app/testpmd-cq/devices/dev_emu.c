@@ -2,7 +2,10 @@
 /*
  * Devices played in software: the generator lcore writes each completion
  * itself, stamped with CLOCK_MONOTONIC by the device, so latency is measured
- * from the moment the completion became visible.
+ * from the moment the completion became visible. The verification kit's
+ * devices, built as the emu plugin (plugin.h) that only a program installed
+ * with the kit finds: its sw (the sw driver with faults and the oracle),
+ * mlx5-emu and verbs-emu, the naive arm and the oracle's question.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -10,9 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cqpoll_emu.h>
+#include <cqpoll_sw_emu.h>
+
 #include "dev.h"
 #include "engine.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
 
 #ifdef TPCQ_HAVE_MLX5
@@ -106,7 +113,7 @@ sw_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 	return emu_open(dc, cqpoll_sw_emu_cq_create(&conf), "sw", cqpoll_sw_emu_post);
 }
 
-const struct tpcq_dev tpcq_dev_sw = {
+static const struct tpcq_dev tpcq_dev_sw_emu = {
 	.name = "sw",
 	.help = "software CQ, the reference driver",
 	.arms = 1u << CQPOLL_ARM_LEVEL | 1u << CQPOLL_ARM_EDGE |
@@ -243,7 +250,7 @@ mlx5_emu_service(struct tpcq_devctx *dc)
 	cqpoll_mlx5_emu_service(dc->cq);
 }
 
-const struct tpcq_dev tpcq_dev_mlx5_emu = {
+static const struct tpcq_dev tpcq_dev_mlx5_emu = {
 	.name = "mlx5-emu",
 	.help = "emulated mlx5 device, mlx5 direct driver",
 	.arms = 1u << CQPOLL_ARM_LEVEL | 1u << CQPOLL_ARM_EDGE,
@@ -279,7 +286,7 @@ verbs_emu_open(struct tpcq_devctx *dc, const struct tpcq_params *p)
 			cqpoll_verbs_emu_cq_post);
 }
 
-const struct tpcq_dev tpcq_dev_verbs_emu = {
+static const struct tpcq_dev tpcq_dev_verbs_emu = {
 	.name = "verbs-emu",
 	.help = "verbs driver on a software ibv_context",
 	.arms = 1u << CQPOLL_ARM_EDGE,
@@ -294,3 +301,27 @@ const struct tpcq_dev tpcq_dev_verbs_emu = {
 	.close = emu_close,
 };
 #endif /* TPCQ_HAVE_VERBS */
+
+static const struct tpcq_dev *const emu_devs[] = {
+	&tpcq_dev_sw_emu,
+#ifdef TPCQ_HAVE_MLX5
+	&tpcq_dev_mlx5_emu,
+#endif
+#ifdef TPCQ_HAVE_VERBS
+	&tpcq_dev_verbs_emu,
+#endif
+};
+
+static const struct tpcq_plugin emu_plugin = {
+	.id = TPCQ_PLUGIN_ID,
+	.devs = emu_devs,
+	.nb_devs = sizeof(emu_devs) / sizeof(emu_devs[0]),
+	.arm_naive = cqpoll_cq_arm_naive,
+	.stranded = cqpoll_cq_stranded,
+};
+
+TPCQ_PLUGIN_EXPORT const struct tpcq_plugin *
+tpcq_plugin_info(void)
+{
+	return &emu_plugin;
+}

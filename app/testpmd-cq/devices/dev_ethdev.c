@@ -45,6 +45,7 @@
 #include "ethdev_frame.h"
 #include "ethdev_port.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
 
 #define ETH_OUTSTANDING 128
@@ -89,7 +90,7 @@ eth_check(struct cqpoll_cq *cq, void *arg)
 
 	(void)arg;
 	if (e == NULL || e->cq != cq)
-		return cqpoll_cq_stranded(cq);
+		return tpcq_kit_stranded(cq);
 	if (e->owner_process)
 		fcntl(e->intr_fd, F_SETOWN, getpid());
 	return stranded(e);

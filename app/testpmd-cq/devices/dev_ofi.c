@@ -31,6 +31,7 @@
 #include "dev.h"
 #include "ofi_side.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
 
 /* Receives outstanding on B at most: bounded by the CQ it reports on. */
@@ -262,3 +263,18 @@ const struct tpcq_dev tpcq_dev_ofi = {
 	.post = ofi_post,
 	.close = ofi_close,
 };
+
+static const struct tpcq_dev *const ofi_devs[] = { &tpcq_dev_ofi };
+
+static const struct tpcq_plugin ofi_plugin = {
+	.id = TPCQ_PLUGIN_ID,
+	.devs = ofi_devs,
+	.nb_devs = 1,
+	.peer_process = &tpcq_dev_ofi_peer,
+};
+
+TPCQ_PLUGIN_EXPORT const struct tpcq_plugin *
+tpcq_plugin_info(void)
+{
+	return &ofi_plugin;
+}

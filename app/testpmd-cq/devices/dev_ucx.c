@@ -25,6 +25,7 @@
 
 #include "dev.h"
 #include "params.h"
+#include "plugin.h"
 #include "testpmd_cq.h"
 #include "ucx_pair.h"
 
@@ -211,7 +212,7 @@ ucx_close(struct tpcq_devctx *dc)
 	ucx_free(dc->priv, dc->cq);
 }
 
-const struct tpcq_dev tpcq_dev_ucx = {
+static const struct tpcq_dev tpcq_dev_ucx = {
 	.name = "ucx",
 	.help = "UCX driver, two UCP workers over one transport: ucx:tcp (lo), "
 		"ucx:posix, ucx:sysv",
@@ -226,3 +227,17 @@ const struct tpcq_dev tpcq_dev_ucx = {
 	.naive_window = ucx_naive_window,
 	.close = ucx_close,
 };
+
+static const struct tpcq_dev *const ucx_devs[] = { &tpcq_dev_ucx };
+
+static const struct tpcq_plugin ucx_plugin = {
+	.id = TPCQ_PLUGIN_ID,
+	.devs = ucx_devs,
+	.nb_devs = 1,
+};
+
+TPCQ_PLUGIN_EXPORT const struct tpcq_plugin *
+tpcq_plugin_info(void)
+{
+	return &ucx_plugin;
+}

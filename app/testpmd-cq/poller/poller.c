@@ -17,6 +17,7 @@
 
 #include "dev.h"
 #include "params.h"
+#include "plugin.h"
 #include "poller.h"
 #include "run.h"
 #include "testpmd_cq.h"
@@ -158,9 +159,9 @@ loop_naive(struct poller *pl)
 		if (gen_finished(pl->run))
 			return 0;
 		naive_window(pl);
-		r = cqpoll_cq_arm_naive(pl->cq);
+		r = tpcq_kit_arm_naive(pl->cq);
 		if (r < 0)
-			return fail(pl, "cqpoll_cq_arm_naive", r);
+			return fail(pl, "the naive arm", r);
 		r = wait_event(pl);
 		if (r < 0)
 			return r;

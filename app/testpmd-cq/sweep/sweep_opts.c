@@ -198,7 +198,11 @@ devs_parse(const struct tpcq_params *p, struct tpcq_sweep_plan *plan,
 		return r;
 	for (i = 0; i < plan->ndevs; i++) {
 		scratch = *p;
-		if (tpcq_dev_select(plan->devs[i], &scratch) != 0)
+		r = tpcq_dev_select(plan->devs[i], &scratch);
+		if (r == -ENOPKG)
+			return why_set(why, len, "--sweep-devs: %s: %s",
+				       plan->devs[i], tpcq_dev_missing());
+		if (r != 0)
 			return why_set(why, len, "--sweep-devs: unknown device "
 				       "'%s' (available: %s)", plan->devs[i],
 				       tpcq_dev_names());

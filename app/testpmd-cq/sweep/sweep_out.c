@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <rte_version.h>
 
 #include "floors.h"
+#include "plugin.h"
 #include "report.h"
 #include "sweep.h"
 #include "testpmd_cq.h"
@@ -238,19 +238,13 @@ tpcq_sweep_json(const char *path, int argc, char **argv,
 	return 0;
 }
 
-/* The script beside this binary, in the build tree as once installed. */
+/* The script in the plugins' directory, or beside the binary in the build tree. */
 static int
 plot_script(char *buf, size_t len)
 {
-	char exe[PATH_MAX];
-	int r;
+	int r = tpcq_plugin_path(PLOT_SCRIPT, buf, len);
 
-	r = tpcq_sweep_self(exe, sizeof(exe));
-	if (r != 0)
-		return r;
-	if ((size_t)snprintf(buf, len, "%s/" PLOT_SCRIPT, dirname(exe)) >= len)
-		return -ENAMETOOLONG;
-	return access(buf, X_OK) == 0 ? 0 : -errno;
+	return r != 0 ? r : access(buf, X_OK) == 0 ? 0 : -errno;
 }
 
 /* FILE.json's plots go to FILE-plots unless the user says otherwise. */
@@ -273,8 +267,8 @@ tpcq_sweep_plot(const char *json_path, const char *plot_dir)
 
 	r = plot_script(script, sizeof(script));
 	if (r != 0) {
-		fprintf(stderr, TPCQ_PROG ": no plot script beside the binary "
-			"(%s): %s\n", PLOT_SCRIPT, strerror(-r));
+		fprintf(stderr, TPCQ_PROG ": no plot script (%s): %s\n",
+			script, strerror(-r));
 		return plot_dir != NULL ? -1 : 0;
 	}
 	if (plot_dir == NULL) {

@@ -10,7 +10,9 @@
  *  - IBV_EVENT_PORT_ERR: the QPs on the port go to error and flush their
  *    work. cqpoll does not know which QPs feed a CQ: every CQ of the
  *    context, once it has delivered what it holds (CQPOLL_CQ_STATE_PORT_DOWN);
- *  - anything else (QP and SRQ events, port active, LID or GID changes...)
+ *  - IBV_EVENT_SRQ_LIMIT_REACHED: counted for the SRQ it names if the mlx5
+ *    driver watches it (its limit was armed through cqpoll_mlx5_srq_arm_limit());
+ *  - anything else (QP events, port active, LID or GID changes...)
  *    is not a CQ's: logged and acknowledged.
  * Every event is acknowledged once routed: ibv_destroy_cq() and
  * ibv_close_device() wait for the acknowledgements of theirs.
@@ -39,6 +41,7 @@ struct cqpoll_ibv_async {
 	pthread_mutex_t lock;
 	struct cqpoll_ibv_member **members;
 	unsigned int n, cap;
+	struct cqpoll_ibv_srq_watch *srqs;
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -200,6 +203,8 @@ event_name(enum ibv_event_type t)
 		return "IBV_EVENT_QP_ACCESS_ERR";
 	case IBV_EVENT_PORT_ACTIVE:
 		return "IBV_EVENT_PORT_ACTIVE";
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return "IBV_EVENT_SRQ_LIMIT_REACHED";
 	default:
 		return "other async event";
 	}
@@ -223,10 +228,21 @@ fail_member(struct cqpoll_ibv_member *m, int error, const char *cause)
 static void
 route(struct cqpoll_ibv_async *a, const struct ibv_async_event *ev)
 {
+	struct cqpoll_ibv_srq_watch *w;
 	unsigned int i;
 	int error = 0;
 
 	switch (ev->event_type) {
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		for (w = a->srqs; w != NULL; w = w->next) {
+			if (w->srq == ev->element.srq) {
+				__atomic_fetch_add(&w->limit_events, 1, __ATOMIC_RELEASE);
+				return;
+			}
+		}
+		CQPOLL_LOG(INFO, "ibv", "context %p: %s of an SRQ cqpoll does not watch",
+			   (void *)a->ctx, event_name(ev->event_type));
+		return;
 	case IBV_EVENT_CQ_ERR:
 		for (i = 0; i < a->n; i++)
 			if (a->members[i]->cq == ev->element.cq)
@@ -250,15 +266,12 @@ route(struct cqpoll_ibv_async *a, const struct ibv_async_event *ev)
 		fail_member(a->members[i], error, event_name(ev->event_type));
 }
 
-void
-cqpoll_ibv_async_process(struct cqpoll_ibv_member *m)
+static void
+drain(struct cqpoll_ibv_async *a)
 {
-	struct cqpoll_ibv_async *a = m->async;
 	struct ibv_async_event ev;
 
-	if (a == NULL || a->ctx->async_fd < 0)
-		return;
-	/* Another member reads them now, and routes ours to us. */
+	/* Another reader takes them now, and routes ours to us. */
 	if (pthread_mutex_trylock(&a->lock) != 0)
 		return;
 	while (a->glue->get_async_event(a->ctx, &ev) == 0) {
@@ -266,4 +279,63 @@ cqpoll_ibv_async_process(struct cqpoll_ibv_member *m)
 		a->glue->ack_async_event(&ev);
 	}
 	pthread_mutex_unlock(&a->lock);
+}
+
+void
+cqpoll_ibv_async_process(struct cqpoll_ibv_member *m)
+{
+	if (m->async == NULL || m->async->ctx->async_fd < 0)
+		return;
+	drain(m->async);
+}
+
+int
+cqpoll_ibv_async_srq_join(struct cqpoll_ibv_srq_watch *w)
+{
+	struct cqpoll_ibv_async *a;
+	int r = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	a = async_get(w->srq->context);
+	if (a == NULL) {
+		r = -errno;
+	} else {
+		a->refs++;
+		pthread_mutex_lock(&a->lock);
+		w->next = a->srqs;
+		a->srqs = w;
+		pthread_mutex_unlock(&a->lock);
+		w->async = a;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return r;
+}
+
+void
+cqpoll_ibv_async_srq_leave(struct cqpoll_ibv_srq_watch *w)
+{
+	struct cqpoll_ibv_async *a = w->async;
+	struct cqpoll_ibv_srq_watch **p;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&a->lock);
+	for (p = &a->srqs; *p != NULL; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	w->async = NULL;
+	async_put(a);
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void
+cqpoll_ibv_async_srq_poll(struct cqpoll_ibv_srq_watch *w)
+{
+	if (w->async != NULL)
+		drain(w->async);
 }

@@ -57,6 +57,12 @@ struct cqpoll_ibv_glue {
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	/* 0 or an errno value, as libibverbs. */
 	int (*destroy_qp)(struct ibv_qp *qp);
+	/* Shared receive queues of the mlx5 driver's QPs (mlx5_srq.c). */
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+	/* 0 or an errno value, as libibverbs, for these three. */
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+	int (*destroy_srq)(struct ibv_srq *srq);
 	/*
 	 * libmlx5 (mlx5dv(3)). A build without the mlx5 driver, or a context
 	 * that is no mlx5 device, says "not supported" and never reaches the
