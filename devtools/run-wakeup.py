@@ -2,13 +2,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """bench_wakeup's goals, judged on interleaved blocks (issue 37).
 
-Runs build/bench/bench_wakeup --json (the scenarios raw, group-1 and
-group-N take turns in blocks, the order shuffled per round) and judges,
-per round, the ratio of a block to its neighbour of the same round with
-devtools/verdict.py, the rule devtools/run-peers.py uses:
+Runs build/bench/bench_wakeup --json (the scenarios raw, group-1,
+group-N and the floors bare-epoll and bare-uring take turns in blocks, the
+order shuffled per round) and judges, per round, the ratio of a block to
+its neighbour of the same round with devtools/verdict.py, the rule
+devtools/run-peers.py uses:
   group-1 / raw        median latency of the block     goal <= 1.2x
   group-N / group-1    median latency of the block     goal <= 2x
   group-N / group-1    consumer CPU per wake-up        goal <= 2x
+  group-1 / raw        consumer CPU per wake-up        goal <= 1.05x
+  raw / bare-epoll     consumer CPU per wake-up        goal <= 1.10x
+(the floor: a thread doing nothing but sleep in epoll_wait() on an
+eventfd). raw's and group-1's CPU per wake-up against bare-uring (a thread
+asleep in io_uring_enter()) and group-1's against bare-epoll are printed
+beside them, not judged. With --runs=N, each goal is also judged on the
+rounds of all runs together (more pairs, a narrower interval).
 Then names the machine's wake-up modes where it has two (about 4 us and
 about 17-20 us on the machines of issue 37): the split that best separates
 the pooled log latencies (Otsu), kept only when both sides hold >= 2 % of
@@ -101,24 +109,82 @@ def modes(lat):
     return 2 ** thr, 2 ** mf, 2 ** ms
 
 
-def judge(doc):
-    """The goals of one bench_wakeup --json document: list of (name, Judged)."""
-    names = [s["name"] for s in doc["scenarios"]]
-    raw, g1, gn = names
-    per = {}
-    for b in doc["blocks"]:
-        lat = b["lat_ns"]
-        per.setdefault(b["round"], {})[b["scenario"]] = {
-            "p50": statistics.median(lat), "cpu": b["cpu_ns"] / len(lat)}
-    rounds = [per[r] for r in sorted(per) if len(per[r]) == len(names)]
+FLOOR = "bare-epoll"    # the floor raw is held to
+FLOOR_URING = "bare-uring"
+G1_CPU_GOAL = 1.05      # group-1 / raw, CPU per wake-up
+RAW_CPU_GOAL = 1.10     # raw / bare-epoll, CPU per wake-up
 
-    def ratios(a, b, key):
-        return [r[a][key] / r[b][key] for r in rounds if r[b][key] > 0]
-    return [
-        ("%s / %s, median latency" % (g1, raw), verdict.judge(ratios(g1, raw, "p50"), 1.2)),
-        ("%s / %s, median latency" % (gn, g1), verdict.judge(ratios(gn, g1, "p50"), 2.0)),
-        ("%s / %s, CPU per wake-up" % (gn, g1), verdict.judge(ratios(gn, g1, "cpu"), 2.0)),
-    ]
+
+def goals(doc):
+    """(name, numerator, denominator, key, goal) of the goals @doc can be
+    judged on; goal None: printed, not judged."""
+    names = [s["name"] for s in doc["scenarios"]]
+    raw, g1, gn = names[:3]
+    out = [("%s / %s, median latency" % (g1, raw), g1, raw, "p50", 1.2),
+           ("%s / %s, median latency" % (gn, g1), gn, g1, "p50", 2.0),
+           ("%s / %s, CPU per wake-up" % (gn, g1), gn, g1, "cpu", 2.0),
+           ("%s / %s, CPU per wake-up" % (g1, raw), g1, raw, "cpu", G1_CPU_GOAL)]
+    if FLOOR in names:
+        out.append(("%s / %s, CPU per wake-up" % (raw, FLOOR), raw, FLOOR, "cpu",
+                    RAW_CPU_GOAL))
+        out.append(("%s / %s, CPU per wake-up" % (g1, FLOOR), g1, FLOOR, "cpu", None))
+    if FLOOR_URING in names:
+        for a in (raw, g1):
+            out.append(("%s / %s, CPU per wake-up" % (a, FLOOR_URING), a,
+                        FLOOR_URING, "cpu", None))
+    return out
+
+
+def round_ratios(doc, a, b, key):
+    """Per round of @doc, @a's block over @b's (rounds holding every scenario)."""
+    names = [s["name"] for s in doc["scenarios"]]
+    per = {}
+    for bl in doc["blocks"]:
+        lat = bl["lat_ns"]
+        per.setdefault(bl["round"], {})[bl["scenario"]] = {
+            "p50": statistics.median(lat), "cpu": bl["cpu_ns"] / len(lat)}
+    rounds = [per[r] for r in sorted(per) if len(per[r]) == len(names)]
+    return [r[a][key] / r[b][key] for r in rounds if r[b][key] > 0]
+
+
+def judge(doc, informative=False):
+    """The goals of one bench_wakeup --json document: list of (name, Judged);
+    with @informative, also the ratios printed beside them (goal None,
+    judged against 1.0 for their median and interval)."""
+    out = []
+    for name, a, b, key, goal in goals(doc):
+        if goal is None and not informative:
+            continue
+        out.append((name, verdict.judge(round_ratios(doc, a, b, key),
+                                         goal if goal is not None else 1.0)))
+    return out
+
+
+def pooled(docs):
+    """Each goal judged on the rounds of every run in @docs together."""
+    out = []
+    for name, a, b, key, goal in goals(docs[0]):
+        if goal is None or not all(any(s["name"] == b for s in d["scenarios"])
+                                   for d in docs):
+            continue
+        ratios = [x for d in docs for x in round_ratios(d, a, b, key)]
+        out.append((name, verdict.judge(ratios, goal)))
+    return out
+
+
+def missed(j):
+    """By how much a goal is missed (its median over it), or ''."""
+    if j.outcome == verdict.PASS or j.n == 0 or not j.median > j.goal:
+        return ""
+    return "; missed by %+.0f %%" % (100 * (j.median / j.goal - 1))
+
+
+def info_text(j):
+    """A ratio printed, not judged: median and interval."""
+    if j.n < verdict.MIN_PAIRS:
+        return "median %.2fx (%d pairs), not judged" % (j.median, j.n)
+    return "%.2fx [%.2f, %.2f] (%.1f %% interval, %d pairs), not judged" % (
+        j.median, j.lo, j.hi, 100 * j.coverage, j.n)
 
 
 def describe(doc):
@@ -192,8 +258,12 @@ def report(docs):
         lines += ["run %d: `%s`" % (i + 1, doc.get("cmd", "bench_wakeup"))
                   if len(docs) > 1 else "`%s`" % doc.get("cmd", "bench_wakeup")]
         lines += desc
-        for name, j in judge(doc):
-            lines.append("run-wakeup: %s: %s" % (name, j.text()))
+        judged = {n for n, _, _, _, g in goals(doc) if g is not None}
+        for name, j in judge(doc, informative=True):
+            if name not in judged:
+                lines.append("run-wakeup: %s: %s" % (name, info_text(j)))
+                continue
+            lines.append("run-wakeup: %s: %s%s" % (name, j.text(), missed(j)))
             outcomes.setdefault(name, []).append(j.outcome)
             fails += j.outcome == verdict.FAIL
         lines += ["run-wakeup: poll_and_arm: " + a for a in doc.get("arm_cost", [])]
@@ -203,6 +273,9 @@ def report(docs):
             lines.append("run-wakeup: %s over %d runs: %s%s" % (
                 name, len(docs), ", ".join(os_),
                 " (PASS in one run, FAIL in another)" if flip else ""))
+        for name, j in pooled(docs):
+            lines.append("run-wakeup: %s, the %d runs' rounds together: %s%s" % (
+                name, len(docs), j.text(), missed(j)))
     return lines, fails
 
 
@@ -212,8 +285,14 @@ def section(docs, lines, meta):
     s += verdict.loaded_banner(meta["load_before"], ncpu)
     s += ["`bench/bench_wakeup` (see [poll-group.md](poll-group.md)): a raw "
           "eventfd + `epoll_wait()` sleeper, an interrupt-mode poll group of 1 "
-          "software CQ and one of N with N - 1 idle, in blocks that take turns "
-          "in an order shuffled every round. Each goal is a ratio of a block to "
+          "software CQ and one of N with N - 1 idle, and the floors: a bare "
+          "thread asleep in `epoll_wait()` on an edge-triggered eventfd "
+          "(`bare-epoll`, no read) and one asleep in `io_uring_enter()` "
+          "(`bare-uring`, `io_uring_wait_cqe()` on NOPs the poster submits), "
+          "in blocks that take turns "
+          "in an order shuffled every round. CPU per wake-up: `group-1` <= "
+          "1.05x `raw`'s, `raw` <= 1.10x `bare-epoll`'s; a goal missed says by "
+          "how much. Each goal is a ratio of a block to "
           "the other scenario's block of the same round, judged by "
           "`devtools/verdict.py`: %s. CPU per wake-up is the consumer thread's "
           "own CPU time across a block over its samples. Where the machine "

@@ -32,6 +32,7 @@ enum {
 	OPT_RATE,
 	OPT_DURATION,
 	OPT_TRANSITION,
+	OPT_HARNESS,
 	OPT_ARM,
 	OPT_TIMEOUT_MS,
 	OPT_BURST,
@@ -78,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "transition", required_argument, NULL, OPT_TRANSITION },
+	{ "harness", required_argument, NULL, OPT_HARNESS },
 	{ "arm", required_argument, NULL, OPT_ARM },
 	{ "timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS },
 	{ "burst", required_argument, NULL, OPT_BURST },
@@ -302,6 +304,11 @@ tpcq_params_parse(int argc, char **argv, struct tpcq_params *p)
 			r = parse_name("transition", optarg, transition_names,
 				       RTE_DIM(transition_names), &u);
 			p->transition = (enum tpcq_transition)u;
+			break;
+		case OPT_HARNESS:
+			if (tpcq_harness_parse(optarg, &p->harness) != 0)
+				r = bad("--harness: unknown value '%s' (full or count)",
+					optarg);
 			break;
 		case OPT_ARM:
 			arm_given = true;

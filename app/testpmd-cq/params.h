@@ -8,6 +8,7 @@
 
 #include "testpmd_cq.h"
 #include "floors.h"
+#include "harness.h"
 #include "sweep.h"
 
 struct tpcq_params {
@@ -18,6 +19,8 @@ struct tpcq_params {
 	const struct tpcq_engine *engine;
 	enum tpcq_mode mode;
 	enum tpcq_transition transition;
+	/* --harness: the work on each completion (harness.h), as tpcq-peer's */
+	enum tpcq_harness_work harness;
 	unsigned int cqs;         /* CQs of the device, spread over the pollers */
 	unsigned int active_cqs;  /* the first N of them get the traffic; 0: all */
 	/* mlx5-emu: payload scattered into each CQE (--inline-scatter), 0: none. */

@@ -11,13 +11,17 @@
  * io_uring_get_events(), rte_eth_rx_burst() busy, DPDK's l3fwd-power
  * loop and its blocking wait), and no cqpoll code runs. Latency is one way, from
  * the post time the sender records to the receiver's read; CPU is the
- * receiver's (testpmd-cq's cpu_pct: the poller's).
+ * receiver's (testpmd-cq's cpu_pct: the poller's). The receiver's work on
+ * each message is testpmd-cq's poller's, by the same function (harness.h):
+ * one clock read per burst read at once, then for each message the latency
+ * stamp, the order check and the count; with --harness=count the count only.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "harness.h"
 #include "hist.h"
 
 #define PEER_PROG "tpcq-peer"
@@ -35,7 +39,10 @@ struct peer_run {
 	double duration;
 	int cpu_rx, cpu_tx;
 	uint64_t post_ns[PEER_POST_SLOTS];
-	uint64_t consumed;        /* receiver to sender */
+	uint64_t consumed;        /* receiver to sender, once per burst */
+	/* The receiver's own: the harness's stream and its tallies. */
+	struct tpcq_harness h;
+	uint64_t received, order_errors;
 	uint64_t posted;          /* sender's final count, with sender_done */
 	int sender_done;
 	int stop;                 /* receiver: everything is in, or give up */
@@ -81,15 +88,31 @@ peer_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The receiver read message @p seq. */
-static inline void
-peer_got(struct peer_run *r, uint64_t seq)
+/* The receiver starts reading a burst of messages: their time stamp. */
+static inline uint64_t
+peer_burst(const struct peer_run *r)
 {
-	uint64_t now = peer_now_ns();
-	uint64_t t = __atomic_load_n(&r->post_ns[seq % PEER_POST_SLOTS], __ATOMIC_ACQUIRE);
+	return tpcq_harness_now(&r->h);
+}
 
-	tpcq_hist_add(r->lat, now > t ? now - t : 0);
-	__atomic_store_n(&r->consumed, r->consumed + 1, __ATOMIC_RELEASE);
+/* The receiver read message @p seq, of the burst stamped @p now. */
+static inline void
+peer_got(struct peer_run *r, uint64_t now, uint64_t seq)
+{
+	if (tpcq_harness_counting(&r->h))
+		tpcq_harness_count(&r->h, 1);
+	else
+		tpcq_harness_got(&r->h, seq, now, &r->post_ns[seq % PEER_POST_SLOTS]);
+}
+
+/*
+ * The receiver read a burst: the sender learns it (as testpmd-cq's poller
+ * publishes its count after each burst).
+ */
+static inline void
+peer_burst_done(struct peer_run *r)
+{
+	__atomic_store_n(&r->consumed, r->received, __ATOMIC_RELEASE);
 }
 
 /* The receiver may stop: the sender is done and everything arrived. */

@@ -247,17 +247,24 @@ peer_ethdev_take(struct eth_peer *e, struct peer_run *r, uint64_t woke, bool tim
 	struct rte_mbuf *m[ETH_BURST];
 	uint16_t i, n = rte_eth_rx_burst(e->ports.rx_port, 0, m, ETH_BURST);
 	bool lost = false;
-	uint64_t seq, t;
+	uint64_t seq, t, now;
 
+	if (n == 0)
+		return 0;
+	now = peer_burst(r);
 	for (i = 0; i < n; i++) {
 		seq = tpcq_eth_frame_seq(m[i], PEER_MSG);
 		if (seq == STOP)
 			continue;
-		t = __atomic_load_n(&r->post_ns[seq % PEER_POST_SLOTS], __ATOMIC_ACQUIRE);
-		lost |= timed_out && t + LOST_NS < woke;
-		peer_got(r, seq);
+		if (timed_out) {
+			t = __atomic_load_n(&r->post_ns[seq % PEER_POST_SLOTS],
+					    __ATOMIC_ACQUIRE);
+			lost |= t + LOST_NS < woke;
+		}
+		peer_got(r, now, seq);
 	}
-	if (n > 0 && timed_out) {
+	peer_burst_done(r);
+	if (timed_out) {
 		r->recoveries++;
 		r->recoveries_lost += lost;
 	}

@@ -4,7 +4,8 @@
  * devices, for the results page's "against peers" section.
  *
  * usage: tpcq-peer --peer=TRANSPORT-WAIT --dev=DEV [--engine=pingpong|rate]
- *        [--rate=N] [--duration=S] [--cpus=RX,TX] [--json=FILE]
+ *        [--rate=N] [--duration=S] [--cpus=RX,TX] [--harness=full|count]
+ *        [--json=FILE]
  *
  *   ucx-busy, ucx-wait      --dev=ucx:tcp|ucx:posix|ucx:sysv
  *   ofi-spin, ofi-sread     --dev=ofi:tcp
@@ -181,6 +182,11 @@ usage(FILE *f)
 		"  --duration=S               seconds, > 0, at most 3600 (default 2)\n"
 		"  --cpus=RX,TX               the receiver's and the sender's CPUs "
 		"(default 0,1)\n"
+		"  --harness=full|count       the receiver's work on each message: full\n"
+		"                             (default) stamps its latency, checks its\n"
+		"                             order and counts it, as testpmd-cq's\n"
+		"                             poller; count only counts it (the control\n"
+		"                             beside testpmd-cq --harness=count)\n"
 		"  --json=FILE                also write the result to FILE\n"
 		"  --help                     this help\n"
 		"\n"
@@ -199,6 +205,7 @@ parse(int argc, char **argv, struct peer_run *r, const char **json)
 		{ "duration", required_argument, NULL, 't' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "harness", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -237,6 +244,12 @@ parse(int argc, char **argv, struct peer_run *r, const char **json)
 			}
 			break;
 		case 'j': *json = optarg; break;
+		case 'H':
+			if (tpcq_harness_parse(optarg, &r->h.work) != 0) {
+				fprintf(stderr, PEER_PROG ": --harness: full or count\n");
+				return -1;
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -270,11 +283,13 @@ print_json(FILE *f, const struct peer_run *r, double cpu_process, bool pinned)
 
 	fprintf(f, "{\"peer\": \"%s\", \"dev\": \"%s\", \"engine\": \"%s\", "
 		"\"rate\": %.0f, \"duration_s\": %.3f, \"cpus\": [%d, %d], "
-		"\"pinned\": %s, \"posted\": %llu, \"completions\": %llu, ",
+		"\"pinned\": %s, \"harness\": \"%s\", \"posted\": %llu, "
+		"\"completions\": %llu, \"order_errors\": %llu, ",
 		r->peer, r->dev, r->pingpong ? "pingpong" : "rate",
 		r->pingpong ? 0.0 : r->rate, secs, r->cpu_rx, r->cpu_tx,
-		pinned ? "true" : "false",
-		(unsigned long long)r->posted, (unsigned long long)r->consumed);
+		pinned ? "true" : "false", tpcq_harness_name(r->h.work),
+		(unsigned long long)r->posted, (unsigned long long)r->received,
+		(unsigned long long)r->order_errors);
 	print_sleeps(f, r);
 	fprintf(f, "\"latency_ns\": {\"samples\": %llu, \"p50\": %llu, \"p90\": %llu, "
 		"\"p99\": %llu, \"p99.9\": %llu, \"max\": %llu}, "
@@ -289,8 +304,8 @@ print_json(FILE *f, const struct peer_run *r, double cpu_process, bool pinned)
 		(unsigned long long)h->max,
 		r->rx_wall_ns != 0 ? 100.0 * (double)r->rx_cpu_ns / (double)r->rx_wall_ns : 0,
 		cpu_process, (unsigned long long)r->rx_cpu_ns,
-		r->consumed != 0 ? (double)r->rx_cpu_ns / (double)r->consumed : 0.0,
-		(double)r->consumed / secs);
+		r->received != 0 ? (double)r->rx_cpu_ns / (double)r->received : 0.0,
+		(double)r->received / secs);
 }
 
 int
@@ -334,6 +349,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	r->lat = tpcq_hist_create();
+	r->h.latency = r->lat;
+	r->h.completions = &r->received;
+	r->h.order_errors = &r->order_errors;
 	if (r->lat == NULL || c.t->open(r, &c.priv) != 0)
 		return 1;
 	getrusage(RUSAGE_SELF, &ru0);
@@ -368,11 +386,18 @@ main(int argc, char **argv)
 		print_json(f, r, cpu_process, !c.t->unpinned);
 		fclose(f);
 	}
-	if (r->consumed != r->posted) {
+	if (r->received != r->posted) {
 		fprintf(stderr, PEER_PROG ": %llu of %llu messages arrived\n",
-			(unsigned long long)r->consumed, (unsigned long long)r->posted);
+			(unsigned long long)r->received, (unsigned long long)r->posted);
 		return 1;
 	}
+	/*
+	 * Said, not fatal: receives in flight together (io_uring's on a UDP
+	 * socket) may complete out of posting order without any loss.
+	 */
+	if (r->order_errors != 0)
+		fprintf(stderr, PEER_PROG ": %llu messages out of order\n",
+			(unsigned long long)r->order_errors);
 	tpcq_hist_free(r->lat);
 	return 0;
 }

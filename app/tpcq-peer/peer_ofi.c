@@ -141,6 +141,7 @@ ofi_receive(void *priv, struct peer_run *run)
 	struct ofi_peer *o = priv;
 	struct fi_cq_data_entry e[16];
 	bool sread = strcmp(run->wait, "sread") == 0;
+	uint64_t now;
 	ssize_t r, i;
 
 	while (!peer_stopping(run)) {
@@ -150,8 +151,10 @@ ofi_receive(void *priv, struct peer_run *run)
 			continue;
 		if (r < 0)
 			return fail(sread ? "fi_cq_sread" : "fi_cq_read", (int)r);
+		now = peer_burst(run);
 		for (i = 0; i < r; i++)
-			peer_got(run, (uint64_t)(uintptr_t)e[i].op_context);
+			peer_got(run, now, (uint64_t)(uintptr_t)e[i].op_context);
+		peer_burst_done(run);
 	}
 	return 0;
 }

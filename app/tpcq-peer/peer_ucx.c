@@ -131,15 +131,19 @@ static int
 drain(struct ucx_peer *u)
 {
 	unsigned int i, n = u->ndone;
-	uint64_t seq[PEER_WINDOW];
+	uint64_t seq[PEER_WINDOW], now;
 
+	if (n == 0)
+		return 0;
 	memcpy(seq, u->done, n * sizeof(seq[0]));
 	u->ndone = 0;
-	for (i = 0; i < n; i++) {
-		peer_got(u->r, seq[i]);
+	now = peer_burst(u->r);
+	for (i = 0; i < n; i++)
+		peer_got(u->r, now, seq[i]);
+	peer_burst_done(u->r);
+	for (i = 0; i < n; i++)
 		if (post_recv(u, seq[i] + PEER_WINDOW) != 0)
 			return -EIO;
-	}
 	return (int)n;
 }
 

@@ -178,7 +178,7 @@ receive_shared(struct uring_peer *u, struct peer_run *r)
 {
 	bool peek = strcmp(r->wait, "peek") == 0;
 	struct io_uring_cqe *cqe;
-	uint64_t seq;
+	uint64_t seq, now;
 	int rc = 0;
 
 	while (!peer_stopping(r)) {
@@ -188,12 +188,14 @@ receive_shared(struct uring_peer *u, struct peer_run *r)
 			continue;
 		if (rc < 0)
 			break;
+		now = peer_burst(r);
 		do {
 			seq = io_uring_cqe_get_data64(cqe);
 			if (seq != STOP && cqe->res == (u->sockets ? PEER_MSG : 0))
-				peer_got(r, seq);
+				peer_got(r, now, seq);
 			io_uring_cqe_seen(&u->ring, cqe);
 		} while (io_uring_peek_cqe(&u->ring, &cqe) == 0);
+		peer_burst_done(r);
 	}
 	return rc < 0 && rc != -EAGAIN && rc != -EINTR ? rc : 0;
 }
@@ -208,7 +210,7 @@ receive_defer(struct uring_peer *u, struct peer_run *r)
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
 	unsigned int i, slot;
-	uint64_t seq;
+	uint64_t seq, now;
 	int rc;
 
 	rc = io_uring_queue_init_params(64, &ring, &p);
@@ -226,17 +228,19 @@ receive_defer(struct uring_peer *u, struct peer_run *r)
 			continue;
 		if (rc < 0)
 			break;
+		now = peer_burst(r);
 		do {
 			slot = (unsigned int)io_uring_cqe_get_data64(cqe);
 			if (cqe->res == PEER_MSG && slot < URING_RECVS) {
 				memcpy(&seq, u->bufs[slot], sizeof(seq));
 				if (seq != STOP)
-					peer_got(r, seq);
+					peer_got(r, now, seq);
 			}
 			io_uring_cqe_seen(&ring, cqe);
 			if (slot < URING_RECVS)
 				post_recv(&ring, u, slot);
 		} while (io_uring_peek_cqe(&ring, &cqe) == 0);
+		peer_burst_done(r);
 		io_uring_submit(&ring);
 	}
 	io_uring_queue_exit(&ring);

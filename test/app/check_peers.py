@@ -9,7 +9,9 @@ usage: check_peers.py run TPCQ_PEER     every peer of this build runs briefly,
                                         interrupt, and DPDK's blocking wait
                                         loses no packet in the race window
                                         where its naive variant (no poll after
-                                        the enable) strands them
+                                        the enable) strands them; a peer run
+                                        with --harness=count takes no latency
+                                        sample
        check_peers.py verdicts          run-peers.py's checks on made-up
                                         rounds: a dominating peer FAILs, a p50
                                         over 1.1x FAILs, one at 1.1x is "at the
@@ -18,7 +20,16 @@ usage: check_peers.py run TPCQ_PEER     every peer of this build runs briefly,
                                         and a sender behind its open-loop load;
                                         a clear run PASSes although every round
                                         swings 0.7x-2.5x (pairing cancels it);
-                                        control: ratios across rounds do not
+                                        interrupt's CPU per completion over
+                                        1.05x the wait's FAILs and says by how
+                                        much, adaptive's over 1.10x FAILs where
+                                        the wait's p99 is near adaptive's and
+                                        is not judged where it is far; the
+                                        control run (--harness=count) judges
+                                        the CPU only; controls: ratios across
+                                        rounds do not pass, and adaptive judged
+                                        without the p99 condition FAILs where
+                                        it buys latency with its CPU
 """
 import concurrent.futures
 import importlib.util
@@ -117,6 +128,17 @@ def peer_run(exe, peer, dev, eng):
     return r.returncode, r.stderr, j
 
 
+def count_ok(exe, peer, dev):
+    """--harness=count: the messages counted, no latency sample taken."""
+    rc, err, j = peer_json(exe, peer, dev, ["--engine=rate", "--rate=2000",
+                                            "--harness=count"], 0.2)
+    ok = rc == 0 and j is not None and j["harness"] == "count" and \
+        j["completions"] == j["posted"] > 0 and j["latency_ns"]["samples"] == 0
+    print("%s --harness=count: %s: %s" % (peer, j and "%d messages, %d latency samples" % (
+        j["completions"], j["latency_ns"]["samples"]) or err.strip(), "ok" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
 def run(exe):
     ran = 0
     built = set()
@@ -177,6 +199,10 @@ def run(exe):
                     return 1
     if "ethdev-wait" in built and race(exe) != 0:
         return 1
+    # The control run's peer (run-peers.py --harness=count): every message
+    # counted, none stamped; the full runs above stamped every one.
+    if built and count_ok(exe, sorted(built)[0], dict(PEERS)[sorted(built)[0]]) != 0:
+        return 1
     # Bad input is refused with exit 2, never a crash.
     r = subprocess.run([exe, "--peer=ucx-nope", "--dev=ucx:tcp"],
                        capture_output=True, text=True, timeout=30)
@@ -192,7 +218,8 @@ ROUND = [1.0, 1.8, 0.7, 1.3, 1.0, 2.5, 0.9, 1.1, 1.6]
 OWN = [0.00, 0.02, -0.02, 0.01, -0.01, 0.03, -0.03, 0.015, -0.015]
 
 
-def records(pts, rounds=9, load="pingpong", rate=0.0, own=0.03, tr="ucx-tcp"):
+def records(pts, rounds=9, load="pingpong", rate=0.0, own=0.03, tr="ucx-tcp",
+            meta=None):
     """Made-up raw records: @pts variant -> (p50, p99, cpu ns/completion)."""
     recs = []
     for rnd in range(rounds):
@@ -214,16 +241,21 @@ def verdicts():
     rp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rp)
     meta = {"round_conditions": [{"shared": r == 2} for r in range(9)]}
+    count_meta = dict(meta, harness="count")
 
-    def judge(recs):
+    def judge(recs, m=meta):
         details = []
-        lines, fails = rp.verdicts(recs, meta, details)
+        lines, fails = rp.verdicts(recs, m, details)
         return lines[0], fails, details
 
-    good = {"cqpoll-poll": (10, 20, 1000), "cqpoll-interrupt": (14, 100, 2000),
-            "cqpoll-adaptive": (11, 25, 1500), "ucx-busy": (10, 26, 5000),
+    # adaptive spends more CPU than the wait here, and buys a p99 7x lower:
+    # its CPU check is not judged (the control below judges it regardless).
+    good = {"cqpoll-poll": (10, 20, 1000), "cqpoll-interrupt": (14, 100, 1750),
+            "cqpoll-adaptive": (11, 25, 2500), "ucx-busy": (10, 26, 5000),
             "ucx-wait": (14, 175, 1800)}
-    noisy = {"ucx-wait": (14, 25, 1500), "ucx-busy": (10, 25, 1500)}
+    # The wait's p99 near adaptive's: adaptive's CPU is judged.
+    near = dict(good, **{"ucx-wait": (14, 26, 2400)})
+    noisy = {"ucx-wait": (14, 25, 2500), "ucx-busy": (10, 25, 1500)}
     eth = {("ethdev-" + k[4:] if k.startswith("ucx-") else k): v
            for k, v in good.items()}
     # l3fwd-power at ping-pong never reaches its 300 empty polls: it polls
@@ -231,34 +263,51 @@ def verdicts():
     eth["ethdev-l3fwd-power"] = (10, 26, 5000)
     cases = [
         # name, records, text in the line, not in it, transports failed
-        ("clear", records(good), "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
+        ("clear", records(good), "ucx-tcp: PASS: 5 PASS", "FAIL", 0),
+        ("interrupt CPU", records(dict(good, **{"cqpoll-interrupt": (14, 100, 2340)})),
+         "1 FAIL (interrupt CPU/completion / ucx-wait's at ping-pong)", "undecided", 1),
+        ("interrupt CPU at 1.05x",
+         records(dict(good, **{"cqpoll-interrupt": (14, 100, 1890)})),
+         "1 at the goal (interrupt CPU/completion / ucx-wait's at ping-pong)",
+         "FAIL", 0),
+        ("adaptive CPU near", records(dict(near, **{"cqpoll-adaptive": (11, 25, 2880)})),
+         "1 FAIL (adaptive CPU/completion / ucx-wait's at ping-pong)", "undecided", 1),
+        ("adaptive CPU near ok", records(near),
+         "ucx-tcp: PASS: 6 PASS", "FAIL", 0),
+        ("control", records({k: (0, 0, v[2]) for k, v in good.items()}),
+         "ucx-tcp: FAIL: 1 FAIL (adaptive CPU/completion / ucx-wait's at "
+         "ping-pong); 1 PASS (interrupt CPU/completion / ucx-wait's at ping-pong)",
+         "p50", 1),
         ("dominated", records(dict(good, **{"ucx-wait": (14, 20, 1000)})),
-         "1 FAIL (adaptive vs ucx-wait (p99, CPU) at ping-pong)", "undecided", 1),
-        ("interrupt slow", records(dict(good, **{"cqpoll-interrupt": (20, 100, 2000)})),
+         "FAIL: 3 FAIL (interrupt CPU/completion / ucx-wait's at ping-pong, "
+         "adaptive CPU/completion / ucx-wait's at ping-pong, adaptive vs ucx-wait "
+         "(p99, CPU) at ping-pong)", "undecided", 1),
+        ("interrupt slow", records(dict(good, **{"cqpoll-interrupt": (20, 100, 1750)})),
          "1 FAIL (interrupt p50 / ucx-wait's at ping-pong)", "undecided", 1),
-        ("interrupt at 1.1x", records(dict(good, **{"cqpoll-interrupt": (15.4, 100, 2000)})),
+        ("interrupt at 1.1x", records(dict(good, **{"cqpoll-interrupt": (15.4, 100, 1750)})),
          "1 at the goal (interrupt p50 / ucx-wait's at ping-pong)", "FAIL", 0),
         # Each point's own noise +-30 %: the ratios straddle, undecided, never
         # PASS or FAIL on them.
         ("noisy", records(dict(good, **noisy), own=0.3),
          "undecided (", "FAIL", 0),
-        ("four rounds", records(good, rounds=4), "ucx-tcp: undecided: 4 undecided",
+        ("four rounds", records(good, rounds=4), "ucx-tcp: undecided: 5 undecided",
          "PASS", 0),
         ("sustained load", records(good, load=20000, rate=19900),
-         "ucx-tcp: PASS: 4 PASS", "FAIL", 0),
+         "ucx-tcp: PASS: 5 PASS", "FAIL", 0),
         ("sender behind", records(good, load=20000, rate=5000),
-         "ucx-tcp: undecided: 4 undecided", "PASS", 0),
+         "ucx-tcp: undecided: 5 undecided", "PASS", 0),
         # The DPDK row: interrupt against DPDK's blocking wait, poll against
         # its busy loop, adaptive against both and l3fwd-power (an adaptive
         # rule, never paired with interrupt: a busy-like l3fwd-power at
         # ping-pong fails nothing).
         ("ethdev clear", records(eth, tr="ethdev-virtio"),
-         "ethdev-virtio: PASS: 5 PASS (interrupt p50 / ethdev-wait's at "
+         "ethdev-virtio: PASS: 6 PASS (interrupt CPU/completion / ethdev-wait's "
+         "at ping-pong, interrupt p50 / ethdev-wait's at "
          "ping-pong, poll p50 / ethdev-busy's at ping-pong, adaptive vs "
          "ethdev-busy (p99, CPU) at ping-pong, adaptive vs ethdev-wait (p99, "
          "CPU) at ping-pong, adaptive vs ethdev-l3fwd-power (p99, CPU) at "
          "ping-pong)", "FAIL", 0),
-        ("ethdev slow", records(dict(eth, **{"cqpoll-interrupt": (20, 100, 2000)}),
+        ("ethdev slow", records(dict(eth, **{"cqpoll-interrupt": (20, 100, 1750)}),
                                 tr="ethdev-virtio"),
          "1 FAIL (interrupt p50 / ethdev-wait's at ping-pong)", "undecided", 1),
         # A run without the blocking peer's points (e.g. a page rendered
@@ -276,11 +325,19 @@ def verdicts():
     ]
     bad = 0
     for name, recs, want, unwanted, fails in cases:
-        line, f, details = judge(recs)
+        line, f, details = judge(recs, count_meta if name == "control" else meta)
         ok = want in line and unwanted not in line and f == fails and \
             "1 round(s) of 9 shared" in line
         if name == "sender behind":
             ok = ok and all("dropped: a sender behind" in d for d in details)
+        if name == "clear":
+            ok = ok and any("adaptive CPU/completion / ucx-wait's at ping-pong: "
+                            "not judged: ucx-wait's p99 is 6.89x" in d for d in details)
+        if name in ("interrupt CPU", "adaptive CPU near"):
+            # Medians of the made-up rounds (each point's own noise moves
+            # them off 2340 / 1800 and 2880 / 2400): 1.30x, 1.22x.
+            ok = ok and any(("missed by +24 %" if name == "interrupt CPU" else
+                             "missed by +11 %") in d for d in details)
         print("%-17s %s\n  %s" % (name, "ok" if ok else "FAIL", line))
         for d in details:
             print("  " + d)
@@ -298,9 +355,19 @@ def verdicts():
     rp.paired = unpaired
     line, _, _ = judge(records(good))
     rp.paired = real
-    caught = "ucx-tcp: PASS: 4 PASS" not in line
+    caught = "ucx-tcp: PASS: 5 PASS" not in line
     print("control: unpaired ratios %s\n  %s" % (
         "caught (the clear case is not a PASS)" if caught else "NOT CAUGHT", line))
+    bad += not caught
+    # Negative control: adaptive's CPU judged at every load, the wait's p99
+    # aside, FAILs the clear case, where adaptive buys a 7x lower p99.
+    real_near = rp.P99_NEAR
+    rp.P99_NEAR = float("inf")
+    line, _, _ = judge(records(good))
+    rp.P99_NEAR = real_near
+    caught = "1 FAIL (adaptive CPU/completion / ucx-wait's at ping-pong)" in line
+    print("control: adaptive's CPU without the p99 condition %s\n  %s" % (
+        "caught (the clear case FAILs)" if caught else "NOT CAUGHT", line))
     bad += not caught
     return 1 if bad else 0
 

@@ -200,7 +200,9 @@ def check_result(res, expect):
     if ordered != sorted(ordered) or lat["min"] > lat["p50"]:
         print("percentiles out of order:", lat)
         return 1
-    if lat["samples"] != res["completions"]:
+    # --harness=count (the peers' control) stamps none: 0 samples, checked
+    # by --expect=latency_ns.samples=0.
+    if lat["samples"] != res["completions"] and res.get("harness") != "count":
         print("latency samples", lat["samples"], "differ from completions",
               res["completions"])
         return 1

@@ -14,10 +14,16 @@ usage: check_wakeup.py BENCH_WAKEUP
    switches every 0.3 s or so, interleaved blocks give PASS on each.
    Control: the same timelines run one scenario after the other, pooled
    medians (the method before issue 37), misjudge some by >= 1.5x.
-3. bench_wakeup end to end, briefly: every round holds one block of each
-   scenario, the order differs between rounds, every block has its CPU
-   time, and run-wakeup.py prints a verdict for each goal. Bad input
-   (--block over --samples) exits 2.
+3. The CPU goals against the floor (issue 43), on synthetic rounds that
+   swing between the modes: group-1 at 1.03x raw and raw at 1.05x
+   bare-epoll PASS; raw at 1.3x bare-epoll FAILs and says by how much
+   (+17 %); with --runs, the runs' rounds judged together. Control: raw paired
+   with bare-epoll's block of another round (the pairing lost) no longer
+   PASSes the clear case.
+4. bench_wakeup end to end, briefly: every round holds one block of each
+   scenario, the floors among them, the order differs between rounds,
+   every block has its CPU time, and run-wakeup.py prints a verdict for
+   each goal. Bad input (--block over --samples) exits 2.
 """
 import json
 import math
@@ -74,20 +80,27 @@ def check_modes():
     return bad
 
 
-def doc_of(rounds, factor, rng):
+def doc_of(rounds, factor, rng, floor=None):
     """Blocks of 50 samples, raw / group-1 / group-N in a shuffled order per
     round; each round in the fast (4 us) or the slow (18 us) mode, one
-    round in three slow; group-1 @factor x raw, group-N 1.1x group-1."""
+    round in three slow; group-1 @factor x raw, group-N 1.1x group-1. With
+    @floor, the floors too: raw @floor x bare-epoll, bare-uring as
+    bare-epoll; each block's CPU then carries 1 % noise of its own."""
     names = ["raw", "group-1", "group-N"]
+    f = {"raw": 1.0, "group-1": factor, "group-N": factor * 1.1}
+    if floor is not None:
+        names += ["bare-epoll", "bare-uring"]
+        f.update({"bare-epoll": 1 / floor, "bare-uring": 1 / floor})
     blocks = []
     for r in range(rounds):
         base = 18000 if r % 3 == 0 else 4000
         order = names[:]
         rng.shuffle(order)
         for pos, n in enumerate(order):
-            c = base * {"raw": 1.0, "group-1": factor, "group-N": factor * 1.1}[n]
+            c = base * f[n]
+            noise = 1 + rng.gauss(0, 0.01) if floor is not None else 1
             blocks.append({"scenario": n, "round": r, "pos": pos,
-                           "cpu_ns": int(50 * c * 0.5),
+                           "cpu_ns": int(50 * c * 0.5 * noise),
                            "lat_ns": lognormal(rng, c, 0.05, 50)})
     return {"block": 50, "rounds": rounds, "seed": 1, "cqs": 4096,
             "gap_us": [50, 150], "blocks": blocks,
@@ -170,6 +183,59 @@ def check_goals():
     return bad
 
 
+def check_floors():
+    rng = random.Random(43)
+    bad = 0
+    want = {"group-1 / raw, CPU per wake-up": verdict.PASS,
+            "raw / bare-epoll, CPU per wake-up": verdict.PASS}
+    for floor, factor, outcome in ((1.05, 1.03, verdict.PASS),
+                                   (1.3, 1.03, verdict.FAIL)):
+        doc = doc_of(12, factor, rng, floor=floor)
+        got = dict(rw.judge(doc))
+        lines, fails = rw.report([doc])
+        j = got["raw / bare-epoll, CPU per wake-up"]
+        ok = j.outcome == outcome and \
+            got["group-1 / raw, CPU per wake-up"].outcome == verdict.PASS and \
+            fails == (outcome == verdict.FAIL) and \
+            any("raw / bare-uring, CPU per wake-up" in l and "not judged" in l
+                for l in lines)
+        if outcome == verdict.FAIL:
+            ok = ok and any("raw / bare-epoll" in l and "missed by +17 %" in l
+                            for l in lines)
+        print("raw at %.2fx bare-epoll, group-1 at %.2fx raw: %s: %s" % (
+            floor, factor, j.text(), "ok" if ok else "FAIL"))
+        bad += not ok
+    # --runs: the runs' rounds together, one verdict per goal.
+    docs = [doc_of(6, 1.03, rng, floor=1.05) for _ in range(3)]
+    lines, _ = rw.report(docs)
+    together = [l for l in lines if "the 3 runs' rounds together" in l]
+    ok = len(together) == 5 and all(
+        ("18 pairs" in l and verdict.PASS in l) for l in together
+        if any(k in l for k in want))
+    print("--runs=3: %d goals judged on the runs' rounds together: %s" % (
+        len(together), "ok" if ok else "FAIL"))
+    bad += not ok
+    # Control: raw paired with bare-epoll's block of the next round.
+    real = rw.round_ratios
+
+    def unpaired(doc, a, b, key):
+        x, y = real(doc, a, a, key), real(doc, b, b, key)
+        per = {}
+        for bl in doc["blocks"]:
+            per.setdefault(bl["round"], {})[bl["scenario"]] = bl["cpu_ns"]
+        rs = sorted(per)
+        return [per[r][a] / per[rs[(i + 1) % len(rs)]][b] for i, r in enumerate(rs)] \
+            if x and y else []
+    rw.round_ratios = unpaired
+    j = dict(rw.judge(doc_of(12, 1.03, rng, floor=1.05)))["raw / bare-epoll, CPU per wake-up"]
+    rw.round_ratios = real
+    caught = j.outcome != verdict.PASS
+    print("control: unpaired rounds: raw / bare-epoll %s: %s" % (
+        j.text(), "caught" if caught else "NOT CAUGHT"))
+    bad += not caught
+    return bad
+
+
 def check_bench(exe):
     bad = 0
     with tempfile.TemporaryDirectory() as d:
@@ -200,7 +266,8 @@ def check_bench(exe):
     got = rw.judge(doc)
     lines, _ = rw.report([doc])
     print("\n".join("  " + l for l in lines))
-    ok = len(got) == 3 and all(j.outcome in (verdict.PASS, verdict.FAIL, verdict.AT,
+    floors = {"bare-epoll"} <= names
+    ok = floors and len(got) == 5 and all(j.outcome in (verdict.PASS, verdict.FAIL, verdict.AT,
                                              verdict.UNDECIDED) and j.n == 10
                                for _, j in got)
     print("verdicts on every goal: %s" % ("ok" if ok else "FAIL"))
@@ -217,7 +284,7 @@ def main():
     if len(sys.argv) != 2:
         print(__doc__)
         return 2
-    bad = check_modes() + check_goals() + check_bench(sys.argv[1])
+    bad = check_modes() + check_goals() + check_floors() + check_bench(sys.argv[1])
     print("check_wakeup: %s" % ("FAIL" if bad else "ok"))
     return 1 if bad else 0
 

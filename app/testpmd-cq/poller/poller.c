@@ -273,7 +273,6 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		.run = run,
 		.res = res,
 		.cq = run->cq,
-		.check.wr_id_mask = run->dc->wr_id_mask,
 		.naive_delay_tsc = (uint64_t)((double)p->naive_delay_ns *
 					      (double)rte_get_tsc_hz() / 1e9),
 		.burst = p->burst,
@@ -290,6 +289,7 @@ tpcq_poller_run(struct tpcq_run *run, struct tpcq_result *res)
 		tpcq_poller_group_run(run, res);
 		return;
 	}
+	tpcq_check_init(ck, run, res, 0);
 	pl.comps = calloc(p->burst, sizeof(*pl.comps));
 	if (pl.comps == NULL) {
 		fail(&pl, "calloc", -ENOMEM);

@@ -7,14 +7,23 @@
  * check of every completion.
  */
 
+#include "harness.h"
 #include "run.h"
 
 struct tpcq_check {
-	uint64_t expected;        /* sequence number of the next completion */
+	struct tpcq_harness h;    /* the work tpcq-peer does too, and the order */
 	uint64_t wr_id_mask;      /* bits of the sequence number wr_id carries */
 	uint64_t received;        /* completions read from this CQ */
 	unsigned int index;       /* the CQ's place in tpcq_run::dcs */
 };
+
+/* CQ @p index of @p run, its tallies in @p res. */
+void tpcq_check_init(struct tpcq_check *ck, const struct tpcq_run *run,
+		     struct tpcq_result *res, unsigned int index);
+/* Its tallies now in @p res: the CQ's group moved to another poller. */
+void tpcq_check_bind(struct tpcq_check *ck, struct tpcq_result *res);
+/* The sequence number of the CQ's next completion, whatever --harness. */
+uint64_t tpcq_check_expected(const struct tpcq_check *ck);
 
 void tpcq_check_burst(const struct tpcq_run *run, struct tpcq_result *res,
 		      struct tpcq_check *ck, const struct cqpoll_completion *comps,

@@ -214,8 +214,7 @@ run_group(struct group_poller *gp, struct group_cq *gcs)
 	}
 	for (i = 0, k = gp->index; i < gp->ncqs; i++, k += run->npollers) {
 		gcs[i].gp = gp;
-		gcs[i].check.wr_id_mask = run->dcs[k].wr_id_mask;
-		gcs[i].check.index = k;
+		tpcq_check_init(&gcs[i].check, run, gp->res, k);
 		cqs[i] = run->dcs[k].cq;
 		cks[i] = &gcs[i].check;
 	}

@@ -76,7 +76,7 @@ static int
 take_mail(struct runner *r)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	unsigned int in[TPCQ_POLLERS_MAX], n, i, gi;
+	unsigned int in[TPCQ_POLLERS_MAX], n, i, k, gi;
 	struct sched_group *sg;
 	uint64_t v;
 	int a;
@@ -95,6 +95,8 @@ take_mail(struct runner *r)
 		if (a < 0)
 			return tpcq_sched_fail(r->res, "cqpoll_group_adopt", a);
 		sg->res = r->res;
+		for (k = 0; k < sg->ncqs; k++)
+			tpcq_check_bind(&sg->cqs[k].check, r->res);
 		/* Moved asleep: finish the sleep here; the poller polls on. */
 		if (a == 1 && (a = cqpoll_group_sleep_finish(sg->g)) < 0)
 			return tpcq_sched_fail(r->res, "cqpoll_group_sleep_finish", a);

@@ -60,8 +60,7 @@ setup_group(struct sched_ctx *ctx, unsigned int gi, struct tpcq_result *res)
 		return tpcq_sched_fail(res, "cqpoll_group_create", -ENOMEM);
 	for (i = 0, k = gi; i < sg->ncqs; i++, k += ctx->ngroups) {
 		sg->cqs[i].sg = sg;
-		sg->cqs[i].check.wr_id_mask = ctx->run->dcs[k].wr_id_mask;
-		sg->cqs[i].check.index = k;
+		tpcq_check_init(&sg->cqs[i].check, ctx->run, res, k);
 		ctx->all_cqs[k] = ctx->run->dcs[k].cq;
 		ctx->all_cks[k] = &sg->cqs[i].check;
 		v = cqpoll_group_add(sg->g, ctx->run->dcs[k].cq, tpcq_sched_on_completions,

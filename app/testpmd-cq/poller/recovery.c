@@ -64,7 +64,7 @@ post_end(void *arg, const struct cqpoll_cq *cq, uint64_t *t_end)
 	if (i == w->n)
 		return 0;
 	ck = w->cks[i];
-	slot = (ck->expected * run->traffic_cqs + ck->index) & run->post_ns_mask;
+	slot = (tpcq_check_expected(ck) * run->traffic_cqs + ck->index) & run->post_ns_mask;
 	t_begin = __atomic_load_n(&run->post_ns[slot], __ATOMIC_ACQUIRE);
 	*t_end = __atomic_load_n(&run->post_end_ns[slot], __ATOMIC_ACQUIRE);
 	/* An end older than its begin is the slot's previous post. */

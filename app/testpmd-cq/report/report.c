@@ -113,6 +113,9 @@ tpcq_report_table(const struct tpcq_params *p, const struct tpcq_run *run,
 	ROW("cqs", "%u (traffic to %u)", p->cqs, run->traffic_cqs);
 	ROW("pollers", "%u", p->pollers);
 	ROW("transition", "%s", tpcq_transition_used(p));
+	if (p->harness != TPCQ_HARNESS_FULL)
+		ROW("harness", "%s (no latency, no order check)",
+		    tpcq_harness_name(p->harness));
 	ROW("naive_delay_ns", "%" PRIu32, p->naive_delay_ns);
 	ROW("arm", "%s", tpcq_arm_used(p, res));
 	ROW("engine", "%s", p->engine->name);

@@ -281,6 +281,7 @@ tpcq_fields_get(const struct tpcq_params *p, const struct tpcq_run *run,
 	add(&b, "dev_numa_node", false, "%d", res->dev_numa_node);
 	U32(&b, "remote_pollers", res->remote_pollers);
 	STR(&b, "transition", tpcq_transition_used(p));
+	STR(&b, "harness", tpcq_harness_name(p->harness));
 	U32(&b, "naive_delay_ns", p->naive_delay_ns);
 	STR(&b, "arm", tpcq_arm_used(p, res));
 	STR(&b, "latency_source", tpcq_latency_source(run));
