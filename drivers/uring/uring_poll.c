@@ -102,7 +102,8 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	int r;
 
 	got = read_cqes(q, comps, n);
-	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0))
+	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0) &&
+	    got != 0)
 		got = drop_wake(q, comps, got);
 	if (got == n)
 		return (int)got;
@@ -111,7 +112,8 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return r;
 	if (r > 0)
 		got += read_cqes(q, comps + got, n - got);
-	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0))
+	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0) &&
+	    got != 0)
 		got = drop_wake(q, comps, got);
 	/*
 	 * Drained, and the kernel dropped CQEs it could not even keep on its
