@@ -9,7 +9,8 @@
  *    percentile wake_p99_ns), and costs wake_cpu_ns of CPU; the policy
  *    learns that latency through wake_cost(), as from a device timestamp;
  *  - the hybrid policy's naps advance the clock by the nap plus a drawn
- *    wake-up latency, at no CPU.
+ *    overshoot and cost wake_cpu_ns of CPU (a sleep on a timer, no arm),
+ *    wherever decide() takes them.
  * Each policy is judged on its total cost, CPU + penalty x the latency it
  * added, against yardsticks of the same trace: the offline optimum
  * (lab_opt.c), the best fixed spin budget in hindsight, the best budget per

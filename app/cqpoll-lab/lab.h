@@ -127,7 +127,10 @@ struct tpcq_lab_summary {
  * w[k], the wake-up of a sleep that arrival k ends, o[k], the overshoot of
  * a nap taken while k is the next arrival (tpcq_lab_draws(): the draws the
  * policies are charged with). naps = false leaves naps out: the negative
- * control, which the hybrid policy beats. -1: out of memory.
+ * control, which the hybrid policy beats. -1: out of memory. The least
+ * cost exactly at penalty 1 and above, and below 1 when no two arrivals
+ * tie; below 1 with tied arrivals a bound only (lab_opt.c prunes later nap
+ * ends on a ns of cost per waiting arrival a ns).
  */
 struct tpcq_lab_opt_in {
 	const uint64_t *at;

@@ -148,13 +148,36 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 				seed, r);
 }
 
+/*
+ * One decide() at *now, next the arrival a nap would wait for: the naps it
+ * took (a sleep on a timer: a wake-up's CPU, no arm) charged and the clock
+ * moved past them, wherever it is asked (after an empty poll, a failed arm
+ * or a wake-up alike).
+ */
+static enum cqpoll_policy_action
+sim_decide(const struct cqpoll_policy_ops *ops, void *state, unsigned int k,
+	   uint64_t *now, size_t next, struct sim *s, struct tpcq_lab_result *r)
+{
+	uint64_t nap0 = s->nap_ns;
+	enum cqpoll_policy_action a;
+
+	s->next = next;
+	a = ops->decide(state, k, *now);
+	if (s->nap_ns != nap0) {
+		spend(r, *now, s->c->wake_cpu_ns);
+		*now += s->nap_ns - nap0;
+		r->naps++;
+	}
+	return a;
+}
+
 int
 tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		 bool naps, const struct tpcq_lab_trace *t,
 		 const struct tpcq_lab_cost *c, uint64_t seed,
 		 struct tpcq_lab_result *r)
 {
-	uint64_t now = T0_NS + t->at[0], nap0;
+	uint64_t now = T0_NS + t->at[0], woke;
 	enum cqpoll_policy_action a;
 	struct sim s;
 	size_t i = 0;
@@ -178,15 +201,7 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		k = collect(t, &i, now, r);
 		now += c->poll_ns;
 		spend(r, now, c->poll_ns);
-		nap0 = s.nap_ns;
-		s.next = i;
-		a = ops->decide(state, k, now);
-		if (s.nap_ns != nap0) {
-			/* A nap is a sleep on a timer: its CPU, no arm. */
-			spend(r, now, c->wake_cpu_ns);
-			now += s.nap_ns - nap0;
-			r->naps++;
-		}
+		a = sim_decide(ops, state, k, &now, i, &s, r);
 		if (k > 0 || a != CQPOLL_POLICY_SLEEP || i >= t->n)
 			continue;
 		now += c->arm_ns;
@@ -194,18 +209,18 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		/* The poll after the arm finds what came meanwhile: no sleep. */
 		if (T0_NS + t->at[i] <= now) {
 			k = collect(t, &i, now, r);
-			ops->decide(state, k, now);
+			sim_decide(ops, state, k, &now, i, &s, r);
 			continue;
 		}
 		r->wakeups++;
 		spend(r, now, c->wake_cpu_ns);
-		nap0 = wake_draw(&s, i, DRAW_SLEEP);
-		now = T0_NS + t->at[i] + nap0;
+		woke = wake_draw(&s, i, DRAW_SLEEP);
+		now = T0_NS + t->at[i] + woke;
 		k = collect(t, &i, now, r);
 		now += c->poll_ns;
 		spend(r, now, c->poll_ns);
 		if (ops->wake_cost != NULL)
-			ops->wake_cost(state, nap0);
+			ops->wake_cost(state, woke);
 		/*
 		 * What the group measures of a sleep's thread CPU and tells
 		 * the policy before its first completion reaches a callback:
@@ -214,7 +229,7 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		 * group cannot time one (it happens inside decide()).
 		 */
 		cqpoll_policy_sleep_cpu(ops, state, c->arm_ns + c->wake_cpu_ns);
-		ops->decide(state, k, now);
+		sim_decide(ops, state, k, &now, i, &s, r);
 	}
 	r->span_ns = now - (T0_NS + t->at[0]);
 	free(state);
