@@ -110,37 +110,37 @@ wake_draw(const struct run *r, uint32_t g, uint32_t k)
 			     cos(2.0 * M_PI * u2));
 }
 
-/* Arrival x before y: by time, then by group (the order served). */
-static bool
-arrival_before(const struct arrival *x, const struct arrival *y)
-{
-	return x->at != y->at ? x->at < y->at : x->g < y->g;
-}
-
-/* A heap of the next arrival of each group on one lcore. */
+/*
+ * A heap of the next arrival of each group on one lcore, each as one key:
+ * its time above its group, so that keys order as the lcore serves them
+ * (by time, then by group). Times are of a few seconds: well under 2^56.
+ */
+#define KEY_GROUP_BITS 8
+_Static_assert(TPCQ_LAB_SCHED_GROUPS <= 1U << KEY_GROUP_BITS,
+	       "a group's index must fit its bits of a heap key");
 struct heap {
-	struct arrival a[TPCQ_LAB_SCHED_GROUPS];
+	uint64_t key[TPCQ_LAB_SCHED_GROUPS];
 	uint32_t n;
 };
 
 static void
 heap_sift(struct heap *hp, uint32_t i)
 {
-	struct arrival t;
+	uint64_t t;
 	uint32_t m, l;
 
 	for (;;) {
 		m = i;
 		l = 2 * i + 1;
-		if (l < hp->n && arrival_before(&hp->a[l], &hp->a[m]))
+		if (l < hp->n && hp->key[l] < hp->key[m])
 			m = l;
-		if (l + 1 < hp->n && arrival_before(&hp->a[l + 1], &hp->a[m]))
+		if (l + 1 < hp->n && hp->key[l + 1] < hp->key[m])
 			m = l + 1;
 		if (m == i)
 			return;
-		t = hp->a[i];
-		hp->a[i] = hp->a[m];
-		hp->a[m] = t;
+		t = hp->key[i];
+		hp->key[i] = hp->key[m];
+		hp->key[m] = t;
 		i = m;
 	}
 }
@@ -310,23 +310,23 @@ simulate(struct run *r, int place, struct tpcq_hist *h, struct outcome *out)
 			for (g = 0; g < TPCQ_LAB_SCHED_GROUPS; g++)
 				if (lcore_of[g] == c && next[g] < r->tr[g].n &&
 				    r->tr[g].at[next[g]] < t_end)
-					hp.a[hp.n++] = (struct arrival){
-						r->tr[g].at[next[g]], g,
-						(uint32_t)next[g] };
+					hp.key[hp.n++] = r->tr[g].at[next[g]] <<
+							 KEY_GROUP_BITS | g;
 			for (i = hp.n; i-- > 0;)
 				heap_sift(&hp, (uint32_t)i);
 			while (hp.n > 0) {
-				struct arrival a = hp.a[0];
+				struct arrival a;
 
+				g = (uint32_t)(hp.key[0] & ((1U << KEY_GROUP_BITS) - 1));
+				a = (struct arrival){ hp.key[0] >> KEY_GROUP_BITS, g,
+						      (uint32_t)next[g] };
 				serve(r, &lc[c], &a, polls, h);
-				pd.gbusy[a.g] += SCHED_WORK_NS;
+				pd.gbusy[g] += SCHED_WORK_NS;
 				pd.cbusy[c] += SCHED_WORK_NS;
-				g = a.g;
 				if (++next[g] < r->tr[g].n && r->tr[g].at[next[g]] < t_end)
-					hp.a[0] = (struct arrival){ r->tr[g].at[next[g]],
-								    g, (uint32_t)next[g] };
+					hp.key[0] = r->tr[g].at[next[g]] << KEY_GROUP_BITS | g;
 				else
-					hp.a[0] = hp.a[--hp.n];
+					hp.key[0] = hp.key[--hp.n];
 				heap_sift(&hp, 0);
 			}
 		}
