@@ -71,15 +71,15 @@ def main():
     fails = []
 
     rc, out, err = run(lab)
-    rc2, out2, _ = run(lab, "--sim-seeds=2")
-    rc3, out3, _ = run(lab, "--sim-seeds=2")
+    rc2, out2, _ = run(lab, "--sim-seeds=1")
+    rc3, out3, _ = run(lab, "--sim-seeds=1")
     if rc != 0 or rc2 != 0 or rc3 != 0:
         print(f"--sim-sched exited {rc}/{rc2}/{rc3}: {err}")
         return 1
     print(out)
     if out2 != out3:
         fails.append("two runs of the same command differ")
-    _, other, _ = run(lab, "--seed=100", "--sim-seeds=2")
+    _, other, _ = run(lab, "--seed=100", "--sim-seeds=1")
     if other == out2:
         fails.append("--seed=100 prints the same table")
 
