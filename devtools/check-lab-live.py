@@ -29,9 +29,15 @@ item 5): adaptive and hybrid sleep at almost every arrival at these rates
 which cost the group 9-18 us each against the floor's 4-8.5 us; spin:50
 hides the same shortfall under its polling. Runs whose group timed no
 sleep keep the floor's. Each run's line prints its iterations and CPU per
-sleep beside what the lab charges a sleep (arm_ns + wake_cpu_ns). Each run
-records its arrivals (--record), and the lab replays that file through the
-same policy with that run's cost model. Per cell, the ratios lab / live of
+sleep beside what the lab charges a sleep (arm_ns + wake_cpu_ns). A nap's
+overshoot is the run's timer floor (timer_p50_ns, timer_p99_ns: what
+clock_nanosleep() overran there), and each iteration also costs the
+instructions of the policy's decide() at one instruction a CPU cycle
+(instr_ps, /proc/cpuinfo's clock). Each run records its arrivals (--record,
+whose header says whether the device's completions carry host timestamps;
+mlx5-emu's do not, so the lab, as the group, tells the policies no
+wake-up), and the lab replays that file through the same policy with that
+run's cost model. Per cell, the ratios lab / live of
 CPU, wake-ups per second and p99, median over the runs with their min..max:
 CPU and wake-ups within 20%, p99 within 30%, judged on the medians.
 
@@ -75,11 +81,12 @@ def paced(floors):
                 floors.get("wake_cpu_paced_ns"))
 
 
-def cost_of(floors, sleep_cpu_ns=0):
+def cost_of(floors, sleep_cpu_ns=0, instr_ps=0):
     """The lab's cost model from a live run's floors: its wake-ups from the
     floor paced at the run's rate where measured, else back to back (as
     --sim --floors derives it); a sleep's CPU (arm_ns + wake_cpu_ns) the
-    run's measured sleep_cpu_ns when it is over 0."""
+    run's measured sleep_cpu_ns when it is over 0; a nap's overshoot the
+    timer floor's where the run has one; instr_ps when over 0."""
     h = floors["handoff_p50_ns"]
     if paced(floors):
         w50, w99 = floors["wakeup_paced_p50_ns"], floors["wakeup_paced_p99_ns"]
@@ -91,9 +98,31 @@ def cost_of(floors, sleep_cpu_ns=0):
         cpu = max(1, sleep_cpu_ns - sig2(2 * h))
     if cpu is None or not h or not w50:
         return None
-    return ("poll_ns=%d,arm_ns=%d,wake_ns=%d,wake_p99_ns=%d,wake_cpu_ns=%d"
+    cost = ("poll_ns=%d,arm_ns=%d,wake_ns=%d,wake_p99_ns=%d,wake_cpu_ns=%d"
             % (sig2(h), sig2(2 * h), sig2(w50), sig2(max(w50, w99)),
                sig2(cpu)))
+    t50, t99 = floors.get("timer_p50_ns"), floors.get("timer_p99_ns")
+    if t50:
+        cost += ",nap_ns=%d,nap_p99_ns=%d" % (sig2(t50),
+                                              sig2(max(t50, t99 or 0)))
+    if instr_ps > 0:
+        cost += ",instr_ps=%d" % int(instr_ps)
+    return cost
+
+
+def instr_ps_of_cpu():
+    """A policy instruction's time: one CPU cycle at the clock of the first
+    CPU in /proc/cpuinfo (one instruction a cycle: policy code is branchy
+    and its state cold after a sleep); 0 (decisions free) if none is
+    given."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("cpu mhz"):
+                    return int(1e6 / float(line.split(":")[1]))
+    except (OSError, ValueError, ZeroDivisionError):
+        pass
+    return 0
 
 
 def per_sleep(live):
@@ -255,7 +284,8 @@ def main():
                     with open(js) as f:
                         live = json.load(f)
                     cost = cost_of(live.get("floors") or {},
-                                   live.get("sleep_cpu_ns", 0))
+                                   live.get("sleep_cpu_ns", 0),
+                                   instr_ps_of_cpu())
                     if cost is None:
                         print("MISS: run %d %s %d/s: its --floors gave no "
                               "cost model (floors %s)" % (

@@ -223,6 +223,33 @@ out:
 	return r;
 }
 
+/*
+ * A timer nap's overshoot: how far past its end a clock_nanosleep() of
+ * TIMER_NAP_NS returns, as the hybrid policy naps, at the thread's default
+ * timer slack (the wake-up floor lowered this thread's; nothing lowers the
+ * poller's).
+ */
+#define TIMER_SAMPLES 500
+#define TIMER_NAP_NS 50000
+
+static void
+measure_timer(struct tpcq_hist *h)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = TIMER_NAP_NS };
+	uint64_t i, t0, t1, deadline;
+
+	prctl(PR_SET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+	deadline = tpcq_now_ns(CLOCK_MONOTONIC) + FLOOR_MAX_NS / 4;
+	for (i = 0; i < TIMER_SAMPLES; i++) {
+		t0 = tpcq_now_ns(CLOCK_MONOTONIC);
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		t1 = tpcq_now_ns(CLOCK_MONOTONIC);
+		tpcq_hist_add(h, t1 - t0 > TIMER_NAP_NS ? t1 - t0 - TIMER_NAP_NS : 0);
+		if (t1 > deadline)
+			break;
+	}
+}
+
 /* The two CPUs of the default EAL lcores: the first the main lcore's. */
 static void
 floor_cpus(int node, int *poller, int *device)
@@ -272,6 +299,9 @@ tpcq_floors_measure_base(int node, struct tpcq_floors *f)
 		f->pinned = f->pinned && c->pinned;
 		quantiles(hw, &f->wakeup);
 		f->wake_cpu_ns = c->wakes != 0 ? c->sleeper_cpu_ns / c->wakes : 0;
+		memset(h, 0, sizeof(*h));
+		measure_timer(h);
+		quantiles(h, &f->timer);
 	}
 	pthread_setaffinity_np(self, sizeof(saved), &saved);
 	tpcq_hist_free(h);
@@ -289,12 +319,14 @@ tpcq_floors_print(const struct tpcq_floors *f)
 	printf(FLOORS_PROG ": floors on CPUs %d (poller) and %d (device)%s: "
 	       "hand-off p50 %.2f us p99 %.2f us (%" PRIu64 " samples), "
 	       "eventfd -> epoll_wait wake-up p50 %.2f us p99 %.2f us (%" PRIu64
-	       " samples; the sleeper's CPU %.2f us a wake-up)\n", f->cpu_poller,
+	       " samples; the sleeper's CPU %.2f us a wake-up), timer nap's "
+	       "overshoot p50 %.2f us p99 %.2f us\n", f->cpu_poller,
 	       f->cpu_device, f->pinned ? "" : " (not pinned)",
 	       (double)f->handoff.p50_ns / 1e3,
 	       (double)f->handoff.p99_ns / 1e3, f->handoff.samples,
 	       (double)f->wakeup.p50_ns / 1e3, (double)f->wakeup.p99_ns / 1e3,
-	       f->wakeup.samples, (double)f->wake_cpu_ns / 1e3);
+	       f->wakeup.samples, (double)f->wake_cpu_ns / 1e3,
+	       (double)f->timer.p50_ns / 1e3, (double)f->timer.p99_ns / 1e3);
 	for (i = 0; i < f->npaced; i++)
 		tpcq_floor_paced_print(&f->paced[i]);
 	fflush(stdout);
@@ -323,11 +355,14 @@ tpcq_floors_json(FILE *out, const struct tpcq_floors *f, const char *indent)
 		", \"p99\": %" PRIu64 ", \"samples\": %" PRIu64 "},\n"
 		"%s  \"wakeup_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
 		", \"samples\": %" PRIu64 ", \"cpu_per_wakeup\": %" PRIu64 "},\n"
+		"%s  \"timer_ns\": {\"p50\": %" PRIu64 ", \"p99\": %" PRIu64
+		", \"samples\": %" PRIu64 "},\n"
 		"%s  \"paced\": [", indent, f->cpu_poller,
 		f->cpu_device, f->pinned ? "true" : "false", indent,
 		f->handoff.p50_ns, f->handoff.p99_ns, f->handoff.samples, indent,
 		f->wakeup.p50_ns, f->wakeup.p99_ns, f->wakeup.samples,
-		f->wake_cpu_ns, indent);
+		f->wake_cpu_ns, indent, f->timer.p50_ns, f->timer.p99_ns,
+		f->timer.samples, indent);
 	for (i = 0; i < f->npaced; i++)
 		fprintf(out, "%s{\"rate\": %" PRIu64 ", \"secs\": %.3f, "
 			"\"handoff_ns\": {\"p50\": %" PRIu64 ", \"p99\": %"

@@ -44,6 +44,8 @@ struct tpcq_floors {
 	struct tpcq_floor handoff; /* cross-core cache-line hand-off, one way */
 	struct tpcq_floor wakeup;  /* eventfd write -> epoll_wait return */
 	uint64_t wake_cpu_ns;     /* the sleeper's CPU time per wake-up */
+	/* A timer nap's overshoot (clock_nanosleep past its end): the lab's nap. */
+	struct tpcq_floor timer;
 	struct tpcq_floor_paced paced[TPCQ_FLOORS_PACED_MAX];
 	unsigned int npaced;
 };

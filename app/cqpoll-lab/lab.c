@@ -7,9 +7,14 @@
  *    re-poll and cancels the sleep), then lasts until the next arrival plus
  *    a wake-up latency drawn from a log-normal (median wake_ns, 99th
  *    percentile wake_p99_ns), and costs wake_cpu_ns of CPU; the policy
- *    learns that latency through wake_cost(), as from a device timestamp;
+ *    learns that latency through wake_cost(), as from a device timestamp,
+ *    unless the trace's device has none (--sim-wake);
  *  - the hybrid policy's naps advance the clock by the nap plus a drawn
- *    wake-up latency, at no CPU.
+ *    overshoot (median nap_ns, p99 nap_p99_ns: a timer's) and cost
+ *    wake_cpu_ns of CPU (a sleep on a timer, no arm), wherever decide()
+ *    takes them;
+ *  - with instr_ps, each iteration also costs the instructions of the
+ *    policy's decide() (lab_sim.c).
  * Each policy is judged on its total cost, CPU + penalty x the latency it
  * added, against yardsticks of the same trace: the offline optimum
  * (lab_opt.c), the best fixed spin budget in hindsight, the best budget per
@@ -157,10 +162,14 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	double gap[TPCQ_LAB_SEEDS_MAX], dps[TPCQ_LAB_SEEDS_MAX], wins[TPCQ_LAB_SEEDS_MAX];
 	double bests[TPCQ_LAB_SEEDS_MAX], polls[TPCQ_LAB_SEEDS_MAX], target, mx;
 	double fixed_lo, rates[TPCQ_LAB_SEEDS_MAX];
+	/* The best fixed budget over the per-window one, seed by seed. */
+	double fw[TPCQ_LAB_SEEDS_MAX], fw_med, fw_lo, fw_hi;
 	char why[512], list[1024];
 	int ret = TPCQ_LAB_EXIT_FAIL, r;
 	size_t nwin, w;
 	uint64_t p99, poll_p99, tg;
+	char cost_str[256];
+	bool untold;
 
 	memset(&trace, 0, sizeof(trace));
 	memset(&rr, 0, sizeof(rr));
@@ -199,6 +208,8 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	if (tpcq_lab_trace_make(&trace, tname, (double)o->rate, o->duration_s,
 				o->seed, why, sizeof(why)) != 0)
 		goto usage;
+	untold = o->wake == TPCQ_LAB_WAKE_TRACE ? trace.untold :
+		 o->wake == TPCQ_LAB_WAKE_UNTOLD;
 	/* A file is one trace: its seeds differ only in the wake-up draws. */
 	nwin = (size_t)(o->duration_s * 1e9 / TPCQ_LAB_WINDOW_NS) + 2;
 	if (strncmp(tname, "file:", 5) == 0)
@@ -232,6 +243,7 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 		if (tpcq_lab_trace_make(&trace, tname, (double)o->rate,
 					o->duration_s, seed, why, sizeof(why)) != 0)
 			goto usage;
+		trace.untold = untold;
 		arrivals[sd] = (double)trace.n;
 		gap[sd] = (double)(trace.at[trace.n - 1] - trace.at[0]) /
 			  (double)(trace.n - 1);
@@ -378,30 +390,35 @@ tpcq_lab_run(const struct tpcq_lab_opts *o)
 	printf("%.0f arrivals (median), mean gap %.2f us\n",
 	       median(arrivals, seeds, NULL, NULL),
 	       median(gap, seeds, NULL, NULL) / 1e3);
-	printf(" cost --sim-cost=poll_ns=%" PRIu64 ",arm_ns=%" PRIu64 ",wake_ns=%"
-	       PRIu64 ",wake_p99_ns=%" PRIu64 ",wake_cpu_ns=%" PRIu64
-	       "%s; penalty %.3g CPU ns per ns of latency\n",
-	       cost.poll_ns, cost.arm_ns, cost.wake_ns, cost.wake_p99_ns,
-	       cost.wake_cpu_ns, o->cost != NULL ? "" : o->floors ?
-	       " (from the floors)" : " (the default)", pen);
+	tpcq_lab_cost_format(&cost, cost_str, sizeof(cost_str));
+	printf(" cost --sim-cost=%s%s%s%s; penalty %.3g CPU ns per ns of "
+	       "latency; wake-ups %s\n", cost_str,
+	       cost.measured[0] != '\0' ? " (measured: " : o->cost != NULL ? "" :
+	       o->floors ? " (from the floors)" : " (the default)",
+	       cost.measured, cost.measured[0] != '\0' ? ")" : "", pen,
+	       untold ? "not told to the policies (no completion timestamps)" :
+	       "told to the policies (completion timestamps)");
 	for (i = 0; i < seeds; i++) {
+		fw[i] = bests[i] / wins[i];
 		wins[i] /= dps[i];
 		bests[i] /= dps[i];
 	}
 	mx = median(fixed_us, seeds, NULL, NULL);
 	median(bests, seeds, &fixed_lo, NULL);
+	fw_med = median(fw, seeds, &fw_lo, &fw_hi);
 	printf(" offline optimum (the lower bound: every schedule of polls, "
 	       "sleeps and naps, knowing the arrivals and the draws) %.0f ns per "
 	       "arrival (median over the seeds)\n",
 	       median(dps, seeds, NULL, NULL) / median(arrivals, seeds, NULL, NULL));
 	printf(" best fixed budget (not a bound) %s%.0f%s, %.3fx the optimum "
 	       "(%.3f..%.3f); best per-window budget (not a bound: the best "
-	       "budget of each %u ms window) %.3fx\n",
+	       "budget of each %u ms window) %.3fx; the best fixed budget over "
+	       "the per-window one %.3fx (%.3f..%.3f)\n",
 	       isinf(mx) ? "" : "spin:", isinf(mx) ? 0.0 : mx,
 	       isinf(mx) ? " (poll)" : "", median(bests, seeds, NULL, NULL),
 	       fixed_lo, bests[seeds - 1],
 	       (unsigned int)(TPCQ_LAB_WINDOW_NS / 1000000),
-	       median(wins, seeds, NULL, NULL));
+	       median(wins, seeds, NULL, NULL), fw_med, fw_lo, fw_hi);
 	printf(" causal rate rule (not a bound: the rate over the last 2 ms; %d "
 	       "mean gaps of budget when rate x a sleep's cost, %.0f ns, is over "
 	       "1, else 0) %.3fx the optimum\n", 5, tpcq_lab_sleep_cost(&cost, pen),

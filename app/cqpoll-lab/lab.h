@@ -38,11 +38,19 @@
 #define TPCQ_LAB_COST_DEFAULT "poll_ns=100,arm_ns=1000,wake_ns=30000," \
 	"wake_p99_ns=80000,wake_cpu_ns=5000"
 
-/* Arrival times, ns from the first. */
+/*
+ * Arrival times, ns from the first. untold: the device gives no host
+ * timestamps, so a policy is not told a sleep's wake-up (wake_cost(); the
+ * group measures one only from a CLOCK_MONOTONIC stamp): a file recorded
+ * on such a device (io_uring, UCX, libfabric, mlx5 and mlx5-emu, whose
+ * stamps are the device's clock; its "host timestamps: no" comment, as
+ * testpmd-cq --record writes it), or --sim-wake=untold.
+ */
 struct tpcq_lab_trace {
 	char name[64];
 	uint64_t *at;
 	size_t n, cap;
+	bool untold;
 };
 
 /* What the machine costs the poller (--sim-cost, or calibrated by --floors). */
@@ -52,6 +60,16 @@ struct tpcq_lab_cost {
 	uint64_t wake_ns;         /* wake-up latency, median */
 	uint64_t wake_p99_ns;     /* and 99th percentile (log-normal between) */
 	uint64_t wake_cpu_ns;     /* CPU a sleep and its wake-up cost the poller */
+	/*
+	 * Optional (0 in a --sim-cost without them): a timer nap's overshoot,
+	 * median and 99th percentile (without them, the wake-up's), and the
+	 * picoseconds one instruction of a policy's decide() takes (without
+	 * it, decisions are free).
+	 */
+	uint64_t nap_ns, nap_p99_ns;
+	uint64_t instr_ps;
+	/* A measured profile's provenance (where, when); "" for none. */
+	char measured[320];
 };
 
 struct tpcq_hist;
@@ -127,7 +145,10 @@ struct tpcq_lab_summary {
  * w[k], the wake-up of a sleep that arrival k ends, o[k], the overshoot of
  * a nap taken while k is the next arrival (tpcq_lab_draws(): the draws the
  * policies are charged with). naps = false leaves naps out: the negative
- * control, which the hybrid policy beats. -1: out of memory.
+ * control, which the hybrid policy beats. -1: out of memory. The least
+ * cost exactly at penalty 1 and above, and below 1 when no two arrivals
+ * tie; below 1 with tied arrivals a bound only (lab_opt.c prunes later nap
+ * ends on a ns of cost per waiting arrival a ns).
  */
 struct tpcq_lab_opt_in {
 	const uint64_t *at;
@@ -146,9 +167,15 @@ int tpcq_lab_trace_make(struct tpcq_lab_trace *t, const char *spec, double rate,
 void tpcq_lab_trace_free(struct tpcq_lab_trace *t);
 
 struct tpcq_floors;
-/* Parse "poll_ns=N,arm_ns=N,..." into c: 0 or -EINVAL with why. */
+/*
+ * Parse "poll_ns=N,arm_ns=N,..." into c, or "measured:PATH", a cost
+ * profile (doc/guides/testpmd-cq.md: key=value lines, a measured= line
+ * saying where and when): 0 or -EINVAL with why.
+ */
 int tpcq_lab_cost_parse(const char *s, struct tpcq_lab_cost *c, char *why,
 			size_t len);
+/* c as a --sim-cost string that reproduces it (the profile's keys too). */
+void tpcq_lab_cost_format(const struct tpcq_lab_cost *c, char *buf, size_t len);
 /* This machine's cost model, from its floors (--sim --floors). */
 void tpcq_lab_cost_from_floors(const struct tpcq_floors *f,
 			       struct tpcq_lab_cost *c);
@@ -167,6 +194,7 @@ struct tpcq_lab_opts {
 	double penalty;           /* --sim-penalty: CPU ns per ns of latency */
 	unsigned int seeds;       /* --sim-seeds: traces of seeds seed.. */
 	bool sched;               /* --sim-sched: placement of groups (lab_sched.c) */
+	int wake;                 /* --sim-wake: TPCQ_LAB_WAKE_* */
 	bool quiet;               /* --quiet: no progress line on a terminal */
 };
 
@@ -224,6 +252,11 @@ const struct cqpoll_policy_ops *tpcq_lab_policy_find(const char *spec,
 double tpcq_lab_sleep_cost(const struct tpcq_lab_cost *c, double penalty);
 /* The one-sided normal quantile of 0.99: the wake-up's log-normal spread. */
 #define TPCQ_LAB_Z99 2.326347874
+
+/* --sim-wake: as the trace says (synthetic: told), told, untold. */
+#define TPCQ_LAB_WAKE_TRACE 0
+#define TPCQ_LAB_WAKE_TOLD 1
+#define TPCQ_LAB_WAKE_UNTOLD 2
 
 /* lab.c: the lab's run, an exit status. */
 int tpcq_lab_run(const struct tpcq_lab_opts *o);

@@ -128,7 +128,10 @@ g(const struct opt *x, uint64_t e, size_t j, unsigned int depth)
 		cost = cw + p * wait_sum(x, j, q - 1, a[q]);
 		/*
 		 * Polling to a_q costs a_q - e; once that is cheaper and each ns
-		 * more adds at least a ns of waiting, it stays cheaper.
+		 * more adds at least a ns of waiting, it stays cheaper. Below
+		 * penalty 1 that needs q - j + 1 arrivals waiting, which tied
+		 * arrivals can make untrue of the ns between: there the result
+		 * is a bound, not the least cost (lab.h).
 		 */
 		if (cost >= (double)(a[q] - e) && p * (double)(q - j + 1) >= 1.0)
 			break;

@@ -35,6 +35,7 @@ enum {
 	OPT_SIM_PENALTY,
 	OPT_SIM_SEEDS,
 	OPT_SIM_SCHED,
+	OPT_SIM_WAKE,
 	OPT_VERSION,
 	OPT_QUIET,
 };
@@ -51,6 +52,7 @@ static const struct option long_opts[] = {
 	{ "sim-penalty", required_argument, NULL, OPT_SIM_PENALTY },
 	{ "sim-seeds", required_argument, NULL, OPT_SIM_SEEDS },
 	{ "sim-sched", no_argument, NULL, OPT_SIM_SCHED },
+	{ "sim-wake", required_argument, NULL, OPT_SIM_WAKE },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ NULL, 0, NULL, 0 },
@@ -79,9 +81,19 @@ tpcq_lab_usage(FILE *f, const char *prog)
 "                             (default 3)\n"
 "  --seed=N                   seed of the first trace (default 0)\n"
 "  --sim-cost=poll_ns=N,arm_ns=N,wake_ns=N,wake_p99_ns=N,wake_cpu_ns=N\n"
+"             [,nap_ns=N,nap_p99_ns=N][,instr_ps=N]\n"
 "                             the cost model (default: a fixed one, the\n"
 "                             same on every machine; with --floors: from the\n"
-"                             floors, measured now; either way printed)\n"
+"                             floors, measured now; either way printed); a\n"
+"                             nap's overshoot (default: a wake-up's); ps an\n"
+"                             instruction of decide() takes (default: free)\n"
+"  --sim-cost=measured:PATH   the cost model from a profile measured on a\n"
+"                             machine (devtools/lab-cost-profile.py)\n"
+"  --sim-wake=trace|told|untold\n"
+"                             whether the policies are told each sleep's\n"
+"                             wake-up (as from completion timestamps):\n"
+"                             trace (default): told, but for a file recorded\n"
+"                             on a device without host timestamps\n"
 "  --floors                   measure this machine's floors (cross-core\n"
 "                             hand-off, eventfd -> epoll_wait wake-up) and\n"
 "                             derive the cost model from them\n"
@@ -91,8 +103,10 @@ tpcq_lab_usage(FILE *f, const char *prog)
 "  --sim-seeds=N              traces of seeds --seed to --seed+N-1, medians\n"
 "                             and spread printed (1..%d, default %d)\n"
 "  --sim-sched                instead of the policies: 64 poll groups on 16\n"
-"                             lcores placed statically, by cqpoll_sched and\n"
-"                             by SPDK's rule, on onoff and diurnal traces at\n"
+"                             lcores placed statically, by cqpoll_sched, by\n"
+"                             SPDK's dynamic scheduler as SPDK runs it (1 s\n"
+"                             and 10 ms periods) and by the lab's earlier\n"
+"                             offered-load variant, on onoff and diurnal traces at\n"
 "                             a low and a high load (its own rates and\n"
 "                             length; --seed, --sim-seeds, --sim-cost apply)\n"
 "  --quiet                    no progress line (one is shown on stderr, seed\n"
@@ -184,6 +198,17 @@ tpcq_lab_params_parse(int argc, char **argv, const char *prog,
 			if (errno != 0 || end == optarg || *end != '\0' ||
 			    !(o->penalty >= 0.0 && o->penalty <= 1e6))
 				r = bad("--sim-penalty: expected a number 0..1e6, "
+					"got '%s'", optarg);
+			break;
+		case OPT_SIM_WAKE:
+			if (strcmp(optarg, "trace") == 0)
+				o->wake = TPCQ_LAB_WAKE_TRACE;
+			else if (strcmp(optarg, "told") == 0)
+				o->wake = TPCQ_LAB_WAKE_TOLD;
+			else if (strcmp(optarg, "untold") == 0)
+				o->wake = TPCQ_LAB_WAKE_UNTOLD;
+			else
+				r = bad("--sim-wake: expected trace, told or untold, "
 					"got '%s'", optarg);
 			break;
 		case OPT_SIM_SCHED:

@@ -6,7 +6,7 @@
  * The lab's placement of poll groups on lcores (cqpoll-lab --sim-sched):
  * groups with their own arrival traces on a virtual clock, placed by static
  * placement, by the library's consolidating scheduler (cqpoll_sched.h) or
- * by SPDK's rule (lab_sched_spdk.c), with the lab's cost model.
+ * by SPDK's dynamic scheduler (lab_sched_spdk.c), with the lab's cost model.
  */
 
 #include <stdint.h>
@@ -17,11 +17,20 @@
 #define TPCQ_LAB_SCHED_GROUPS_MAX 256
 
 /*
- * One step of SPDK's rule: groups of load[g] (fraction of an lcore in the
- * last period) placed by lcore_of[g], which it updates.
+ * One balance step of SPDK's dynamic scheduler (lab_sched_spdk.c): the
+ * groups' busy and idle time in the last period as SPDK counts a thread's
+ * (ns standing for TSC), their lcores' busy and idle (0 and 0: parked), the
+ * groups in the order its walk visits them (core by core, each core's in
+ * the order they sit there). It updates lcore_of.
  */
-void tpcq_lab_spdk_step(uint32_t nb_lcores, uint32_t nb_groups,
-			const double *load, uint32_t *lcore_of);
+struct tpcq_lab_spdk_in {
+	uint32_t nb_lcores, nb_groups;
+	const uint64_t *busy, *idle;           /* by group */
+	const uint64_t *core_busy, *core_idle; /* by lcore */
+	const uint32_t *order;
+};
+void tpcq_lab_spdk_balance(const struct tpcq_lab_spdk_in *in,
+			   uint32_t *lcore_of);
 
 struct tpcq_lab_opts;
 /* The comparison: its table and goals; an exit status. */

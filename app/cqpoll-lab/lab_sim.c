@@ -25,7 +25,8 @@
 struct sim {
 	const struct tpcq_lab_cost *c;
 	uint64_t rng;
-	double mu, sigma;
+	double mu, sigma;         /* a sleep's wake-up's log-normal */
+	double nap_mu, nap_sigma; /* a nap's overshoot's */
 	uint64_t nap_ns;          /* virtual time the naps took */
 	size_t next;              /* the arrival a nap now waits for */
 };
@@ -53,6 +54,8 @@ wake_draw(const struct sim *s, size_t k, unsigned int what)
 	u1 = tpcq_prng_unit(&st);
 	u2 = tpcq_prng_unit(&st);
 	z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+	if (what == DRAW_NAP)
+		return (uint64_t)exp(s->nap_mu + s->nap_sigma * z);
 	return (uint64_t)exp(s->mu + s->sigma * z);
 }
 
@@ -75,6 +78,9 @@ sim_init(struct sim *s, const struct tpcq_lab_cost *c, uint64_t seed)
 	s->mu = log((double)c->wake_ns);
 	s->sigma = c->wake_p99_ns > c->wake_ns ?
 		log((double)c->wake_p99_ns / (double)c->wake_ns) / TPCQ_LAB_Z99 : 0.0;
+	s->nap_mu = log((double)c->nap_ns);
+	s->nap_sigma = c->nap_p99_ns > c->nap_ns ?
+		log((double)c->nap_p99_ns / (double)c->nap_ns) / TPCQ_LAB_Z99 : 0.0;
 }
 
 static size_t
@@ -132,6 +138,40 @@ tpcq_lab_draws(const struct tpcq_lab_cost *c, uint64_t seed, size_t n,
 	}
 }
 
+/*
+ * The instructions one decide() of a policy executes, the mean over a run
+ * (callgrind on the lab's clock, poisson 5000/s, 0.5 s, seed 0; hybrid's
+ * include its adaptive member's): what instr_ps charges an iteration
+ * beside its poll. A policy not listed decides for free.
+ */
+static const struct {
+	const char *name;
+	uint64_t instr;
+} decide_instr[] = {
+	{ "spin", 7 },
+	{ "adaptive", 419 },
+	{ "hybrid", 512 },
+	{ "latency-target", 131 },
+	{ "target-p99", 131 },
+	{ "rate-rule", 93 },
+};
+
+/* A copy of c whose iterations carry ops's decide() at c's instr_ps. */
+static void
+cost_with_decide(const struct cqpoll_policy_ops *ops,
+		 const struct tpcq_lab_cost *c, struct tpcq_lab_cost *out)
+{
+	size_t i;
+
+	*out = *c;
+	if (c->instr_ps == 0)
+		return;
+	for (i = 0; i < sizeof(decide_instr) / sizeof(decide_instr[0]); i++)
+		if (strcmp(ops->name, decide_instr[i].name) == 0)
+			out->poll_ns += (decide_instr[i].instr * c->instr_ps + 500) /
+					1000;
+}
+
 int
 tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 		    const struct tpcq_lab_cost *c, uint64_t seed,
@@ -148,14 +188,38 @@ tpcq_lab_sim_policy(const char *spec, const struct tpcq_lab_trace *t,
 				seed, r);
 }
 
+/*
+ * One decide() at *now, next the arrival a nap would wait for: the naps it
+ * took (a sleep on a timer: a wake-up's CPU, no arm) charged and the clock
+ * moved past them, wherever it is asked (after an empty poll, a failed arm
+ * or a wake-up alike).
+ */
+static enum cqpoll_policy_action
+sim_decide(const struct cqpoll_policy_ops *ops, void *state, unsigned int k,
+	   uint64_t *now, size_t next, struct sim *s, struct tpcq_lab_result *r)
+{
+	uint64_t nap0 = s->nap_ns;
+	enum cqpoll_policy_action a;
+
+	s->next = next;
+	a = ops->decide(state, k, *now);
+	if (s->nap_ns != nap0) {
+		spend(r, *now, s->c->wake_cpu_ns);
+		*now += s->nap_ns - nap0;
+		r->naps++;
+	}
+	return a;
+}
+
 int
 tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		 bool naps, const struct tpcq_lab_trace *t,
 		 const struct tpcq_lab_cost *c, uint64_t seed,
 		 struct tpcq_lab_result *r)
 {
-	uint64_t now = T0_NS + t->at[0], nap0;
+	uint64_t now = T0_NS + t->at[0], woke;
 	enum cqpoll_policy_action a;
+	struct tpcq_lab_cost cd;
 	struct sim s;
 	size_t i = 0;
 	unsigned int k;
@@ -169,6 +233,8 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		free(state);
 		return -EINVAL;
 	}
+	cost_with_decide(ops, c, &cd);
+	c = &cd;
 	sim_init(&s, c, seed);
 	if (naps) {
 		((struct cqpoll_policy_nap *)state)->fn = sim_nap;
@@ -178,15 +244,7 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		k = collect(t, &i, now, r);
 		now += c->poll_ns;
 		spend(r, now, c->poll_ns);
-		nap0 = s.nap_ns;
-		s.next = i;
-		a = ops->decide(state, k, now);
-		if (s.nap_ns != nap0) {
-			/* A nap is a sleep on a timer: its CPU, no arm. */
-			spend(r, now, c->wake_cpu_ns);
-			now += s.nap_ns - nap0;
-			r->naps++;
-		}
+		a = sim_decide(ops, state, k, &now, i, &s, r);
 		if (k > 0 || a != CQPOLL_POLICY_SLEEP || i >= t->n)
 			continue;
 		now += c->arm_ns;
@@ -194,18 +252,19 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		/* The poll after the arm finds what came meanwhile: no sleep. */
 		if (T0_NS + t->at[i] <= now) {
 			k = collect(t, &i, now, r);
-			ops->decide(state, k, now);
+			sim_decide(ops, state, k, &now, i, &s, r);
 			continue;
 		}
 		r->wakeups++;
 		spend(r, now, c->wake_cpu_ns);
-		nap0 = wake_draw(&s, i, DRAW_SLEEP);
-		now = T0_NS + t->at[i] + nap0;
+		woke = wake_draw(&s, i, DRAW_SLEEP);
+		now = T0_NS + t->at[i] + woke;
 		k = collect(t, &i, now, r);
 		now += c->poll_ns;
 		spend(r, now, c->poll_ns);
-		if (ops->wake_cost != NULL)
-			ops->wake_cost(state, nap0);
+		/* Told only where the device timestamps completions. */
+		if (ops->wake_cost != NULL && !t->untold)
+			ops->wake_cost(state, woke);
 		/*
 		 * What the group measures of a sleep's thread CPU and tells
 		 * the policy before its first completion reaches a callback:
@@ -214,7 +273,7 @@ tpcq_lab_sim_ops(const struct cqpoll_policy_ops *ops, const char *args,
 		 * group cannot time one (it happens inside decide()).
 		 */
 		cqpoll_policy_sleep_cpu(ops, state, c->arm_ns + c->wake_cpu_ns);
-		ops->decide(state, k, now);
+		sim_decide(ops, state, k, &now, i, &s, r);
 	}
 	r->span_ns = now - (T0_NS + t->at[0]);
 	free(state);
@@ -333,8 +392,12 @@ void
 tpcq_lab_grid_run(struct tpcq_lab_grid *g, const struct tpcq_lab_trace *t,
 		  const struct tpcq_lab_cost *c, uint64_t seed, double penalty)
 {
+	struct tpcq_lab_cost cd;
 	unsigned int k;
 
+	/* The budgets are the spin policy's: its decide() on each iteration. */
+	cost_with_decide(cqpoll_policy_spin(), c, &cd);
+	c = &cd;
 	for (k = 0; k < g->n; k++) {
 		tpcq_lab_result_reset(&g->pt[k], t, penalty, true);
 		sim_fixed(g->spin_us[k] == UINT32_MAX ? UINT64_MAX :

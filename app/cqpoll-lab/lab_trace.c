@@ -69,7 +69,11 @@ read_file(struct tpcq_lab_trace *t, const char *path, char *why, size_t len)
 	}
 	while (r == 0 && fgets(line, sizeof(line), f) != NULL) {
 		lineno++;
-		if (line[0] == '#' || line[0] == '\n')
+		if (line[0] == '#') {
+			t->untold |= strstr(line, "host timestamps: no") != NULL;
+			continue;
+		}
+		if (line[0] == '\n')
 			continue;
 		if (sscanf(line, "%llu", &v) != 1 || (t->n > 0 && v < last)) {
 			snprintf(why, len, "--trace=file:%s: line %lu: expected a "

@@ -149,7 +149,8 @@ tpcq_run_collect(struct tpcq_run *tr, struct tpcq_result *res)
 
 /* --record: the posts made, one CLOCK_MONOTONIC ns a line. */
 static int
-record_write(const char *path, const struct tpcq_run *tr)
+record_write(const char *path, const struct tpcq_params *p,
+	     const struct tpcq_run *tr)
 {
 	uint64_t i, n = tr->posted < tr->total ? tr->posted : tr->total;
 	FILE *out;
@@ -157,7 +158,13 @@ record_write(const char *path, const struct tpcq_run *tr)
 	out = tpcq_outfile_open("record", path, false);
 	if (out == NULL)
 		return -EIO;
-	fprintf(out, "# testpmd-cq --record: post times, CLOCK_MONOTONIC ns\n");
+	/*
+	 * Whether the device's completions carry host timestamps: only those
+	 * tell the group a wake-up's latency, and the lab its policies.
+	 */
+	fprintf(out, "# testpmd-cq --record: post times, CLOCK_MONOTONIC ns; "
+		"device %s, host timestamps: %s\n", p->dev->name,
+		tr->dc->monotonic_ts ? "yes" : "no");
 	for (i = 0; i < n; i++)
 		fprintf(out, "%" PRIu64 "\n", tr->record[i]);
 	return tpcq_report_close(out, path);
@@ -177,7 +184,7 @@ tpcq_run_report(const struct tpcq_params *p, const struct tpcq_run *tr,
 	if (p->csv_path != NULL &&
 	    tpcq_report_csv(p->csv_path, p, tr, res) != 0)
 		ret = TPCQ_EXIT_FAIL;
-	if (tr->record != NULL && record_write(p->record_path, tr) != 0)
+	if (tr->record != NULL && record_write(p->record_path, p, tr) != 0)
 		ret = TPCQ_EXIT_FAIL;
 
 	if (verdict(p, tr, res) != 0)

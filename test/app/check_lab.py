@@ -23,8 +23,16 @@ Usage: check_lab.py TESTPMD
 6. --sim --floors takes a sleep's CPU from the sleeper's CPU time per
    wake-up that the floors measured (not from a latency percentile).
 7. A live run's --record file replays with --trace=file:, one arrival per
-   posted completion; a file going back in time is refused.
-8. Bad lab options exit 2.
+   posted completion; a file going back in time is refused. Its header
+   says whether the device's completions carry host timestamps (sw: yes,
+   mlx5-emu: no), and the lab tells the policies each wake-up only on
+   such a trace: adaptive's figures differ told and untold, and
+   --sim-wake= overrides the trace.
+8. The cost model measured: a profile (--sim-cost=measured:PATH) is read
+   with its measured= line, printed; one without that line is refused; a
+   nap's overshoot (nap_ns, nap_p99_ns) moves hybrid's figures and only
+   its (the others do not nap); instr_ps moves every policy's CPU.
+9. Bad lab options exit 2.
 """
 import os
 import subprocess
@@ -155,7 +163,7 @@ def main():
         print(out)
         raise SystemExit("FAIL: --sim --floors printed no floors or no cost")
     cpu = float(fl[0].split("the sleeper's CPU ")[1].split()[0]) * 1000
-    wake_cpu = float(cost[0].split("wake_cpu_ns=")[1].split()[0])
+    wake_cpu = float(cost[0].split("wake_cpu_ns=")[1].split()[0].split(",")[0])
     if cpu <= 0 or abs(wake_cpu - cpu) > 0.06 * cpu + 10:
         raise SystemExit("FAIL: the sleeper's CPU %.0f ns a wake-up, the cost "
                          "model's wake_cpu_ns %.0f" % (cpu, wake_cpu))
@@ -179,13 +187,68 @@ def main():
         err = run(exe, ["--sim", "--trace=file:" + back, COST], 2).stderr
         if "not before the one above" not in err:
             raise SystemExit("FAIL: a trace going back in time: %s" % err)
-    print("ok: --record, and its replay")
+        hdr = open(rec).readline()
+        if "host timestamps: yes" not in hdr:
+            raise SystemExit("FAIL: sw's --record header: %s" % hdr)
+        out = run(exe, ["--sim", "--trace=file:" + rec, COST, SEEDS]).stdout
+        if "wake-ups told to the policies" not in out:
+            raise SystemExit("FAIL: a trace of host timestamps, not told")
+        rec2 = os.path.join(tmp, "rec2.txt")
+        run(exe, ["--dev=mlx5-emu", "--rate=5000", "--duration=0.3",
+                  "--record=" + rec2])
+        hdr = open(rec2).readline()
+        if "host timestamps: no" not in hdr:
+            raise SystemExit("FAIL: mlx5-emu's --record header: %s" % hdr)
+        pol = ["--sim-policies=adaptive", "--sim-penalty=10"]
+        untold = run(exe, ["--sim", "--trace=file:" + rec2, COST, SEEDS] +
+                     pol).stdout
+        told = run(exe, ["--sim", "--trace=file:" + rec2, COST, SEEDS,
+                         "--sim-wake=told"] + pol).stdout
+        if "wake-ups not told" not in untold or "wake-ups told" not in told:
+            raise SystemExit("FAIL: mlx5-emu's trace told, or --sim-wake=told "
+                             "ignored")
+        if rows(untold)["adaptive"] == rows(told)["adaptive"]:
+            raise SystemExit("FAIL: adaptive the same told and untold")
+    print("ok: --record, and its replay; wake-ups told per trace")
+
+    # The measured cost profile.
+    base_cost = ("poll_ns=100\narm_ns=1000\nwake_ns=30000\nwake_p99_ns=80000"
+                 "\nwake_cpu_ns=5000\n")
+    trace = ["--sim", "--trace=periodic", "--rate=5000", "--duration=0.2",
+             SEEDS, "--sim-penalty=10", "--sim-policies=spin:50;hybrid"]
+    with tempfile.TemporaryDirectory() as tmp:
+        prof = os.path.join(tmp, "p.profile")
+        with open(prof, "w") as f:
+            f.write("# a test profile\nmeasured=nowhere, never\n" + base_cost)
+        out = run(exe, trace + ["--sim-cost=measured:" + prof]).stdout
+        ref = run(exe, trace + [COST]).stdout
+        if "(measured: nowhere, never)" not in out or rows(out) != rows(ref):
+            raise SystemExit("FAIL: a profile of the reference model is not "
+                             "read as it")
+        with open(prof, "w") as f:
+            f.write(base_cost)
+        err = run(exe, trace + ["--sim-cost=measured:" + prof], 2).stderr
+        if "no measured= line" not in err:
+            raise SystemExit("FAIL: a profile without provenance: %s" % err)
+        nap = run(exe, trace + [COST + ",nap_ns=60000,nap_p99_ns=90000"]).stdout
+        a, b = rows(ref), rows(nap)
+        if a["spin:50"] != b["spin:50"] or a["hybrid"] == b["hybrid"]:
+            raise SystemExit("FAIL: nap_ns: spin:50 %s -> %s, hybrid %s -> %s"
+                             % (a["spin:50"], b["spin:50"], a["hybrid"],
+                                b["hybrid"]))
+        ins = rows(run(exe, trace + [COST + ",instr_ps=1000"]).stdout)
+        for p in ("spin:50", "hybrid"):
+            if not num(ins[p], "cpu_%") > num(a[p], "cpu_%"):
+                raise SystemExit("FAIL: instr_ps=1000 left %s's CPU at %s"
+                                 % (p, ins[p]["cpu_%"]))
+    print("ok: measured profiles, naps' overshoot, decisions' instructions")
 
     for bad, why in ((["--trace=burst"], "unknown trace"),
                      (["--sim-cost=poll_ns=1"], "--sim-cost: expected"),
                      (["--sim-policies=spin:5;nap"], "unknown policy"),
                      (["--sim-penalty=-1"], "--sim-penalty"),
-                     (["--sim-seeds=0"], "sim-seeds")):
+                     (["--sim-seeds=0"], "sim-seeds"),
+                     (["--sim-wake=sometimes"], "--sim-wake")):
         err = run(exe, base[:-1] + [COST] + bad, 2).stderr
         if why not in err:
             raise SystemExit("FAIL: %s: %s" % (bad, err))

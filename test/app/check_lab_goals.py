@@ -5,12 +5,16 @@
 Usage: check_lab_goals.py CHECKER LAB
 
 Runs the checker on a small grid (onoff and periodic, 1000 and 5000/s,
-penalties 1 and 10, 3 seeds of 0.2 s), then recounts, from the per-run
-lines, how many runs of each goal and policy pass, miss and are not
-judged, and compares each summary line and the totals with the recount;
-every per-run line names a run of the grid, and each run gives the bound
-goal of every policy. The negative control: the same recount on the
-output with one per-run PASS turned into MISS must disagree.
+penalties 1 and 10, 3 seeds of 0.2 s, both models of the machine), then
+recounts, from the per-run lines, how many runs of each goal, model and
+policy pass, miss and are not judged, and compares each summary line and
+the totals with the recount; every per-run line names a run of the grid,
+and each run gives the bound goal of every policy under each model: the
+reference one (told wake-ups) and the measured profile with untold
+wake-ups, whose commands must say so (--sim-cost=measured:, --sim-wake=
+untold; a checker that runs the reference alone fails this). The negative
+control: the same recount on the output with one per-run PASS turned into
+MISS must disagree.
 """
 import re
 import subprocess
@@ -19,6 +23,7 @@ import sys
 TRACES = ["onoff", "periodic"]
 RATES = [1000, 5000]
 PENS = [1, 10]
+MODELS = ["reference", "measured"]
 POLICIES = ["spin:0", "adaptive", "hybrid", "target-p99:100",
             "target-p99:60"]
 RUN = re.compile(r"^(PASS|MISS|SKIP) (\S+) (.+?) (\S+) (\d+)/s p(\d+): (.+)$")
@@ -69,10 +74,18 @@ def recount(out):
         bad.append("total %s, summary lines %s" % (
             total, (npass, len(summary) - npass)))
     nruns = len(TRACES) * len(RATES) * len(PENS)
-    for p in POLICIES:
-        got = runs.get(("bound", p), {"where": set()})["where"]
-        if len(got) != nruns:
-            bad.append("bound %s: %d runs of %d" % (p, len(got), nruns))
+    for model in MODELS:
+        for p in POLICIES:
+            got = runs.get(("bound@" + model, p), {"where": set()})["where"]
+            if len(got) != nruns:
+                bad.append("bound@%s %s: %d runs of %d" % (model, p, len(got),
+                                                          nruns))
+    cmds = [l for l in out.splitlines() if l.startswith("$ ")]
+    measured = [c for c in cmds if "--sim-cost=measured:" in c]
+    if len(measured) != nruns or not all("--sim-wake=untold" in c
+                                         for c in measured):
+        bad.append("%d runs of the measured profile with untold wake-ups, "
+                   "not %d" % (len(measured), nruns))
     return bad
 
 

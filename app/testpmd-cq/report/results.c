@@ -246,6 +246,9 @@ floor_fields(struct builder *b, const struct tpcq_params *p,
 	U64(b, "wakeup_p99_ns", b->null ? 0 : f->wakeup.p99_ns);
 	/* The sleeper's CPU time per wake-up: the lab's wake_cpu_ns. */
 	U64(b, "wake_cpu_ns", b->null ? 0 : f->wake_cpu_ns);
+	/* A timer nap's overshoot: the lab's nap_ns, nap_p99_ns. */
+	U64(b, "timer_p50_ns", b->null ? 0 : f->timer.p50_ns);
+	U64(b, "timer_p99_ns", b->null ? 0 : f->timer.p99_ns);
 	/* At the run's load, paced as its posts; 0: not measured. */
 	fp = b->null || f->npaced == 0 ? NULL : &f->paced[0];
 	U64(b, "handoff_paced_p50_ns", fp != NULL ? fp->handoff.p50_ns : 0);
