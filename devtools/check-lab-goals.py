@@ -15,7 +15,7 @@ of the machine (--models, default both):
   reference  the lab's fixed cost model (--cost), each sleep's wake-up told
              to the policies (a device with host completion timestamps)
   measured   the cost profile --profile (--sim-cost=measured:PATH; default
-             results/lab-cost/mlx5-emu-5000-loaded.profile, whose measured=
+             results/lab-cost/mlx5-emu-5000-idle.profile, whose measured=
              line says where and when), wake-ups not told (--sim-wake=untold:
              a device without host timestamps, as every device but the
              software one in testpmd-cq)
@@ -55,7 +55,7 @@ RATES = [1000, 5000, 10000, 20000, 50000, 100000]
 PENALTIES = [1, 10]
 POLICIES = "spin:0;adaptive;hybrid;target-p99:100;target-p99:60"
 PROFILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                       "results", "lab-cost", "mlx5-emu-5000-loaded.profile")
+                       "results", "lab-cost", "mlx5-emu-5000-idle.profile")
 MODELS = ["reference", "measured"]
 
 
