@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cqpoll_log_private.h"
 #include "ucx_private.h"
@@ -42,15 +41,6 @@ ucx_event_get(void *priv)
 	return r > 0 ? 1 : 0;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * cqpoll_cq_wait()'s sleep: poll(2) on the worker's fd, as
  * ucp_worker_wait() sleeps, and nothing after it. Readable is the event:
@@ -66,17 +56,16 @@ ucx_wait(void *priv, int timeout_ms)
 	struct cqpoll_ucx_cq *q = priv;
 	struct pollfd pfd[2] = { { .fd = q->efd, .events = POLLIN },
 				 { .fd = -1, .events = POLLIN } };
-	int r, to = timeout_ms;
+	int r, to;
 
 	if (!q->alarm_open) {
 		cqpoll_alarm_open(&q->alarm);
 		q->alarm_open = true;
 	}
-	if (q->alarm.fd >= 0) {
-		to = cqpoll_alarm_cover(&q->alarm, timeout_ms, mono_ns());
-		if (to < 0)
-			pfd[1].fd = q->alarm.fd;
-	}
+	/* Without an alarm (no timerfd), the timeout itself. */
+	to = cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns());
+	if (to < 0)
+		pfd[1].fd = q->alarm.fd;
 	r = poll(pfd, 2, to);
 	if (r < 0)
 		return -errno;

@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cqpoll_alarm_private.h"
@@ -61,15 +60,6 @@ cqpoll_uring_wait_usable(struct cqpoll_uring_cq *q)
 #define ALARM_LINK 2
 #define ALARM_MOVE 3
 
-/* unused: a test build may replace their one caller. */
-static __attribute__((unused)) uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* What the alarm's ring says: expired, cancelled, moved or refused. */
 static void
@@ -106,6 +96,7 @@ alarm_reap(struct cqpoll_uring_cq *q)
 	}
 }
 
+/* unused: a test build may replace its one caller. */
 static __attribute__((unused)) void
 ns_to_ts(uint64_t ns, struct __kernel_timespec *ts)
 {
@@ -150,7 +141,7 @@ alarm_cover(struct cqpoll_uring_cq *q, int timeout_ms)
 	alarm_reap(q);
 	if (q->alarm_state == ALARM_OFF)
 		return -1;
-	now = mono_ns();
+	now = cqpoll_now_ns();
 	if (q->alarm_state == ALARM_SET && cqpoll_alarm_window(q->alarm_at, now, t))
 		return 0;
 	at = now + t;
