@@ -36,24 +36,39 @@ cqe_to_completion(const struct io_uring_cqe *cqe, struct cqpoll_completion *c)
 	}
 }
 
+/*
+ * Up to @p n CQEs, those of the application: a CQE that woke a sleeper on
+ * the ring (uring_wait.c: a failure report, a poll group's cross-thread
+ * wake-up, the safety net's alarm) is ours, dropped here, and no longer
+ * looked for once every one posted was (its user_data may be the
+ * application's too).
+ */
 static unsigned int
 read_cqes(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
 	  unsigned int n)
 {
 	struct io_uring *ring = q->ring;
+	const struct io_uring_cqe *cqe;
 	/* Acquire of the tail: the CQEs it covers are read after it. */
-	unsigned int i, avail = io_uring_cq_ready(ring);
+	unsigned int i, k = 0, avail = io_uring_cq_ready(ring);
 	/* Only this thread writes the head. */
 	unsigned int head = *ring->cq.khead;
+	bool ours = __atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0;
 
 	if (avail > n)
 		avail = n;
-	for (i = 0; i < avail; i++)
-		cqe_to_completion(&ring->cq.cqes[io_uring_cqe_index(ring, head + i,
-						ring->cq.ring_mask)], &comps[i]);
+	for (i = 0; i < avail; i++) {
+		cqe = &ring->cq.cqes[io_uring_cqe_index(ring, head + i,
+							ring->cq.ring_mask)];
+		if (ours && cqe->user_data == CQPOLL_URING_WAKE_DATA(q))
+			continue;
+		cqe_to_completion(cqe, &comps[k++]);
+	}
 	/* Release: the kernel reuses the slots only after they were read. */
 	io_uring_cq_advance(ring, avail);
-	return avail;
+	if (k != avail)
+		__atomic_fetch_sub(&q->wake_cqes, avail - k, __ATOMIC_RELAXED);
+	return k;
 }
 
 /*
@@ -75,25 +90,6 @@ flush_overflow(struct cqpoll_uring_cq *q)
 	return 1;
 }
 
-/*
- * The CQE that woke a sleeper on the ring (uring_wait.c: a failure report,
- * a poll group's cross-thread wake-up) is ours, not the application's:
- * dropped, and no longer looked for once every one posted was.
- */
-static unsigned int
-drop_wake(struct cqpoll_uring_cq *q, struct cqpoll_completion *comps,
-	  unsigned int got)
-{
-	unsigned int i, k = 0;
-
-	for (i = 0; i < got; i++)
-		if (comps[i].wr_id != CQPOLL_URING_WAKE_DATA(q))
-			comps[k++] = comps[i];
-	if (k != got)
-		__atomic_fetch_sub(&q->wake_cqes, got - k, __ATOMIC_RELAXED);
-	return k;
-}
-
 int
 cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 {
@@ -102,9 +98,6 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	int r;
 
 	got = read_cqes(q, comps, n);
-	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0) &&
-	    got != 0)
-		got = drop_wake(q, comps, got);
 	if (got == n)
 		return (int)got;
 	r = flush_overflow(q);
@@ -112,9 +105,6 @@ cqpoll_uring_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 		return r;
 	if (r > 0)
 		got += read_cqes(q, comps + got, n - got);
-	if (__builtin_expect(__atomic_load_n(&q->wake_cqes, __ATOMIC_RELAXED) != 0, 0) &&
-	    got != 0)
-		got = drop_wake(q, comps, got);
 	/*
 	 * Drained, and the kernel dropped CQEs it could not even keep on its
 	 * overflow list (cq.koverflow, io_cqring_event_overflow()): they are

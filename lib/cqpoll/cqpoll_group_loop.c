@@ -24,7 +24,11 @@
 #include "cqpoll_trace_private.h"
 #include "cqpoll_mutant.h"
 
-/* Poll each member of @p list once: every member, or the active ones. */
+/*
+ * Poll each member of @p list once: every member, or the active ones. One
+ * found empty is marked so: if the pass ends in a transition, that poll is
+ * the first of its poll-and-arm.
+ */
 static int
 poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 	  unsigned int n)
@@ -40,6 +44,11 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 			continue;
 		}
 		r = cqpoll_group_poll_member(g, m);
+		if (r == 0) {
+			m->empty_pass = g->pass;
+			i++;
+			continue;
+		}
 		if (r < 0) {
 			if (cqpoll_group_isolate(g, m, r) != 0)
 				return r;
@@ -261,6 +270,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	if (g->in_callback || g->sleeping)
 		return -EBUSY;
 	cqpoll_stat_add(&g->stats.iterations, 1);
+	g->pass++;
 	apply_mode(g);
 	/*
 	 * Interrupt mode sleeps as soon as an iteration finds nothing, so it
@@ -394,6 +404,8 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EBUSY;
 	if (g->sleeping)
 		return -EALREADY;
+	/* Not the end of a pass: the caller may have run since its polls. */
+	g->pass++;
 	r = cqpoll_group_transition(g, &unarmed);
 	if (g->failed != NULL && cqpoll_group_reap(g))
 		return cqpoll_group_free_deferred(g);

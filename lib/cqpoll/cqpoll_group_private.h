@@ -46,6 +46,11 @@ struct cqpoll_group_member {
 	 */
 	bool counting_waits;
 	uint64_t sleeps_mark;
+	/*
+	 * The group's pass (cqpoll_group::pass) whose poll found it empty: its
+	 * transition in that pass arms it without polling it again.
+	 */
+	uint64_t empty_pass;
 	/* Its CQ failed: off the active list, skipped, removed at the next reap. */
 	bool failed;
 	struct cqpoll_group_member *next_failed;
@@ -125,6 +130,8 @@ struct cqpoll_group {
 	uint64_t t_sleep;
 	/* End of the last iteration: busy time is counted from there. */
 	uint64_t t_mark;
+	/* The loop's passes (iterations), from 1: see member empty_pass. */
+	uint64_t pass;
 	/*
 	 * The clock when the events being taken were seen (after a sleep, or
 	 * at a look without one): the woken members' activation time, and the

@@ -73,7 +73,11 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 		       (void *)g, g->nactive, g->n);
 	while (i < g->nactive) {
 		m = g->active[i];
-		r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
+		/* Found empty by this pass's poll: not polled again to arm it. */
+		if (m->empty_pass == g->pass)
+			r = cqpoll_cq_arm_polled(m->cq, g->comps, g->burst);
+		else
+			r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);
 		cqpoll_group_count_poll(g, r);
 		if (r == -EAGAIN) {
 			/* Not armed (misses kept being reported): no sleep now. */

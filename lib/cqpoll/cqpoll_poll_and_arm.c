@@ -81,12 +81,21 @@ int
 cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		    unsigned int n)
 {
-	unsigned int tries = 0;
 	int r;
 
 	r = cqpoll_poll_burst(cq, comps, n);
 	if (r != 0)
 		return r;
+	return cqpoll_cq_arm_polled(cq, comps, n);
+}
+
+int
+cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
+		     unsigned int n)
+{
+	unsigned int tries = 0;
+	int r;
+
 	/* Reported failed and drained: the errno, never an arm. */
 	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0))
 		return cqpoll_cq_latch_failure(cq, 0);

@@ -107,6 +107,15 @@ int cqpoll_cq_channel_check(const struct cqpoll_cq *cq);
  */
 int cqpoll_cq_arm_check(struct cqpoll_cq *cq);
 /*
+ * cqpoll_poll_and_arm() after its first poll, for a caller whose own poll of
+ * @p cq just found it empty on this thread (a poll group's pass): the same
+ * results. The poll it saves only spared an arm while work was visible; the
+ * arm's own handling (the edge re-poll, reported misses) closes the window
+ * since the caller's poll as it closes the window since its own.
+ */
+int cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
+			 unsigned int n);
+/*
  * The CQs of @p cq's shared event fd that fired (cqpoll_cq_fired_t), up to
  * @p max, each with its event taken as cqpoll_cq_event_get() takes one.
  * Returns how many were stored, or -errno. Consumer thread only.
