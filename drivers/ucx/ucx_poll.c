@@ -90,14 +90,16 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	unsigned int got = 0, i;
 
 	/*
-	 * Progress while the ring holds fewer than asked and the worker still
-	 * makes progress: one call reads a bounded number of shared-memory
-	 * FIFO entries (UCX adapts the window), so a single one may leave
-	 * arrived messages behind. Bounded, since progress of other kinds
-	 * (wire-up, keepalive) may go on without completing anything.
+	 * Progress until it completes something or goes idle: one that found
+	 * work is not followed by another that would find none, since on tcp
+	 * each is an epoll_wait() (a message a poll costs one, as in
+	 * ucp_worker_wait()'s loop), and what a progress left behind (one
+	 * reads a bounded window of a shared-memory FIFO) the next poll
+	 * takes. Bounded, since progress of other kinds (wire-up, keepalive)
+	 * may go on without completing anything.
 	 */
 	q->progress_idle = false;
-	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++) {
+	for (i = 0; i < UCX_PROGRESS_MAX && q->tail == q->head; i++) {
 		if (ucp_worker_progress(q->worker) == 0) {
 			q->progress_idle = true;
 			break;
@@ -120,8 +122,9 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
  * covers everything that was not yet seen.
  *
  * The core arms only right after a poll of this CQ (cqpoll_poll_and_arm(),
- * the safety net's check): when that poll ended on an idle progress and no
- * post came since, nothing ran on the worker in between, and the progress
+ * the safety net's check, a group's wake-up): when that poll ended on an
+ * idle progress and no send came since, nothing read the transports in
+ * between (a receive reads none: cqpoll_ucx_tag_recv()), and the progress
  * here would find nothing (one empty epoll_wait() per sleep on tcp, which
  * ucp_worker_wait() does not pay). Whatever arrived since is still on the
  * transport, unread, and ucp_worker_arm() reports it (BUSY) or its fd
@@ -255,7 +258,14 @@ cqpoll_ucx_tag_recv(struct cqpoll_cq *cq, void *buf, size_t len, ucp_tag_t tag,
 	sl = slot_get(q, wr_id, CQPOLL_OP_RECV, 0);
 	if (sl == NULL)
 		return -ENOBUFS;
-	q->progress_idle = false;
+	/*
+	 * A receive only matches what progress already took off the
+	 * transports (UCX's unexpected queue): whatever it completes is pushed
+	 * here, in the ring the arm looks at first, and it reads no transport,
+	 * so an idle progress before it still stands (no progress in the next
+	 * arm: the completion callback that posts the next receive would
+	 * otherwise cost every sleep an empty epoll_wait() on tcp).
+	 */
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
 		UCP_OP_ATTR_FIELD_RECV_INFO;
 	prm.cb.recv = recv_cb;

@@ -27,11 +27,14 @@
 /*
  * Poll each member of @p list once: every member, or the active ones. One
  * found empty is marked so: if the pass ends in a transition, that poll is
- * the first of its poll-and-arm.
+ * the first of its poll-and-arm. In interrupt mode (@p woken) a member that
+ * the wake-up's poll left empty counts as polled by this pass: the sleep
+ * that follows starts at its arm, as a blocking wait loops on a poll and
+ * an arm.
  */
 static int
 poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
-	  unsigned int n)
+	  unsigned int n, bool woken)
 {
 	struct cqpoll_group_member *m;
 	unsigned int i = 0;
@@ -39,7 +42,7 @@ poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
 
 	while (i < n) {
 		m = list[i];
-		if (m->failed) {
+		if (m->failed || (woken && m->empty_pass == g->pass)) {
 			i++;
 			continue;
 		}
@@ -283,9 +286,9 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	 * cold CQs off (CQPOLL_GROUP_COLD_NEVER) they poll every CQ.
 	 */
 	if (g->mode == CQPOLL_GROUP_MODE_INTERRUPT)
-		r = poll_list(g, g->active, g->nactive);
+		r = poll_list(g, g->active, g->nactive, true);
 	else if (g->cold_ns == 0)
-		r = poll_list(g, g->members, g->n);
+		r = poll_list(g, g->members, g->n, false);
 	else
 		r = poll_hot(g);
 	if (r < 0)

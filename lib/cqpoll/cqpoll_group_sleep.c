@@ -108,6 +108,10 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
  * A CQ whose event fired: poll it before anything else, so a wake costs in
  * proportion to the CQs that have work, not to the size of the group. The
  * first completion that became visible during the sleep measures the wake-up.
+ * A poll that found less than a burst left the CQ empty: in interrupt mode
+ * the next pass takes that poll as its own (cqpoll_group_member::empty_pass)
+ * and goes to the arm; what the callbacks' posts bring meanwhile, the arm's
+ * re-poll or reported miss finds, as it finds what lands after any poll.
  */
 static int
 poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
@@ -123,6 +127,8 @@ poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
 				return r;
 			return total;
 		}
+		if ((uint32_t)r < g->burst)
+			m->empty_pass = g->pass + 1;
 		if (r == 0)
 			return total;
 		if (!*measured)

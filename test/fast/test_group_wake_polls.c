@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What one sleep-and-wake of an interrupt-mode group costs in polls of its
+ * CQ, counted by the CQ itself (cqpoll_cq_stats::polls). A blocking wait
+ * pays one poll that finds the completion and, on an edge device, one look
+ * after its arm; a group pays the same: the wake-up's poll, which left the
+ * CQ empty, serves as the next pass's poll and as the first poll of its
+ * poll-and-arm. Each of CYCLES completions is posted only once the group
+ * sleeps, so that every cycle is one sleep and one wake-up.
+ *
+ * Expected polls a cycle: 1 (level: the arm fires for what is there, no
+ * look after it), 2 (edge: the look after the arm, cqpoll_poll_and_arm()).
+ * A group that polls its woken CQ again before arming it, or polls it a
+ * second time inside the transition, pays 2 and 3 or more: caught.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cqpoll.h"
+#include "cqpoll_group.h"
+#include "cqpoll_sw.h"
+#include "cqpoll_test.h"
+
+#define CYCLES 200
+/* Polls of the start (the first pass) and of the stop's wake-up. */
+#define SLACK 4
+
+struct run {
+	struct cqpoll_group *g;
+	struct cqpoll_cq *cq;
+	uint64_t got;
+};
+
+static void
+on_comp(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	void *arg)
+{
+	struct run *r = arg;
+
+	(void)cq;
+	(void)c;
+	__atomic_fetch_add(&r->got, n, __ATOMIC_RELEASE);
+}
+
+static void *
+consumer(void *arg)
+{
+	struct run *r = arg;
+
+	return (void *)(intptr_t)cqpoll_group_run(r->g);
+}
+
+static uint64_t
+group_sleeps(struct cqpoll_group *g)
+{
+	struct cqpoll_group_stats st;
+
+	cqpoll_group_stats_get(g, &st);
+	return st.sleeps;
+}
+
+static int
+run_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
+{
+	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
+					.wait_timeout_ms = 10000 };
+	struct cqpoll_sw_conf sc = { .size = 64, .arm = arm };
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_cq_stats st;
+	struct run r = { 0 };
+	uint64_t i, sleeps, polls0;
+	pthread_t t;
+	void *ret;
+	int rc = 0;
+
+	r.cq = cqpoll_sw_cq_create(&sc);
+	r.g = cqpoll_group_create(&gc);
+	if (r.cq == NULL || r.g == NULL ||
+	    cqpoll_group_add(r.g, r.cq, on_comp, &r) != 0) {
+		fprintf(stderr, "set-up: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pthread_create(&t, NULL, consumer, &r) != 0)
+		return 1;
+	while (group_sleeps(r.g) == 0)
+		test_spin_ns(10000);
+	cqpoll_cq_stats_get(r.cq, &st);
+	polls0 = st.polls;
+	for (i = 0; i < CYCLES; i++) {
+		sleeps = group_sleeps(r.g);
+		c.wr_id = i;
+		if (cqpoll_sw_post(r.cq, &c) != 0) {
+			fprintf(stderr, "post %" PRIu64 " failed\n", i);
+			rc = 1;
+			break;
+		}
+		/* Delivered, and asleep again: the next post wakes it. */
+		while (__atomic_load_n(&r.got, __ATOMIC_ACQUIRE) <= i ||
+		       group_sleeps(r.g) == sleeps)
+			test_spin_ns(2000);
+	}
+	cqpoll_cq_stats_get(r.cq, &st);
+	cqpoll_group_stop(r.g);
+	pthread_join(t, &ret);
+	if (ret != NULL) {
+		fprintf(stderr, "group run: %s\n", strerror((int)-(intptr_t)ret));
+		rc = 1;
+	}
+	printf("%s arm: %" PRIu64 " polls for %d sleep-and-wake cycles (%.2f a cycle, "
+	       "want %" PRIu64 ")\n", cqpoll_arm_semantics_name(arm),
+	       st.polls - polls0, CYCLES, (double)(st.polls - polls0) / CYCLES,
+	       per_cycle);
+	if (st.polls - polls0 > CYCLES * per_cycle + SLACK) {
+		fprintf(stderr, "FAIL: %s: more than %" PRIu64 " polls a cycle\n",
+			cqpoll_arm_semantics_name(arm), per_cycle);
+		rc = 1;
+	}
+	cqpoll_group_destroy(r.g);
+	cqpoll_cq_destroy(r.cq);
+	return rc;
+}
+
+int
+main(void)
+{
+	int rc = 0;
+
+	rc |= run_case(CQPOLL_ARM_LEVEL, 1);
+	rc |= run_case(CQPOLL_ARM_EDGE, 2);
+	if (rc == 0)
+		printf("PASS\n");
+	return rc;
+}
