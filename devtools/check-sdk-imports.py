@@ -86,7 +86,12 @@ def relink(build, so, mapfile, outdir):
 
 def relink_driver(build, name, so, libdir, outdir):
     """NAME.so.SO in outdir, from BUILDDIR's objects, against libdir's libcqpoll."""
-    objs = sorted(glob.glob(os.path.join(build, name + '.so.*.p', '*.o')))
+    # Not all at the top: libcqpoll_dpdk is built in lib/cqpoll_dpdk/, and
+    # its ethdev objects' names start with a dot (.._.._drivers_ethdev_*.o).
+    objs = sorted(o for d in glob.glob(os.path.join(build, '**', name + '.so.*.p'),
+                                       recursive=True)
+                  for o in glob.glob(os.path.join(d, '*.o'))
+                  + glob.glob(os.path.join(d, '.*.o')))
     if not objs:
         return None, 'no objects of %s in %s' % (name, build)
     out = os.path.join(outdir, '%s.so.%s' % (name, so))

@@ -95,24 +95,72 @@ cqpoll_ethdev_event_fd(void *priv)
 	return q->epfd;
 }
 
-int
-cqpoll_ethdev_event_get(void *priv)
+/*
+ * The ready entries of an epoll_wait() on epfd: 1 if the queue's was one
+ * of them (its interrupt disabled: the event is taken), else 0; an
+ * expired alarm is read, so that the set is not readable for it again.
+ */
+static int
+take_ready(struct cqpoll_ethdev_cq *q, const struct epoll_event *ev, int n)
 {
-	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev;
-	int n;
+	int i, queue = 0;
 
-	/* Collects the edge; the EAL never reads virtio's eventfd, nor do we. */
-	n = epoll_wait(q->epfd, &ev, 1, 0);
-	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (n == 0)
-		return 0;
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.ptr == &q->alarm)
+			cqpoll_alarm_take(&q->alarm);
+		else
+			queue = 1;
+	}
 	/*
 	 * Disable only once an event is taken: with none, the arm is still in
 	 * force. A packet enqueued between the two signals again, which ends a
 	 * later sleep early (a spurious event), never late.
 	 */
-	cqpoll_ethdev_disarm(q);
-	return 1;
+	if (queue)
+		cqpoll_ethdev_disarm(q);
+	return queue;
+}
+
+int
+cqpoll_ethdev_event_get(void *priv)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+	struct epoll_event ev[2];
+	int n;
+
+	/* Collects the edge; the EAL never reads virtio's eventfd, nor do we. */
+	n = epoll_wait(q->epfd, ev, 2, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	return take_ready(q, ev, n);
+}
+
+/*
+ * cqpoll_cq_wait()'s sleep: epoll_wait() on the set itself, as
+ * rte_epoll_wait() sleeps, taking the event in the same call (the generic
+ * sleep costs a poll(2) on the set and event_get's epoll_wait() after it).
+ * The timeout is the alarm's (cqpoll_alarm_private.h), a timerfd in the
+ * set, so that the sleep arms no timer of its own.
+ */
+int
+cqpoll_ethdev_wait(void *priv, int timeout_ms)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+	struct epoll_event ev[2] = { { .events = EPOLLIN } };
+	int n;
+
+	if (!q->alarm_open) {
+		q->alarm_open = true;
+		cqpoll_alarm_open(&q->alarm);
+		ev[0].data.ptr = &q->alarm;
+		/* Not in the set: no alarm, each sleep its own timeout. */
+		if (q->alarm.fd >= 0 &&
+		    epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->alarm.fd, &ev[0]) != 0)
+			cqpoll_alarm_close(&q->alarm);
+	}
+	n = epoll_wait(q->epfd, ev, 2,
+		       cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns()));
+	if (n < 0)
+		return -errno;
+	return take_ready(q, ev, n);
 }

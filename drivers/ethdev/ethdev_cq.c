@@ -71,6 +71,8 @@ ethdev_free(struct cqpoll_ethdev_cq *q)
 		if (q->signal_driven && q->owner_pid != 0)
 			fcntl(q->fd, F_SETOWN_EX, &o);
 	}
+	if (q->alarm_open)
+		cqpoll_alarm_close(&q->alarm);
 	close(q->epfd);
 	queue_give(q);
 	free(q);
@@ -89,6 +91,7 @@ const struct cqpoll_driver_ops cqpoll_ethdev_ops = {
 	.event_fd = cqpoll_ethdev_event_fd,
 	.event_get = cqpoll_ethdev_event_get,
 	.destroy = ethdev_destroy,
+	.wait = cqpoll_ethdev_wait,
 };
 
 struct cqpoll_cq *

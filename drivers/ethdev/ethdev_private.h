@@ -14,6 +14,8 @@
 
 #include <rte_log.h>
 
+#include "cqpoll_alarm_private.h"
+#include "cqpoll_clock.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_ethdev.h"
 
@@ -29,6 +31,13 @@ struct cqpoll_ethdev_cq {
 	pid_t owner_pid;
 	/* Consumer thread only. */
 	bool enabled;             /* ARM_ENABLE: the interrupt is enabled */
+	/*
+	 * The wait's safety-net timeout (ethdev_arm.c), a timerfd in epfd
+	 * beside the queue's fd, opened at the first wait; -1 in alarm.fd
+	 * if it could not join the set.
+	 */
+	struct cqpoll_alarm alarm;
+	bool alarm_open;
 	struct cqpoll_ethdev_cq *next; /* the list of queues taken */
 };
 
@@ -44,6 +53,7 @@ int cqpoll_ethdev_poll(void *priv, struct cqpoll_completion *comps, unsigned int
 int cqpoll_ethdev_arm(void *priv);
 int cqpoll_ethdev_event_fd(void *priv);
 int cqpoll_ethdev_event_get(void *priv);
+int cqpoll_ethdev_wait(void *priv, int timeout_ms);
 void cqpoll_ethdev_disarm(struct cqpoll_ethdev_cq *q);
 
 /* The probe, keeping the fd registered in a new epoll set (ethdev_probe.c). */

@@ -75,20 +75,21 @@ ofi_event_get(void *priv)
 /*
  * cqpoll_cq_wait()'s sleep: poll(2) on the wait object, and nothing after
  * it. Readable is the event: event_get would only poll the fd once more to
- * learn what this poll just said.
+ * learn what this poll just said. The timeout is the alarm's
+ * (cqpoll_alarm_private.h), polled beside the wait object, so that the
+ * sleep arms no timer of its own, as fi_cq_sread() with no timeout arms
+ * none.
  */
 static int
 ofi_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ofi_cq *q = priv;
-	struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
 	int r;
 
-	r = poll(&pfd, 1, timeout_ms);
-	if (r < 0)
-		return -errno;
-	if (r == 0)
-		return 0;
+	r = cqpoll_alarm_poll(&q->alarm, &q->alarm_open, q->fd, timeout_ms,
+			      cqpoll_now_ns());
+	if (r <= 0)
+		return r;
 	/* Woken: for a completion, or for an EQ's event (peer gone). */
 	q->eq_due = q->n_eqs != 0;
 	return 1;
@@ -101,6 +102,8 @@ ofi_destroy(void *priv)
 
 	cqpoll_ofi_eq_teardown(q);
 	fi_close(&q->cq->fid);
+	if (q->alarm_open)
+		cqpoll_alarm_close(&q->alarm);
 	free(q);
 }
 

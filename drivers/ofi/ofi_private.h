@@ -7,6 +7,8 @@
 #include <poll.h>
 #include <stdbool.h>
 
+#include "cqpoll_alarm_private.h"
+#include "cqpoll_clock.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_ofi.h"
 
@@ -30,6 +32,9 @@ struct cqpoll_ofi_cq {
 	uint32_t empty_polls;        /* since the EQs were last read */
 	bool eq_due;                 /* read the EQs at the next empty poll */
 	bool shut;                   /* an EQ reported the peer gone */
+	/* The wait's safety-net timeout (ofi_cq.c), opened at the first wait. */
+	struct cqpoll_alarm alarm;
+	bool alarm_open;
 	struct fid_eq *eqs[CQPOLL_OFI_EQ_MAX];
 	/* fi_trywait()'s set: the CQ, then the EQs. */
 	struct fid *wait_fids[1 + CQPOLL_OFI_EQ_MAX];

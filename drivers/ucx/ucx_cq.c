@@ -54,28 +54,9 @@ static int
 ucx_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ucx_cq *q = priv;
-	struct pollfd pfd[2] = { { .fd = q->efd, .events = POLLIN },
-				 { .fd = -1, .events = POLLIN } };
-	int r, to;
 
-	if (!q->alarm_open) {
-		cqpoll_alarm_open(&q->alarm);
-		q->alarm_open = true;
-	}
-	/* Without an alarm (no timerfd), the timeout itself. */
-	to = cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns());
-	if (to < 0)
-		pfd[1].fd = q->alarm.fd;
-	r = poll(pfd, 2, to);
-	if (r < 0)
-		return -errno;
-	if (pfd[1].revents != 0) {
-		r = cqpoll_alarm_take(&q->alarm);
-		if (r < 0)
-			return r;
-		return pfd[0].revents != 0 ? 1 : 0;
-	}
-	return r > 0 ? 1 : 0;
+	return cqpoll_alarm_poll(&q->alarm, &q->alarm_open, q->efd, timeout_ms,
+				 cqpoll_now_ns());
 }
 
 /*

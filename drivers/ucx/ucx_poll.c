@@ -90,16 +90,14 @@ cqpoll_ucx_poll(void *priv, struct cqpoll_completion *comps, unsigned int n)
 	unsigned int got = 0, i;
 
 	/*
-	 * Progress until it completes something or goes idle: one that found
-	 * work is not followed by another that would find none, since on tcp
-	 * each is an epoll_wait() (a message a poll costs one, as in
-	 * ucp_worker_wait()'s loop), and what a progress left behind (one
-	 * reads a bounded window of a shared-memory FIFO) the next poll
-	 * takes. Bounded, since progress of other kinds (wire-up, keepalive)
-	 * may go on without completing anything.
+	 * Progress while the ring holds fewer than asked and the worker still
+	 * makes progress: one call reads a bounded number of shared-memory
+	 * FIFO entries (UCX adapts the window), so a single one may leave
+	 * arrived messages behind. Bounded, since progress of other kinds
+	 * (wire-up, keepalive) may go on without completing anything.
 	 */
 	q->progress_idle = false;
-	for (i = 0; i < UCX_PROGRESS_MAX && q->tail == q->head; i++) {
+	for (i = 0; i < UCX_PROGRESS_MAX && q->tail - q->head < n; i++) {
 		if (ucp_worker_progress(q->worker) == 0) {
 			q->progress_idle = true;
 			break;

@@ -341,6 +341,9 @@ int cqpoll_cq_event_ack(struct cqpoll_cq *cq);
  * the CQ is no longer armed (cqpoll_poll_and_arm() arms it again), and the
  * timeout counts in cqpoll_cq_stats::timeout_recoveries when those
  * completions were visible before the sleep (doc/guides/contract.md, 8).
+ * No sleep arms a kernel timer of its own: the timeout is an alarm beside
+ * the wait, moved at most once per half period, so a sleep that nothing
+ * else ends lasts at least half of @p timeout_ms and at most all of it.
  *
  * @param cq
  *   The CQ.

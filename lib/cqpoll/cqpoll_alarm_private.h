@@ -14,12 +14,14 @@
  * least, so the safety net looks early, never late.
  *
  * Here the alarm is a timerfd watched beside the sleep's own fds (a poll
- * group's epoll set, the UCX worker's poll); the io_uring driver keeps its
+ * group's epoll set; cqpoll_alarm_poll(): cqpoll_cq_wait() on an event fd,
+ * the UCX and libfabric waits); the io_uring driver keeps its
  * own on a ring (drivers/uring/uring_wait.c) with the same window.
  * Private to the library and its drivers.
  */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/timerfd.h>
@@ -92,6 +94,39 @@ cqpoll_alarm_take(struct cqpoll_alarm *a)
 	if (read(a->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
+}
+
+/*
+ * A sleep on @p fd of @p timeout_ms starting @p now, bounded by the alarm
+ * @p a (opened here at the first sleep, @p open says so) polled beside it:
+ * 1 @p fd readable, 0 the alarm alone (the timeout), or -errno from poll(2)
+ * or from the read of an expired alarm.
+ */
+static inline int
+cqpoll_alarm_poll(struct cqpoll_alarm *a, bool *open, int fd, int timeout_ms,
+		  uint64_t now)
+{
+	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	int r, to;
+
+	if (!*open) {
+		cqpoll_alarm_open(a);
+		*open = true;
+	}
+	/* Without an alarm (no timerfd), the timeout itself. */
+	to = cqpoll_alarm_cover(a, timeout_ms, now);
+	if (to < 0)
+		pfd[1].fd = a->fd;
+	r = poll(pfd, 2, to);
+	if (r < 0)
+		return -errno;
+	if (pfd[1].revents != 0) {
+		r = cqpoll_alarm_take(a);
+		if (r < 0)
+			return r;
+	}
+	return pfd[0].revents != 0 ? 1 : 0;
 }
 
 #endif /* CQPOLL_ALARM_PRIVATE_H */

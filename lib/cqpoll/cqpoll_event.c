@@ -253,7 +253,6 @@ cqpoll_cq_wake_sleeper(struct cqpoll_cq *cq)
 int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
-	struct pollfd pfd;
 	uint64_t t_sleep;
 	int r;
 
@@ -304,13 +303,12 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 			return r > 0 ? 1 : 0;
 		}
 	} else {
-		pfd.fd = cq->ops.event_fd(cq->fp.priv);
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		r = poll(&pfd, 1, timeout_ms);
+		/* The timeout is the CQ's alarm, beside the fd. */
+		r = cqpoll_alarm_poll(&cq->alarm, &cq->alarm_open,
+				      cq->ops.event_fd(cq->fp.priv), timeout_ms,
+				      t_sleep);
 		if (r < 0) {
-			r = -errno;
-			CQPOLL_LOG_LIB(ERR, "cq %p: poll on its event fd: %s",
+			CQPOLL_LOG_LIB(ERR, "cq %p: sleep on its event fd: %s",
 				       (void *)cq, strerror(-r));
 			return r;
 		}

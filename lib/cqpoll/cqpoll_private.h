@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
+#include "cqpoll_alarm_private.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_sleep_check.h"
 
@@ -82,6 +83,12 @@ struct cqpoll_cq {
 	cqpoll_cq_fired_t fired;
 	/* Its member in cqpoll_cq::group (struct cqpoll_group_member), or NULL. */
 	void *group_member;
+	/*
+	 * cqpoll_cq_wait()'s timeout on the event fd (drivers without a wait
+	 * of their own): an alarm beside it, opened at the first such wait.
+	 */
+	struct cqpoll_alarm alarm;
+	bool alarm_open;
 };
 
 /*
