@@ -29,11 +29,14 @@
 # A failed phase does not stop the phases that do not depend on it. Prints a
 # summary with the time of each phase; exits 1 if any phase failed.
 #
-# build-core, build-asan and build-tsan overlap the test phase: they start
-# when the normal build is done, under SCHED_IDLE (chrt --idle), so that they
-# take only the CPU time the tests leave idle (the app suite mostly waits on
-# its runs' fixed durations) and a test thread that wakes preempts them at
-# once: the serial tests keep both CPUs for their race windows. A build still
+# build-core, build-asan and build-tsan build only what the tests of their
+# phases need (build.sh --tests): the stress suite's programs under TSan, the
+# fast suite's and the subproject for the core alone. They overlap the test
+# phase: they start when the normal build is done, under SCHED_IDLE (chrt
+# --idle), so that they take only the CPU time the tests leave idle (the app
+# suite mostly waits on its runs' fixed durations) and a test thread that
+# wakes preempts them at once: the serial tests keep both CPUs for their race
+# windows. A build still
 # running when its tests are next gets the normal priority back. Their phase
 # time in the summary is what waiting for them added; each one's own time and
 # its log are printed when it is waited for (kept in build-bg/).
@@ -78,11 +81,31 @@ else
         -Dgroup_stress_cq_transitions=3000 -Dofi_stress_transitions=3000
         -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
 fi
-asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false "${asan_sizes[@]}" "${tier_args[@]}")
+# -O1, the optimization AddressSanitizer's authors advise: gcc compiles the
+# instrumented tree in about half the CPU time of -O2 (the biggest of the
+# background builds), and the sanitized tests run no slower. The normal
+# build's -O2 code runs every suite.
+asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Doptimization=1
+    "${asan_sizes[@]}" "${tier_args[@]}")
 # The default tier runs no app suite under ASan (see test-asan below): no
 # testpmd-cq to build there, and no API reference in either tier.
 asan_args+=(-Ddocs=disabled)
 [ "$long" -eq 1 ] || asan_args+=(-Dapp=disabled)
+# The suites each build's phase runs. A background build builds only what
+# their tests need (build.sh --tests): the rest of the tree is never run
+# there. Under ASan, every suite but these: the model suite runs SPIN on
+# Promela, none of our C: nothing to sanitize. The fuzz suite builds its own
+# ASan+UBSan target with clang: it ran in the normal phase. The subproject
+# suite builds its own parent project, the same whatever this build's
+# options: it runs on build-core. The lab suite's long simulations run the
+# policies' C, which the fast suite's policy tests run here too. The app
+# suite (testpmd-cq end to end, a second of start-up a run) runs here in the
+# long tier; the default tier's sanitized runs are the unit, contract,
+# stress and failure tests, which reach the library's and the drivers' code.
+asan_suites='!model,fuzz,subproject,lab'
+[ "$long" -eq 1 ] || asan_suites+=',app'
+tsan_suites=stress
+core_suites=fast,subproject
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -259,7 +282,7 @@ tsan_build() {
             echo "test-all: $cc's ThreadSanitizer cannot run here; trying the next compiler"
             continue
         fi
-        if CC=$cc CXX=$cxx ./devtools/build.sh build-tsan "${tsan_args[@]}"; then
+        if CC=$cc CXX=$cxx ./devtools/build.sh --tests "$tsan_suites" build-tsan "${tsan_args[@]}"; then
             echo "test-all: build-tsan built with $cc"
             # Run in the background: the caller reads the wrapper from here.
             printf '%s\n' "${tsan_wrap[@]}" >build-tsan/.cqpoll-tsan-wrap
@@ -325,9 +348,9 @@ core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled -Ddo
     "${tier_args[@]}")
 
 if phase build ./devtools/build.sh build "${tier_args[@]}"; then
-    bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
+    bg_start build-core ./devtools/build.sh --tests "$core_suites" build-core "${core_args[@]}"
     bg_start test-cpu run_cpu_tests
-    bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
+    bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
     # The subproject suite runs on build-core (test-subproject): it builds
     # its own parent project, the same whatever this build's options.
@@ -337,8 +360,8 @@ if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     phase test-cpu bg_show test-cpu || true
 else
     skip test "build failed"
-    bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
-    bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
+    bg_start build-core ./devtools/build.sh --tests "$core_suites" build-core "${core_args[@]}"
+    bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
 fi
 
@@ -350,17 +373,7 @@ else
 fi
 
 if phase build-asan bg_show build-asan; then
-    # The model suite runs SPIN on Promela, none of our C: nothing to
-    # sanitize. The fuzz suite builds its own ASan+UBSan target with clang:
-    # it ran in the normal phase. The subproject suite: see above.
-    # The lab suite's long simulations run the policies' C, which the fast
-    # suite's policy tests run here too. The app suite (testpmd-cq end to
-    # end, a second of start-up a run) runs here in the long tier; the
-    # default tier's sanitized runs are the unit, contract, stress and
-    # failure tests, which reach the library's and the drivers' code.
-    asan_skip='!model,fuzz,subproject,lab'
-    [ "$long" -eq 1 ] || asan_skip+=',app'
-    phase test-asan run_tests build-asan "$asan_skip" "$asan_timeout_mult" \
+    phase test-asan run_tests build-asan "$asan_suites" "$asan_timeout_mult" \
         "${asan_env[@]}" || true
 else
     skip test-asan "build-asan failed"
@@ -369,7 +382,7 @@ fi
 if phase build-tsan bg_show build-tsan; then
     mapfile -t tsan_wrap <build-tsan/.cqpoll-tsan-wrap
     [ -n "${tsan_wrap[*]}" ] || tsan_wrap=()
-    phase test-tsan run_tests build-tsan stress "$tsan_timeout_mult" "${tsan_env[@]}" \
+    phase test-tsan run_tests build-tsan "$tsan_suites" "$tsan_timeout_mult" "${tsan_env[@]}" \
         "${tsan_wrap[@]}" || true
 else
     skip test-tsan "build-tsan failed"
