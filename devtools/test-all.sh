@@ -8,7 +8,8 @@
 #   abi         the shared libraries' ABI against the baseline in abi/, and
 #               its negative control (two fast-path fields swapped must fail)
 #   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
-#               fast suite, and cqpoll as a meson subproject of a parent
+#               fast suite (cqpoll as a meson subproject of a parent builds
+#               its own core alone: suite subproject, with the normal build's)
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
 #               but the SPIN model (no C of ours runs there), the
 #               subproject (built without this build's options) and the
@@ -31,7 +32,7 @@
 #
 # build-core, build-asan and build-tsan build only what the tests of their
 # phases need (build.sh --tests): the stress suite's programs under TSan, the
-# fast suite's and the subproject for the core alone. They overlap the test
+# fast suite's for the core alone. They overlap the test
 # phase: they start when the normal build is done, under SCHED_IDLE (chrt
 # --idle), so that they take only the CPU time the tests leave idle (the app
 # suite mostly waits on its runs' fixed durations) and a test thread that
@@ -105,7 +106,7 @@ asan_args+=(-Ddocs=disabled)
 asan_suites='!model,fuzz,subproject,lab'
 [ "$long" -eq 1 ] || asan_suites+=',app'
 tsan_suites=stress
-core_suites=fast,subproject
+core_suites=fast
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -226,12 +227,14 @@ run_tests() {
 }
 
 # The normal build's tests whose verdict does not depend on timing, only on
-# CPU time: the SPIN models, the install as a packager, the fuzzer (a fixed
-# wall time, whatever its share of the CPUs) and the policy lab's
-# simulations on their virtual clock. They run beside the timed tests at idle
-# priority, as the other builds do, in the CPU time those leave idle; their
-# timeouts stretched for the time the timed tests keep both CPUs busy.
-cpu_suites=model,package,fuzz,lab
+# CPU time: the SPIN models, the install as a packager, the parent project
+# that takes cqpoll as a subproject (a build of its own, the same whatever
+# this build's options), the fuzzer (a fixed wall time, whatever its share of
+# the CPUs) and the policy lab's simulations on their virtual clock. They run
+# beside the timed tests at idle priority, as the other builds and the ABI
+# checks do, in the CPU time those leave idle; their timeouts stretched for
+# the time the timed tests keep both CPUs busy.
+cpu_suites=model,package,subproject,fuzz,lab
 run_cpu_tests() {
     RUN_LOGBASE=cpu run_tests build "$cpu_suites" 5
 }
@@ -342,8 +345,8 @@ if ! phase deps ./devtools/install-deps.sh; then
 fi
 
 # The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
-# and the other drivers found, libcqpoll_emu) and the parent project that
-# takes cqpoll as a subproject; the other suites ran on the full build.
+# and the other drivers found, libcqpoll_emu); the other suites ran on the
+# full build.
 core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled -Ddocs=disabled
     "${tier_args[@]}")
 
@@ -352,11 +355,13 @@ if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     bg_start test-cpu run_cpu_tests
     bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
-    # The subproject suite runs on build-core (test-subproject): it builds
-    # its own parent project, the same whatever this build's options.
-    phase test run_tests build "!subproject,$cpu_suites" 1 || true
-    phase abi ./devtools/check-abi.sh build || true
-    phase abi-control ./devtools/check-abi.sh --control build || true
+    # The ABI checks read the built libraries (abidw, abidiff; the control
+    # builds libcqpoll again): CPU time, no timing.
+    bg_start abi ./devtools/check-abi.sh build
+    bg_start abi-control ./devtools/check-abi.sh --control build
+    phase test run_tests build "!$cpu_suites" 1 || true
+    phase abi bg_show abi || true
+    phase abi-control bg_show abi-control || true
     phase test-cpu bg_show test-cpu || true
 else
     skip test "build failed"
@@ -366,8 +371,7 @@ else
 fi
 
 if phase build-core bg_show build-core; then
-    phase test-core run_tests build-core fast 1 || true
-    phase test-subproject run_tests build-core subproject 1 || true
+    phase test-core run_tests build-core "$core_suites" 1 || true
 else
     skip test-core "build-core failed"
 fi
