@@ -80,7 +80,8 @@ else
         -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
     tsan_sizes=(-Dstress_transitions=5000 -Dgroup_stress_transitions=3000
         -Dgroup_stress_cq_transitions=3000 -Dofi_stress_transitions=3000
-        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
+        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000
+        -Dmlx5_stress_transitions=2000)
 fi
 # -O1, the optimization AddressSanitizer's authors advise: gcc compiles the
 # instrumented tree in about half the CPU time of -O2 (the biggest of the
