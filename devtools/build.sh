@@ -13,7 +13,7 @@
 # --tests SUITES builds only what the tests of SUITES need ("A,B", or
 # "!A,B" for all but those; devtools/test-targets.py), as `meson test`
 # would before running them: for a build directory whose other tests never
-# run (the sanitizer builds, the core alone in devtools/test-all.sh).
+# run (build-asan in devtools/test-all.sh).
 #
 # A relative BUILDDIR is taken from the top of the source tree. The directory
 # remembers the arguments and $CC/$CXX it was set up with:

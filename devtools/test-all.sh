@@ -30,17 +30,17 @@
 # A failed phase does not stop the phases that do not depend on it. Prints a
 # summary with the time of each phase; exits 1 if any phase failed.
 #
-# build-core, build-asan and build-tsan build only what the tests of their
-# phases need (build.sh --tests): the stress suite's programs under TSan, the
-# fast suite's for the core alone. They overlap the test
-# phase: they start when the normal build is done, under SCHED_IDLE (chrt
-# --idle), so that they take only the CPU time the tests leave idle (the app
-# suite mostly waits on its runs' fixed durations) and a test thread that
-# wakes preempts them at once: the serial tests keep both CPUs for their race
-# windows. A build still
-# running when its tests are next gets the normal priority back. Their phase
-# time in the summary is what waiting for them added; each one's own time and
-# its log are printed when it is waited for (kept in build-bg/).
+# build-core, build-asan and build-tsan overlap the test phase: they start
+# when the normal build is done, under SCHED_IDLE (chrt --idle), so that they
+# take only the CPU time the tests leave idle (the app suite mostly waits on
+# its runs' fixed durations) and a test thread that wakes preempts them at
+# once: the serial tests keep both CPUs for their race windows. build-asan
+# builds only what its phase's tests need (build.sh --tests); build-core and
+# build-tsan build everything, the check that the whole tree builds without
+# the optional stacks and with clang. A build still running when its tests are
+# next gets the normal priority back. Their phase time in the summary is what
+# waiting for them added; each one's own time and its log are printed when it
+# is waited for (kept in build-bg/).
 set -euo pipefail
 
 topdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -93,17 +93,18 @@ asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Doptimization=1
 # testpmd-cq to build there, and no API reference in either tier.
 asan_args+=(-Ddocs=disabled)
 [ "$long" -eq 1 ] || asan_args+=(-Dapp=disabled)
-# The suites each build's phase runs. A background build builds only what
-# their tests need (build.sh --tests): the rest of the tree is never run
-# there. Under ASan, every suite but these: the model suite runs SPIN on
-# Promela, none of our C: nothing to sanitize. The fuzz suite builds its own
-# ASan+UBSan target with clang: it ran in the normal phase. The subproject
-# suite builds its own parent project, the same whatever this build's
-# options: it runs on build-core. The lab suite's long simulations run the
-# policies' C, which the fast suite's policy tests run here too. The app
-# suite (testpmd-cq end to end, a second of start-up a run) runs here in the
-# long tier; the default tier's sanitized runs are the unit, contract,
-# stress and failure tests, which reach the library's and the drivers' code.
+# The suites each build's phase runs. build-asan builds only what their tests
+# need (build.sh --tests): the rest of the tree is built by gcc at -O2 in the
+# normal build and never run there. Under ASan, every suite but these: the
+# model suite runs SPIN on Promela, none of our C: nothing to sanitize. The
+# fuzz suite builds its own ASan+UBSan target with clang: it ran in the normal
+# phase. The subproject suite builds its own parent project, the same whatever
+# this build's options: it runs with the normal build's CPU-time tests. The
+# lab suite's long simulations run the policies' C, which the fast suite's
+# policy tests run here too. The app suite (testpmd-cq end to end, a second of
+# start-up a run) runs here in the long tier; the default tier's sanitized
+# runs are the unit, contract, stress and failure tests, which reach the
+# library's and the drivers' code.
 asan_suites='!model,fuzz,subproject,lab'
 [ "$long" -eq 1 ] || asan_suites+=',app'
 tsan_suites=stress
@@ -286,7 +287,7 @@ tsan_build() {
             echo "test-all: $cc's ThreadSanitizer cannot run here; trying the next compiler"
             continue
         fi
-        if CC=$cc CXX=$cxx ./devtools/build.sh --tests "$tsan_suites" build-tsan "${tsan_args[@]}"; then
+        if CC=$cc CXX=$cxx ./devtools/build.sh build-tsan "${tsan_args[@]}"; then
             echo "test-all: build-tsan built with $cc"
             # Run in the background: the caller reads the wrapper from here.
             printf '%s\n' "${tsan_wrap[@]}" >build-tsan/.cqpoll-tsan-wrap
@@ -352,7 +353,7 @@ core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled -Ddo
     "${tier_args[@]}")
 
 if phase build ./devtools/build.sh build "${tier_args[@]}"; then
-    bg_start build-core ./devtools/build.sh --tests "$core_suites" build-core "${core_args[@]}"
+    bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
     bg_start test-cpu run_cpu_tests
     bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
@@ -366,7 +367,7 @@ if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     phase test-cpu bg_show test-cpu || true
 else
     skip test "build failed"
-    bg_start build-core ./devtools/build.sh --tests "$core_suites" build-core "${core_args[@]}"
+    bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
     bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
 fi

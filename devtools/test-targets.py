@@ -10,8 +10,7 @@ those of suites A and B. Prints the files of the build targets those tests
 depend on (meson introspect: the test's program and its `depends:`), what
 `meson test` itself builds before a run without --no-rebuild; ninja builds
 the libraries they link with. A build directory whose tests run in only
-some suites (the sanitizer builds, the core alone) need not build the
-rest. Exits 1 if no test matches: a phase must not build and run nothing.
+some suites (devtools/test-all.sh's build-asan) need not build the rest. Exits 1 if no test matches: a phase must not build and run nothing.
 """
 
 import json
