@@ -8,7 +8,8 @@
 #   abi         the shared libraries' ABI against the baseline in abi/, and
 #               its negative control (two fast-path fields swapped must fail)
 #   build-core  the core alone (-Ddpdk/-Dverbs/-Dmlx5/-Dnuma=disabled): the
-#               fast suite, and cqpoll as a meson subproject of a parent
+#               fast suite (cqpoll as a meson subproject of a parent builds
+#               its own core alone: suite subproject, with the normal build's)
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test suite
 #               but the SPIN model (no C of ours runs there), the
 #               subproject (built without this build's options) and the
@@ -33,10 +34,13 @@
 # when the normal build is done, under SCHED_IDLE (chrt --idle), so that they
 # take only the CPU time the tests leave idle (the app suite mostly waits on
 # its runs' fixed durations) and a test thread that wakes preempts them at
-# once: the serial tests keep both CPUs for their race windows. A build still
-# running when its tests are next gets the normal priority back. Their phase
-# time in the summary is what waiting for them added; each one's own time and
-# its log are printed when it is waited for (kept in build-bg/).
+# once: the serial tests keep both CPUs for their race windows. build-asan
+# builds only what its phase's tests need (build.sh --tests); build-core and
+# build-tsan build everything, the check that the whole tree builds without
+# the optional stacks and with clang. A build still running when its tests are
+# next gets the normal priority back. Their phase time in the summary is what
+# waiting for them added; each one's own time and its log are printed when it
+# is waited for (kept in build-bg/).
 set -euo pipefail
 
 topdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -76,13 +80,35 @@ else
         -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
     tsan_sizes=(-Dstress_transitions=5000 -Dgroup_stress_transitions=3000
         -Dgroup_stress_cq_transitions=3000 -Dofi_stress_transitions=3000
-        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000)
+        -Ducx_stress_transitions=2000 -Dmlx5_qp_requests=20000
+        -Dmlx5_stress_transitions=2000)
 fi
-asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false "${asan_sizes[@]}" "${tier_args[@]}")
+# -O1, the optimization AddressSanitizer's authors advise: gcc compiles the
+# instrumented tree in about half the CPU time of -O2 (the biggest of the
+# background builds), and the sanitized tests run no slower. The normal
+# build's -O2 code runs every suite.
+asan_args=("-Db_sanitize=address,undefined" -Db_lundef=false -Doptimization=1
+    "${asan_sizes[@]}" "${tier_args[@]}")
 # The default tier runs no app suite under ASan (see test-asan below): no
 # testpmd-cq to build there, and no API reference in either tier.
 asan_args+=(-Ddocs=disabled)
 [ "$long" -eq 1 ] || asan_args+=(-Dapp=disabled)
+# The suites each build's phase runs. build-asan builds only what their tests
+# need (build.sh --tests): the rest of the tree is built by gcc at -O2 in the
+# normal build and never run there. Under ASan, every suite but these: the
+# model suite runs SPIN on Promela, none of our C: nothing to sanitize. The
+# fuzz suite builds its own ASan+UBSan target with clang: it ran in the normal
+# phase. The subproject suite builds its own parent project, the same whatever
+# this build's options: it runs with the normal build's CPU-time tests. The
+# lab suite's long simulations run the policies' C, which the fast suite's
+# policy tests run here too. The app suite (testpmd-cq end to end, a second of
+# start-up a run) runs here in the long tier; the default tier's sanitized
+# runs are the unit, contract, stress and failure tests, which reach the
+# library's and the drivers' code.
+asan_suites='!model,fuzz,subproject,lab'
+[ "$long" -eq 1 ] || asan_suites+=',app'
+tsan_suites=stress
+core_suites=fast
 asan_env=(
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -203,12 +229,14 @@ run_tests() {
 }
 
 # The normal build's tests whose verdict does not depend on timing, only on
-# CPU time: the SPIN models, the install as a packager, the fuzzer (a fixed
-# wall time, whatever its share of the CPUs) and the policy lab's
-# simulations on their virtual clock. They run beside the timed tests at idle
-# priority, as the other builds do, in the CPU time those leave idle; their
-# timeouts stretched for the time the timed tests keep both CPUs busy.
-cpu_suites=model,package,fuzz,lab
+# CPU time: the SPIN models, the install as a packager, the parent project
+# that takes cqpoll as a subproject (a build of its own, the same whatever
+# this build's options), the fuzzer (a fixed wall time, whatever its share of
+# the CPUs) and the policy lab's simulations on their virtual clock. They run
+# beside the timed tests at idle priority, as the other builds and the ABI
+# checks do, in the CPU time those leave idle; their timeouts stretched for
+# the time the timed tests keep both CPUs busy.
+cpu_suites=model,package,subproject,fuzz,lab
 run_cpu_tests() {
     RUN_LOGBASE=cpu run_tests build "$cpu_suites" 5
 }
@@ -319,48 +347,39 @@ if ! phase deps ./devtools/install-deps.sh; then
 fi
 
 # The core alone: no DPDK, rdma-core or libnuma. Its fast suite (core, sw
-# and the other drivers found, libcqpoll_emu) and the parent project that
-# takes cqpoll as a subproject; the other suites ran on the full build.
+# and the other drivers found, libcqpoll_emu); the other suites ran on the
+# full build.
 core_args=(-Ddpdk=disabled -Dverbs=disabled -Dmlx5=disabled -Dnuma=disabled -Ddocs=disabled
     "${tier_args[@]}")
 
 if phase build ./devtools/build.sh build "${tier_args[@]}"; then
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
     bg_start test-cpu run_cpu_tests
-    bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
+    bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
-    # The subproject suite runs on build-core (test-subproject): it builds
-    # its own parent project, the same whatever this build's options.
-    phase test run_tests build "!subproject,$cpu_suites" 1 || true
-    phase abi ./devtools/check-abi.sh build || true
-    phase abi-control ./devtools/check-abi.sh --control build || true
+    # The ABI checks read the built libraries (abidw, abidiff; the control
+    # builds libcqpoll again): CPU time, no timing.
+    bg_start abi ./devtools/check-abi.sh build
+    bg_start abi-control ./devtools/check-abi.sh --control build
+    phase test run_tests build "!$cpu_suites" 1 || true
+    phase abi bg_show abi || true
+    phase abi-control bg_show abi-control || true
     phase test-cpu bg_show test-cpu || true
 else
     skip test "build failed"
     bg_start build-core ./devtools/build.sh build-core "${core_args[@]}"
-    bg_start build-asan ./devtools/build.sh build-asan "${asan_args[@]}"
+    bg_start build-asan ./devtools/build.sh --tests "$asan_suites" build-asan "${asan_args[@]}"
     bg_start build-tsan tsan_build
 fi
 
 if phase build-core bg_show build-core; then
-    phase test-core run_tests build-core fast 1 || true
-    phase test-subproject run_tests build-core subproject 1 || true
+    phase test-core run_tests build-core "$core_suites" 1 || true
 else
     skip test-core "build-core failed"
 fi
 
 if phase build-asan bg_show build-asan; then
-    # The model suite runs SPIN on Promela, none of our C: nothing to
-    # sanitize. The fuzz suite builds its own ASan+UBSan target with clang:
-    # it ran in the normal phase. The subproject suite: see above.
-    # The lab suite's long simulations run the policies' C, which the fast
-    # suite's policy tests run here too. The app suite (testpmd-cq end to
-    # end, a second of start-up a run) runs here in the long tier; the
-    # default tier's sanitized runs are the unit, contract, stress and
-    # failure tests, which reach the library's and the drivers' code.
-    asan_skip='!model,fuzz,subproject,lab'
-    [ "$long" -eq 1 ] || asan_skip+=',app'
-    phase test-asan run_tests build-asan "$asan_skip" "$asan_timeout_mult" \
+    phase test-asan run_tests build-asan "$asan_suites" "$asan_timeout_mult" \
         "${asan_env[@]}" || true
 else
     skip test-asan "build-asan failed"
@@ -369,7 +388,7 @@ fi
 if phase build-tsan bg_show build-tsan; then
     mapfile -t tsan_wrap <build-tsan/.cqpoll-tsan-wrap
     [ -n "${tsan_wrap[*]}" ] || tsan_wrap=()
-    phase test-tsan run_tests build-tsan stress "$tsan_timeout_mult" "${tsan_env[@]}" \
+    phase test-tsan run_tests build-tsan "$tsan_suites" "$tsan_timeout_mult" "${tsan_env[@]}" \
         "${tsan_wrap[@]}" || true
 else
     skip test-tsan "build-tsan failed"

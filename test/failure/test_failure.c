@@ -100,6 +100,9 @@ struct kind {
 #define EV(x) (-1)
 #endif
 
+/* --expect-fail: a negative control. */
+static bool expect_fail;
+
 static const struct kind kinds[] = {
 	{ "overrun", -EOVERFLOW, CQPOLL_CQ_STATE_OVERRUN, 0, 0, EV(IBV_EVENT_CQ_ERR) },
 	{ "fatal", -ENODEV, CQPOLL_CQ_STATE_DEVICE_LOST, 0, 0, EV(IBV_EVENT_DEVICE_FATAL) },
@@ -269,9 +272,11 @@ producer(void *arg)
 	/*
 	 * Everything delivered, then the report: it gets two safety-net
 	 * periods and a half-second more, which a group that never hears of
-	 * the failure (the async control) spends asleep.
+	 * the failure would spend asleep (a control waits less: failure
+	 * harness).
 	 */
-	fh_drain(&rd->fr, 4000000000ull, (2ull * rd->timeout_ms + 500) * 1000000ull, NULL);
+	fh_drain(&rd->fr, 4000000000ull,
+		 fh_report_wait((2ull * rd->timeout_ms + 500) * 1000000ull, expect_fail), NULL);
 	return NULL;
 }
 
@@ -426,7 +431,6 @@ main(int argc, char **argv)
 	char name[64];
 	const char *driver = "sw";
 	enum driver drv = DRV_SW;
-	bool expect_fail = false;
 	unsigned int w, m, i, failed = 0, rounds = 0;
 	int a, only = -1;
 

@@ -55,8 +55,14 @@
 #define PERIOD_NS (PERIOD_MS * 1000000ull)
 /* Traffic before the death (the victim armed and idle by then)... */
 #define BEFORE_NS (PERIOD_NS * 3 / 2)
-/* ... and after it: three periods more than the bound. */
+/* ... and after it: three periods more than the bound... */
 #define AFTER_NS (5 * PERIOD_NS)
+/*
+ * ... or, once the death is reported, two periods more: the others keep
+ * flowing past the report, and a second report has two health checks to
+ * show up in. A round whose report never comes runs all of AFTER_NS.
+ */
+#define AFTER_REPORT_NS (2 * PERIOD_NS)
 /* A round whose premise (the group kept busy) the machine broke. */
 #define TEST_UNJUDGED 3
 #define TRIES 5
@@ -170,6 +176,13 @@ producer(void *arg)
 		}
 		if (killed && now - rd->fr.t_fail >= AFTER_NS)
 			break;
+		if (killed && __atomic_load_n(&rd->fr.reports, __ATOMIC_ACQUIRE) != 0) {
+			uint64_t t_rep = __atomic_load_n(&rd->fr.t_report, __ATOMIC_ACQUIRE);
+
+			/* now may predate a report that came since. */
+			if (now > t_rep && now - t_rep >= AFTER_REPORT_NS)
+				break;
+		}
 		for (q = 0; q < NCQ; q++)
 			if (q != VICTIM)
 				post(rd, q);

@@ -75,6 +75,8 @@ static const char *const window_names[] = { "device", "asleep" };
 
 static char self_exe[4096];
 static bool no_eq;
+/* --expect-fail: a negative control. */
+static bool expect_fail;
 
 struct round {
 	struct fh_round fr;       /* first: the harness's callbacks get it */
@@ -462,7 +464,8 @@ producer(void *arg)
 		if (s % 8 == 7)
 			fh_gap(&rng);
 	}
-	fh_drain(&rd->fr, 4000000000ull, (2ull * TIMEOUT_MS + 500) * 1000000ull, tx_reap_fr);
+	fh_drain(&rd->fr, 4000000000ull,
+		 fh_report_wait((2ull * TIMEOUT_MS + 500) * 1000000ull, expect_fail), tx_reap_fr);
 	return NULL;
 }
 
@@ -560,7 +563,6 @@ main(int argc, char **argv)
 {
 	unsigned int failed = 0, rounds = 0;
 	int a, only_w = -1, only_m = -1;
-	bool expect_fail = false;
 	ssize_t n;
 
 	for (a = 1; a < argc; a++) {

@@ -36,6 +36,11 @@
 #define INTERVAL_NS 10000000ull
 #define LOW_RATE 1000
 #define PHASE_NS 1000000000ull
+/*
+ * The flood ends once both runners have held groups for this long (ten of
+ * the scheduler's steps), or after PHASE_NS.
+ */
+#define SPREAD_HOLD_NS 100000000ull
 /* In flight per CQ at most: the emulated CQ holds 256. */
 #define CQ_DEPTH 128
 /*
@@ -322,7 +327,7 @@ test_sched_move(void)
 	struct cqpoll_group_stats st;
 	uint64_t t0, w0, w1, low_wakeups, lost = 0, rec = 0, tot = 0, k = 0;
 	unsigned int i, gi, low_owned[2], idle, high_owned[2];
-	uint64_t w0s[2], low_moves;
+	uint64_t w0s[2], low_moves, now, spread_since, flood_ms;
 	uint64_t seed = 0x5eedull;
 	pthread_t rt[2];
 	int r;
@@ -381,11 +386,20 @@ test_sched_move(void)
 	low_wakeups = w1 - w0s[idle];
 	low_moves = __atomic_load_n(&moves, __ATOMIC_RELAXED);
 
-	/* A flood: every CQ kept CQ_DEPTH deep for a phase. */
+	/* A flood: every CQ kept CQ_DEPTH deep until spread, a phase at most. */
 	t0 = test_now_ns();
-	while (test_now_ns() - t0 < PHASE_NS)
+	spread_since = 0;
+	while ((now = test_now_ns()) - t0 < PHASE_NS) {
+		if (owned_by(0) == 0 || owned_by(1) == 0)
+			spread_since = 0;
+		else if (spread_since == 0)
+			spread_since = now;
+		else if (now - spread_since >= SPREAD_HOLD_NS)
+			break;
 		for (i = 0; i < NG * NCQ; i++)
 			post(i);
+	}
+	flood_ms = (test_now_ns() - t0) / 1000000;
 
 	__atomic_store_n(&stop_all, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < 2; i++) {
@@ -427,9 +441,9 @@ test_sched_move(void)
 	printf("%s: moves %" PRIu64 " (%" PRIu64 " at low load), completions %"
 	       PRIu64 ", lost wake-ups %" PRIu64 ", recoveries %" PRIu64 "; low "
 	       "load: runners hold %u and %u groups, runner %u woken %" PRIu64
-	       " times in the last 0.5 s; flood: runners hold %u and %u\n",
+	       " times in the last 0.5 s; flood of %" PRIu64 " ms: runners hold %u and %u\n",
 	       use_sched ? "sched" : "static", moves, low_moves, tot, lost, rec,
-	       low_owned[0], low_owned[1], idle, low_wakeups, high_owned[0],
+	       low_owned[0], low_owned[1], idle, low_wakeups, flood_ms, high_owned[0],
 	       high_owned[1]);
 	for (gi = 0; gi < NG; gi++)
 		cqpoll_group_destroy(groups[gi]);
