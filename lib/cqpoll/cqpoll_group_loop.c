@@ -27,10 +27,10 @@
 /*
  * Poll each member of @p list once: every member, or the active ones. One
  * found empty is marked so: if the pass ends in a transition, that poll is
- * the first of its poll-and-arm. In interrupt mode (@p woken) a member that
- * the wake-up's poll left empty counts as polled by this pass: the sleep
- * that follows starts at its arm, as a blocking wait loops on a poll and
- * an arm.
+ * the first of its poll-and-arm. In a mode that sleeps (@p woken) a member
+ * that the wake-up's poll left empty counts as polled by this pass: a
+ * sleep that follows starts at its arm, as a blocking wait loops on a poll
+ * and an arm.
  */
 static int
 poll_list(struct cqpoll_group *g, struct cqpoll_group_member **list,
@@ -108,7 +108,7 @@ cold_arm(struct cqpoll_group *g, struct cqpoll_group_member *m)
  * call, not per poll.
  */
 static int
-poll_hot(struct cqpoll_group *g)
+poll_hot(struct cqpoll_group *g, bool woken)
 {
 	struct cqpoll_group_member *m;
 	/* End of the last iteration: no clock read of its own. */
@@ -119,6 +119,11 @@ poll_hot(struct cqpoll_group *g)
 
 	while (i < g->nactive) {
 		m = g->active[i];
+		/* Left empty by its wake-up's poll: see poll_list(). */
+		if (woken && m->empty_pass == g->pass) {
+			i++;
+			continue;
+		}
 		r = cqpoll_poll_burst(m->cq, g->comps, g->burst);
 		polls++;
 		if (r > 0) {
@@ -263,7 +268,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	struct cqpoll_group_member *lone;
 	enum cqpoll_policy_action a;
 	uint64_t t1, slept;
-	bool unarmed;
+	bool unarmed, woken;
 	int r;
 
 	if (g == NULL)
@@ -285,12 +290,13 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	 * those cold CQs without sleeping (cqpoll_group_check_cold()). With
 	 * cold CQs off (CQPOLL_GROUP_COLD_NEVER) they poll every CQ.
 	 */
+	woken = g->mode != CQPOLL_GROUP_MODE_BUSY;
 	if (g->mode == CQPOLL_GROUP_MODE_INTERRUPT)
 		r = poll_list(g, g->active, g->nactive, true);
 	else if (g->cold_ns == 0)
-		r = poll_list(g, g->members, g->n, false);
+		r = poll_list(g, g->members, g->n, woken);
 	else
-		r = poll_hot(g);
+		r = poll_hot(g, woken);
 	if (r < 0)
 		return r;
 	t1 = cqpoll_now_ns();

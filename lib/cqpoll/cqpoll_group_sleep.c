@@ -108,10 +108,11 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
  * A CQ whose event fired: poll it before anything else, so a wake costs in
  * proportion to the CQs that have work, not to the size of the group. The
  * first completion that became visible during the sleep measures the wake-up.
- * A poll that found less than a burst left the CQ empty: in interrupt mode
- * the next pass takes that poll as its own (cqpoll_group_member::empty_pass)
- * and goes to the arm; what the callbacks' posts bring meanwhile, the arm's
- * re-poll or reported miss finds, as it finds what lands after any poll.
+ * A poll that found less than a burst left the CQ empty: in the modes that
+ * sleep the next pass takes that poll as its own
+ * (cqpoll_group_member::empty_pass), and a sleep then goes to the arm; what
+ * the callbacks' posts bring meanwhile, the arm's re-poll or reported miss
+ * finds, as it finds what lands after any poll.
  */
 static int
 poll_woken(struct cqpoll_group *g, struct cqpoll_group_member *m,
