@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <rte_atomic.h>
 #include <rte_eal.h>
@@ -103,13 +104,19 @@ cqpoll_ethdev_event_fd(void *priv)
 static int
 take_ready(struct cqpoll_ethdev_cq *q, const struct epoll_event *ev, int n)
 {
+	uint64_t v;
 	int i, queue = 0;
 
 	for (i = 0; i < n; i++) {
-		if (ev[i].data.ptr == &q->alarm)
+		if (ev[i].data.ptr == &q->alarm) {
 			cqpoll_alarm_take(&q->alarm);
-		else
-			queue = 1;
+			continue;
+		}
+		/* A wake-up is taken as an event (cqpoll_cq_wake_t); one read resets it. */
+		if (ev[i].data.ptr == &q->wake_fd &&
+		    read(q->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return -errno;
+		queue = 1;
 	}
 	/*
 	 * Disable only once an event is taken: with none, the arm is still in
@@ -125,11 +132,11 @@ int
 cqpoll_ethdev_event_get(void *priv)
 {
 	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev[2];
+	struct epoll_event ev[3];
 	int n;
 
 	/* Collects the edge; the EAL never reads virtio's eventfd, nor do we. */
-	n = epoll_wait(q->epfd, ev, 2, 0);
+	n = epoll_wait(q->epfd, ev, 3, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	return take_ready(q, ev, n);
@@ -146,7 +153,7 @@ int
 cqpoll_ethdev_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev[2] = { { .events = EPOLLIN } };
+	struct epoll_event ev[3] = { { .events = EPOLLIN } };
 	int n;
 
 	if (!q->alarm_open) {
@@ -158,9 +165,25 @@ cqpoll_ethdev_wait(void *priv, int timeout_ms)
 		    epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->alarm.fd, &ev[0]) != 0)
 			cqpoll_alarm_close(&q->alarm);
 	}
-	n = epoll_wait(q->epfd, ev, 2,
+	n = epoll_wait(q->epfd, ev, 3,
 		       cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns()));
 	if (n < 0)
 		return -errno;
 	return take_ready(q, ev, n);
+}
+
+/*
+ * The wake-up, from any thread (a failure report, a poll group's kick while
+ * it sleeps in this CQ's wait): the eventfd in the set, so that the set is
+ * readable, to cqpoll_cq_wait(), a group's epoll or an external loop.
+ */
+int
+cqpoll_ethdev_wake(void *priv)
+{
+	struct cqpoll_ethdev_cq *q = priv;
+	uint64_t one = 1;
+
+	if (write(q->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_errno.h>
@@ -73,6 +74,8 @@ ethdev_free(struct cqpoll_ethdev_cq *q)
 	}
 	if (q->alarm_open)
 		cqpoll_alarm_close(&q->alarm);
+	if (q->wake_fd >= 0)
+		close(q->wake_fd);
 	close(q->epfd);
 	queue_give(q);
 	free(q);
@@ -92,6 +95,7 @@ const struct cqpoll_driver_ops cqpoll_ethdev_ops = {
 	.event_get = cqpoll_ethdev_event_get,
 	.destroy = ethdev_destroy,
 	.wait = cqpoll_ethdev_wait,
+	.wake = cqpoll_ethdev_wake,
 };
 
 struct cqpoll_cq *
@@ -117,6 +121,7 @@ cqpoll_ethdev_cq_create(uint16_t port_id, uint16_t queue_id,
 	}
 	q->port = port_id;
 	q->queue = queue_id;
+	q->wake_fd = -1;
 	if (!queue_take(q)) {
 		ETHDEV_LOG(ERR, "port %u rxq %u has a CQ already", port_id, queue_id);
 		free(q);
@@ -147,6 +152,17 @@ cqpoll_ethdev_cq_create(uint16_t port_id, uint16_t queue_id,
 	q->arm = pr.arm;
 	q->fd = pr.fd;
 	q->epfd = epfd;
+	q->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->wake_fd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, q->wake_fd,
+					&(struct epoll_event){ .events = EPOLLIN,
+							       .data.ptr = &q->wake_fd }) != 0) {
+		r = errno;
+		ETHDEV_LOG(ERR, "port %u rxq %u: its wake-up eventfd: %s", port_id,
+			   queue_id, strerror(r));
+		ethdev_free(q);
+		cqpoll_ethdev_err(r);
+		return NULL;
+	}
 	q->signal_driven = pr.signal_driven;
 	if (q->signal_driven && fcntl(q->fd, F_GETOWN_EX, &o) == 0) {
 		q->owner_type = o.type;

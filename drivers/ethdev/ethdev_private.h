@@ -27,6 +27,7 @@ struct cqpoll_ethdev_cq {
 	bool signal_driven;
 	int fd;                   /* the PMD's interrupt fd of the queue */
 	int epfd;                 /* ours: fd registered by DPDK, EPOLLET */
+	int wake_fd;              /* eventfd in epfd: the driver's wake-up */
 	int owner_type;           /* signal-driven: the fd's owner to restore */
 	pid_t owner_pid;
 	/* Consumer thread only. */
@@ -54,6 +55,7 @@ int cqpoll_ethdev_arm(void *priv);
 int cqpoll_ethdev_event_fd(void *priv);
 int cqpoll_ethdev_event_get(void *priv);
 int cqpoll_ethdev_wait(void *priv, int timeout_ms);
+int cqpoll_ethdev_wake(void *priv);
 void cqpoll_ethdev_disarm(struct cqpoll_ethdev_cq *q);
 
 /* The probe, keeping the fd registered in a new epoll set (ethdev_probe.c). */

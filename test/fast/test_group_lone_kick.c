@@ -17,7 +17,10 @@
  *
  * --dev=uring (the default) runs it on an io_uring CQ (the wake-up: a CQE
  * posted with IORING_OP_MSG_RING), --dev=ucx-tcp on a UCX worker over tcp
- * (the wait: poll(2) on the worker's fd; the wake-up: ucp_worker_signal()).
+ * (the wait: poll(2) on the worker's fd; the wake-up: ucp_worker_signal()),
+ * --dev=ethdev-virtio on a virtio_user Rx queue fed by vhost (the wait:
+ * epoll_wait() on the driver's set; the wake-up: an eventfd in that set;
+ * built in test/ethdev/, where DPDK is).
  *
  * Skips (77) where io_uring, or UCX's tcp transport, is unavailable. On a kernel where the driver
  * has no own wait (no IORING_FEAT_EXT_ARG or IORING_OP_MSG_RING) the group
@@ -41,6 +44,10 @@
 #include "uring_test.h"
 #ifdef TEST_HAVE_UCX
 #include "ucx_test.h"
+#endif
+#ifdef TEST_HAVE_ETHDEV
+#include "cqpoll_ethdev.h"
+#include "ethdev_test.h"
 #endif
 
 /* Far above any wake-up, even under the sanitizers: a sleep this long was
@@ -139,6 +146,9 @@ send_kick(struct cqpoll_group *g, enum kick k)
 #ifdef TEST_HAVE_UCX
 static struct test_ucx ux;
 #endif
+#ifdef TEST_HAVE_ETHDEV
+static struct te_pair tp;
+#endif
 
 /* The CQ under test, or NULL with the reason (-ENODATA in @p r: skip). */
 static struct cqpoll_cq *
@@ -170,9 +180,33 @@ open_cq(const char *dev, int *r, char *why, size_t len)
 		return cq;
 	}
 #endif
-	snprintf(why, len, "unknown --dev=%s (uring%s)", dev,
+#ifdef TEST_HAVE_ETHDEV
+	if (strcmp(dev, "ethdev-virtio") == 0) {
+		struct rte_mempool *mp;
+
+		if (te_eal_init("test_group_lone_kick") < 0 || (mp = te_pool()) == NULL) {
+			snprintf(why, len, "DPDK's EAL or its mbuf pool: %s",
+				 rte_strerror(rte_errno));
+			*r = -EIO;
+			return NULL;
+		}
+		*r = te_pair_open(&tp, mp, why, len);
+		if (*r != 0)
+			return NULL;
+		cq = cqpoll_ethdev_cq_create(tp.virtio, 0, NULL);
+		if (cq == NULL)
+			snprintf(why, len, "cqpoll_ethdev_cq_create: %s", strerror(errno));
+		return cq;
+	}
+#endif
+	snprintf(why, len, "unknown --dev=%s (uring%s%s)", dev,
 #ifdef TEST_HAVE_UCX
-		 ", ucx-tcp"
+		 ", ucx-tcp",
+#else
+		 "",
+#endif
+#ifdef TEST_HAVE_ETHDEV
+		 ", ethdev-virtio"
 #else
 		 ""
 #endif
@@ -202,7 +236,7 @@ main(int argc, char **argv)
 	if (argc > 1 && strncmp(argv[1], "--dev=", 6) == 0)
 		dev = argv[1] + 6;
 	else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--dev=uring|ucx-tcp]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--dev=uring|ucx-tcp|ethdev-virtio]\n", argv[0]);
 		return TEST_FAIL;
 	}
 	cq = open_cq(dev, &r, why, sizeof(why));
@@ -271,6 +305,12 @@ main(int argc, char **argv)
 #ifdef TEST_HAVE_UCX
 	if (strcmp(dev, "ucx-tcp") == 0)
 		test_ucx_close(&ux);
+#endif
+#ifdef TEST_HAVE_ETHDEV
+	if (strcmp(dev, "ethdev-virtio") == 0) {
+		te_pair_close(&tp);
+		rte_eal_cleanup();
+	}
 #endif
 	if (bad != 0)
 		return TEST_FAIL;
