@@ -676,12 +676,16 @@ def section(summ, meta, lines, out, recs=()):
            if rc else "round conditions not recorded",
            meta.get("command", "devtools/run-peers.py")),
           "", "Where cqpoll's sleep costs more than the stack's own wait, the "
-          "system calls of one sleep-and-wake show why: "
-          "[testpmd-cq.md, What a sleep costs in system calls]"
-          "(testpmd-cq.md#what-a-sleep-costs-in-system-calls) "
-          "(`devtools/count-wake-syscalls.py`: on io_uring one more call per "
-          "sleep than `io_uring_wait_cqe()`, on UCX tcp three more than "
-          "`ucp_worker_wait()`).",
+          "breakdown of one sleep-and-wake says where it goes: its system "
+          "calls against the peer's "
+          "([testpmd-cq.md, What a sleep costs in system calls]"
+          "(testpmd-cq.md#what-a-sleep-costs-in-system-calls), "
+          "`devtools/count-wake-syscalls.py`), and each driver's guide: "
+          "[io_uring](uring-driver.md#where-a-sleeps-cpu-goes-against-io_uring_wait_cqe) "
+          "(user-space instructions, `bench/run_sleep_path.sh`), "
+          "[UCX](ucx-driver.md#what-a-sleep-and-wake-costs-against-ucp_worker_wait), "
+          "[ethdev](ethdev-driver.md#the-sleep), "
+          "[libfabric](ofi-driver.md).",
           "", "Both programs do the same work on each completion: "
           "`tpcq_harness_got()` (app/common/harness.c, one object linked into "
           "both) stamps its latency, checks its order and counts it, after one "
