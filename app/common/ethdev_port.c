@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 
 #include "clock.h"
+#include "cqpoll_vhost_wake.h"
 #include "ethdev_frame.h"
 #include "ethdev_port.h"
 
@@ -96,6 +97,7 @@ tpcq_eth_virtio_user_open(struct tpcq_eth_ports *ep, const char *prog,
 			  const uint8_t *frame, uint16_t len)
 {
 	struct rte_mbuf *m[DRAIN_BURST];
+	char path[sizeof(ep->sock)];
 	char args[160];
 	uint16_t i, n;
 	int r;
@@ -111,6 +113,14 @@ tpcq_eth_virtio_user_open(struct tpcq_eth_ports *ep, const char *prog,
 	r = port_start_said(prog, ep->tx_port, mp, false);
 	if (r != 0)
 		return r;
+	/* Else virtio_user's probe waits up to a second for vhost's answer. */
+	snprintf(path, sizeof(path), "/tmp/%s-%ld.wake", sock_stem, (long)getpid());
+	r = cqpoll_vhost_events_wake(path);
+	if (r != 0) {
+		fprintf(stderr, "%s: ethdev: vhost-user wake-up on %s: %s\n", prog,
+			path, strerror(-r));
+		return r;
+	}
 	/* vhost made its socket at start: virtio_user can connect now. */
 	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u,"
 		 "mac=02:00:00:00:00:01", ep->sock, TPCQ_ETH_RING);

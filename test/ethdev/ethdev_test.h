@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "cqpoll_test.h"
+#include "cqpoll_vhost_wake.h"
 
 #define TE_RING 256
 #define TE_PKT_LEN 64
@@ -163,6 +164,7 @@ te_drain(uint16_t port)
 static inline int
 te_pair_open(struct te_pair *tp, struct rte_mempool *mp, char *why, size_t len)
 {
+	char path[sizeof(tp->sock)];
 	char args[160];
 	uint64_t end;
 	int r;
@@ -178,6 +180,13 @@ te_pair_open(struct te_pair *tp, struct rte_mempool *mp, char *why, size_t len)
 	r = te_port_start(tp->vhost, mp, 0);
 	if (r != 0) {
 		snprintf(why, len, "vhost port: %s", strerror(-r));
+		return r;
+	}
+	/* Else virtio_user's probe waits up to a second for vhost's answer. */
+	snprintf(path, sizeof(path), "/tmp/cqpoll-vhost-%ld.wake", (long)getpid());
+	r = cqpoll_vhost_events_wake(path);
+	if (r != 0) {
+		snprintf(why, len, "vhost-user wake-up on %s: %s", path, strerror(-r));
 		return r;
 	}
 	snprintf(args, sizeof(args), "path=%s,queues=1,queue_size=%u", tp->sock,
