@@ -267,6 +267,11 @@ cqpoll_group_activate_at(struct cqpoll_group *g, struct cqpoll_group_member *m,
 		return;
 	cqpoll_group_count_waits(g, m);
 	m->active = true;
+	/*
+	 * Not polled since: a pass must poll it (a wake-up's poll marks it
+	 * again after this), whatever an earlier poll found.
+	 */
+	m->empty_pass = 0;
 	/* Woken or new: it gets a full cold_us before it may go cold again. */
 	m->t_work = now;
 	m->active_pos = g->nactive;
@@ -292,6 +297,7 @@ cqpoll_group_deactivate(struct cqpoll_group *g, struct cqpoll_group_member *m)
 	g->active[m->active_pos] = last;
 	last->active_pos = m->active_pos;
 	m->active = false;
+	m->empty_pass = 0;
 	/* Only poll-and-arm's 0 takes a healthy member off: it is armed. */
 	if (!m->failed) {
 		m->counting_waits = true;

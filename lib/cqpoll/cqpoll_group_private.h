@@ -48,7 +48,9 @@ struct cqpoll_group_member {
 	uint64_t sleeps_mark;
 	/*
 	 * The group's pass (cqpoll_group::pass) whose poll found it empty: its
-	 * transition in that pass arms it without polling it again.
+	 * transition in that pass arms it without polling it again. A wake-up's
+	 * poll that left it empty marks the next pass; 0 (never a pass) after
+	 * any activation or deactivation, which no poll followed.
 	 */
 	uint64_t empty_pass;
 	/* Its CQ failed: off the active list, skipped, removed at the next reap. */

@@ -73,8 +73,12 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 		       (void *)g, g->nactive, g->n);
 	while (i < g->nactive) {
 		m = g->active[i];
-		/* Found empty by this pass's poll: not polled again to arm it. */
-		if (m->empty_pass == g->pass)
+		/*
+		 * Found empty by this pass's poll: not polled again to arm it.
+		 * Unless it is believed armed (a safety net's suspicion woke it
+		 * without its event): only a poll judges that arm.
+		 */
+		if (m->empty_pass == g->pass && !m->cq->armed)
 			r = cqpoll_cq_arm_polled(m->cq, g->comps, g->burst);
 		else
 			r = cqpoll_poll_and_arm(m->cq, g->comps, g->burst);

@@ -96,9 +96,16 @@ cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	unsigned int tries = 0;
 	int r;
 
-	/* Reported failed and drained: the errno, never an arm. */
-	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0))
-		return cqpoll_cq_latch_failure(cq, 0);
+	/*
+	 * Reported failed: never an arm; what it still holds goes out first,
+	 * then the errno. The poll before may have come before the report,
+	 * and the device wrote its last entries before it reported: a poll
+	 * now sees them.
+	 */
+	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0)) {
+		r = cqpoll_poll_burst(cq, comps, n);
+		return r != 0 ? r : cqpoll_cq_latch_failure(cq, 0);
+	}
 	/*
 	 * An arm stays in force until its event is consumed: the device will
 	 * still fire, or its event is already pending. Ringing again would only
