@@ -8,8 +8,9 @@ SUITES as devtools/test-all.sh's run_tests takes them: empty for every
 test, "A,B" for the tests of suites A and B, "!A,B" for every test but
 those of suites A and B. Prints the files of the build targets those tests
 depend on (meson introspect: the test's program and its `depends:`), what
-`meson test` itself builds before a run without --no-rebuild; ninja builds
-the libraries they link with. A build directory whose tests run in only
+`meson test` itself builds before a run without --no-rebuild, and every
+shared module (plugins loaded at run time); ninja builds the libraries they
+link with. A build directory whose tests run in only
 some suites (devtools/test-all.sh's build-asan) need not build the rest. Exits 1 if no test matches: a phase must not build and run nothing.
 """
 
@@ -36,7 +37,12 @@ def main():
     with open(os.path.join(info, "intro-tests.json"), encoding="utf-8") as f:
         tests = json.load(f)
     with open(os.path.join(info, "intro-targets.json"), encoding="utf-8") as f:
-        targets = {t["id"]: t["filename"] for t in json.load(f)}
+        intro = json.load(f)
+    targets = {t["id"]: t["filename"] for t in intro}
+    # Plugins (testpmd-cq's devices) are dlopen()ed at run time: no test
+    # names them, the programs that load them do. Always built: a few
+    # small modules.
+    modules = [p for t in intro if t["type"] == "shared module" for p in t["filename"]]
 
     negate = sel.startswith("!")
     wanted = {s for s in sel.lstrip("!").split(",") if s}
@@ -50,7 +56,7 @@ def main():
         return 1
 
     top = os.path.realpath(builddir)
-    out = set()
+    out = {os.path.relpath(os.path.realpath(p), top) for p in modules}
     for t in chosen:
         for dep in t["depends"]:
             for path in targets.get(dep, []):
