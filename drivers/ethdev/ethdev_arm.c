@@ -153,18 +153,11 @@ int
 cqpoll_ethdev_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev[3] = { { .events = EPOLLIN } };
+	struct epoll_event ev[3];
 	int n;
 
-	if (!q->alarm_open) {
-		q->alarm_open = true;
-		cqpoll_alarm_open(&q->alarm);
-		ev[0].data.ptr = &q->alarm;
-		/* Not in the set: no alarm, each sleep its own timeout. */
-		if (q->alarm.fd >= 0 &&
-		    epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->alarm.fd, &ev[0]) != 0)
-			cqpoll_alarm_close(&q->alarm);
-	}
+	if (!q->alarm.open)
+		cqpoll_alarm_open_in(&q->alarm, q->epfd, &q->alarm);
 	n = epoll_wait(q->epfd, ev, 3,
 		       cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns()));
 	if (n < 0)

@@ -72,8 +72,7 @@ ethdev_free(struct cqpoll_ethdev_cq *q)
 		if (q->signal_driven && q->owner_pid != 0)
 			fcntl(q->fd, F_SETOWN_EX, &o);
 	}
-	if (q->alarm_open)
-		cqpoll_alarm_close(&q->alarm);
+	cqpoll_alarm_close(&q->alarm);
 	if (q->wake_fd >= 0)
 		close(q->wake_fd);
 	close(q->epfd);

@@ -34,11 +34,9 @@ struct cqpoll_ethdev_cq {
 	bool enabled;             /* ARM_ENABLE: the interrupt is enabled */
 	/*
 	 * The wait's safety-net timeout (ethdev_arm.c), a timerfd in epfd
-	 * beside the queue's fd, opened at the first wait; -1 in alarm.fd
-	 * if it could not join the set.
+	 * beside the queue's fd, opened at the first wait.
 	 */
 	struct cqpoll_alarm alarm;
-	bool alarm_open;
 	struct cqpoll_ethdev_cq *next; /* the list of queues taken */
 };
 

@@ -86,8 +86,7 @@ ofi_wait(void *priv, int timeout_ms)
 	struct cqpoll_ofi_cq *q = priv;
 	int r;
 
-	r = cqpoll_alarm_poll(&q->alarm, &q->alarm_open, q->fd, timeout_ms,
-			      cqpoll_now_ns());
+	r = cqpoll_alarm_poll(&q->alarm, q->fd, timeout_ms, cqpoll_now_ns());
 	if (r <= 0)
 		return r;
 	/* Woken: for a completion, or for an EQ's event (peer gone). */
@@ -102,8 +101,7 @@ ofi_destroy(void *priv)
 
 	cqpoll_ofi_eq_teardown(q);
 	fi_close(&q->cq->fid);
-	if (q->alarm_open)
-		cqpoll_alarm_close(&q->alarm);
+	cqpoll_alarm_close(&q->alarm);
 	free(q);
 }
 

@@ -34,7 +34,6 @@ struct cqpoll_ofi_cq {
 	bool shut;                   /* an EQ reported the peer gone */
 	/* The wait's safety-net timeout (ofi_cq.c), opened at the first wait. */
 	struct cqpoll_alarm alarm;
-	bool alarm_open;
 	struct fid_eq *eqs[CQPOLL_OFI_EQ_MAX];
 	/* fi_trywait()'s set: the CQ, then the EQs. */
 	struct fid *wait_fids[1 + CQPOLL_OFI_EQ_MAX];

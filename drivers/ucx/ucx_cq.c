@@ -55,8 +55,7 @@ ucx_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ucx_cq *q = priv;
 
-	return cqpoll_alarm_poll(&q->alarm, &q->alarm_open, q->efd, timeout_ms,
-				 cqpoll_now_ns());
+	return cqpoll_alarm_poll(&q->alarm, q->efd, timeout_ms, cqpoll_now_ns());
 }
 
 /*
@@ -108,8 +107,7 @@ worker_release(struct cqpoll_ucx_cq *q)
 static void
 ucx_free(struct cqpoll_ucx_cq *q)
 {
-	if (q->alarm_open)
-		cqpoll_alarm_close(&q->alarm);
+	cqpoll_alarm_close(&q->alarm);
 	free(q->slots);
 	free(q->ring);
 	free(q);

@@ -30,7 +30,6 @@ struct cqpoll_ucx_cq {
 	int efd;
 	/* The wait's safety-net timeout (ucx_cq.c), opened at the first wait. */
 	struct cqpoll_alarm alarm;
-	bool alarm_open;
 	uint32_t mask;                /* size - 1 */
 	/* Completions pushed, not yet polled: tail written by callbacks. */
 	struct cqpoll_completion *ring;

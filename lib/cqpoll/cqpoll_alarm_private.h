@@ -24,11 +24,14 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 struct cqpoll_alarm {
+	/* Opened (zeroed memory: not yet; its fd says whether it worked). */
+	bool open;
 	int fd;          /* the timerfd, or -1: each sleep carries its timeout */
 	bool set;        /* due at @at, not yet expired as far as we know */
 	uint64_t at;     /* CLOCK_MONOTONIC ns */
@@ -45,17 +48,34 @@ cqpoll_alarm_window(uint64_t at, uint64_t now, uint64_t t)
 static inline void
 cqpoll_alarm_open(struct cqpoll_alarm *a)
 {
+	a->open = true;
 	a->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	a->set = false;
 	a->at = 0;
 }
 
+/* Its fd closed, if it was opened; no alarm from then on. */
 static inline void
 cqpoll_alarm_close(struct cqpoll_alarm *a)
 {
-	if (a->fd >= 0)
+	if (a->open && a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
+}
+
+/*
+ * Open @p a as a member of the epoll set @p epfd, its events' data @p data
+ * (how the set's reader tells it from the other fds); one that cannot join
+ * the set is closed: each sleep then carries its timeout.
+ */
+static inline void
+cqpoll_alarm_open_in(struct cqpoll_alarm *a, int epfd, void *data)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = data };
+
+	cqpoll_alarm_open(a);
+	if (a->fd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, a->fd, &ev) != 0)
+		cqpoll_alarm_close(a);
 }
 
 /*
@@ -98,22 +118,19 @@ cqpoll_alarm_take(struct cqpoll_alarm *a)
 
 /*
  * A sleep on @p fd of @p timeout_ms starting @p now, bounded by the alarm
- * @p a (opened here at the first sleep, @p open says so) polled beside it:
+ * @p a (opened here at the first sleep) polled beside it:
  * 1 @p fd readable, 0 the alarm alone (the timeout), or -errno from poll(2)
  * or from the read of an expired alarm.
  */
 static inline int
-cqpoll_alarm_poll(struct cqpoll_alarm *a, bool *open, int fd, int timeout_ms,
-		  uint64_t now)
+cqpoll_alarm_poll(struct cqpoll_alarm *a, int fd, int timeout_ms, uint64_t now)
 {
 	struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
 				 { .fd = -1, .events = POLLIN } };
 	int r, to;
 
-	if (!*open) {
+	if (!a->open)
 		cqpoll_alarm_open(a);
-		*open = true;
-	}
 	/* Without an alarm (no timerfd), the timeout itself. */
 	to = cqpoll_alarm_cover(a, timeout_ms, now);
 	if (to < 0)

@@ -233,8 +233,7 @@ cqpoll_cq_destroy(struct cqpoll_cq *cq)
 	if (cq->events_unacked != 0)
 		cq->ops.event_ack(cq->fp.priv, cq->events_unacked);
 	cq->ops.destroy(cq->fp.priv);
-	if (cq->alarm_open)
-		cqpoll_alarm_close(&cq->alarm);
+	cqpoll_alarm_close(&cq->alarm);
 	cqpoll_mem_free(cq);
 	return 0;
 }

@@ -304,9 +304,8 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 		}
 	} else {
 		/* The timeout is the CQ's alarm, beside the fd. */
-		r = cqpoll_alarm_poll(&cq->alarm, &cq->alarm_open,
-				      cq->ops.event_fd(cq->fp.priv), timeout_ms,
-				      t_sleep);
+		r = cqpoll_alarm_poll(&cq->alarm, cq->ops.event_fd(cq->fp.priv),
+				      timeout_ms, t_sleep);
 		if (r < 0) {
 			CQPOLL_LOG_LIB(ERR, "cq %p: sleep on its event fd: %s",
 				       (void *)cq, strerror(-r));

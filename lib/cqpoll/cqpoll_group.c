@@ -127,7 +127,6 @@ cqpoll_group_create(const struct cqpoll_group_conf *conf)
 	}
 	g->epfd = -1;
 	g->wake_fd = -1;
-	g->alarm.fd = -1;
 	g->mode = conf->mode;
 	g->mode_req = (int)conf->mode;
 	g->burst = conf->burst != 0 ? conf->burst : GROUP_BURST_DEFAULT;

@@ -292,7 +292,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 	 */
 	woken = g->mode != CQPOLL_GROUP_MODE_BUSY;
 	if (g->mode == CQPOLL_GROUP_MODE_INTERRUPT)
-		r = poll_list(g, g->active, g->nactive, true);
+		r = poll_list(g, g->active, g->nactive, woken);
 	else if (g->cold_ns == 0)
 		r = poll_list(g, g->members, g->n, woken);
 	else

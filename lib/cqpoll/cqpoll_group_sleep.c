@@ -236,11 +236,7 @@ take_fired(struct cqpoll_group *g, struct cqpoll_group_fd *gfd,
 void
 cqpoll_group_alarm_open(struct cqpoll_group *g)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &g->alarm };
-
-	cqpoll_alarm_open(&g->alarm);
-	if (g->alarm.fd >= 0 && epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->alarm.fd, &ev) < 0)
-		cqpoll_alarm_close(&g->alarm);
+	cqpoll_alarm_open_in(&g->alarm, g->epfd, &g->alarm);
 }
 
 #if CQPOLL_MUTANT(GROUP_NO_ALARM)

@@ -88,7 +88,6 @@ struct cqpoll_cq {
 	 * of their own): an alarm beside it, opened at the first such wait.
 	 */
 	struct cqpoll_alarm alarm;
-	bool alarm_open;
 };
 
 /*
