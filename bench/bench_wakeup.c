@@ -17,6 +17,11 @@
  *            does nothing but sleep in io_uring_enter() (io_uring_wait_cqe(),
  *            no timeout); the other thread submits a NOP on the same ring,
  *            which completes inside its io_uring_enter().
+ *  uring-1   the same NOPs on cqpoll's io_uring driver: a poll group of
+ *            one io_uring CQ in interrupt mode, with the build's default
+ *            safety net (the alarm every sleep is bounded by), against
+ *            bare-uring what cqpoll adds on that driver, as testpmd-cq's
+ *            interrupt mode against tpcq-peer's uring-wait.
  * Every consumer does the same measuring after each sample (a clock read
  * and a thread CPU clock read), so that CPU per wake-up of raw and group-1
  * against a floor's is what their wake-up paths add.
@@ -66,6 +71,8 @@
 
 #ifdef CQPOLL_BENCH_URING
 #include <liburing.h>
+
+#include "cqpoll_uring.h"
 #endif
 
 #include "cqpoll.h"
@@ -77,8 +84,8 @@
 #include "cqpoll_test.h"
 
 #define ARM_LOOPS 20000
-/* raw, group-1, group-N, bare-epoll and, with liburing, bare-uring */
-#define SCENARIOS_MAX 5
+/* raw, group-1, group-N, bare-epoll and, with liburing, bare-uring, uring-1 */
+#define SCENARIOS_MAX 6
 
 static uint64_t
 now_ns(clockid_t clk)
@@ -107,8 +114,10 @@ pin(int cpu)
 
 /*
  * One scenario's samples: latency and the consumer thread's CPU time after
- * each, so that a block's CPU is the difference across it. Index 0 .. block
- * - 1 is the warm-up block, measured and not reported.
+ * each, so that a block's CPU is the difference from its first sample to
+ * its last (block - 1 wake-ups): what a consumer did between its blocks,
+ * such as uring-1's safety net expiring, is left out. Index 0 .. block - 1
+ * is the warm-up block, measured and not reported.
  */
 struct scenario {
 	const char *name;
@@ -288,6 +297,10 @@ struct grp {
 	unsigned int ncqs;
 	struct cqpoll_cq *hot;
 	uint64_t seq;
+#ifdef CQPOLL_BENCH_URING
+	struct io_uring *ring;    /* uring-1: its CQ's ring */
+#endif
+	uint64_t t_post;          /* uring-1: a NOP's CQE carries no time */
 };
 
 static void
@@ -325,15 +338,50 @@ grp_fire(void *arg)
 		abort();
 }
 
-static int
-grp_start(struct grp *gr, struct scenario *s, unsigned int ncqs, pthread_t *t)
+/*
+ * An interrupt-mode group of @ncqs software CQs, or with @uring of one
+ * io_uring CQ under the build's default safety net. The software groups'
+ * safety net is well above a round: they wait asleep while the other
+ * scenarios take their blocks.
+ */
+/* uring-1: a NOP completion, timed from its submission. */
+static void
+uring_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
+	 void *arg)
 {
-	/*
-	 * The safety-net timeout well above a round: a group waits asleep while
-	 * the other scenarios take their blocks.
-	 */
+	struct grp *gr = arg;
+	unsigned int i;
+
+	(void)cq;
+	(void)c;
+	for (i = 0; i < n; i++)
+		sample_done(gr->s, now_ns(CLOCK_MONOTONIC) -
+			    __atomic_load_n(&gr->t_post, __ATOMIC_ACQUIRE));
+}
+
+#ifdef CQPOLL_BENCH_URING
+/* As bare-uring's poster: a NOP on the CQ's ring, from the poster thread. */
+static void
+uring_grp_fire(void *arg)
+{
+	struct grp *gr = arg;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(gr->ring);
+
+	if (sqe == NULL)
+		abort();
+	io_uring_prep_nop(sqe);
+	__atomic_store_n(&gr->t_post, now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+	if (io_uring_submit(gr->ring) != 1)
+		abort();
+}
+#endif
+
+static int
+grp_start(struct grp *gr, struct scenario *s, unsigned int ncqs, bool uring,
+	  pthread_t *t)
+{
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
-					  .wait_timeout_ms = 10000 };
+					  .wait_timeout_ms = uring ? 0 : 10000 };
 	struct cqpoll_sw_emu_conf sw = { .size = 64, .arm = CQPOLL_ARM_LEVEL };
 	unsigned int i;
 
@@ -346,13 +394,20 @@ grp_start(struct grp *gr, struct scenario *s, unsigned int ncqs, pthread_t *t)
 		return -1;
 	}
 	for (i = 0; i < ncqs; i++) {
+#ifdef CQPOLL_BENCH_URING
+		if (uring) {
+			gr->cqs[i] = cqpoll_uring_cq_create(NULL);
+			gr->ring = cqpoll_uring_cq_ring(gr->cqs[i]);
+		} else
+#endif
 		gr->cqs[i] = cqpoll_sw_emu_cq_create(&sw);
 		if (gr->cqs[i] == NULL) {
 			fprintf(stderr, "bench_wakeup: CQ %u of %u: %s\n", i, ncqs,
 				strerror(errno));
 			return -1;
 		}
-		if (cqpoll_group_add(gr->g, gr->cqs[i], grp_cb, s) != 0)
+		if (cqpoll_group_add(gr->g, gr->cqs[i], uring ? uring_cb : grp_cb,
+				     uring ? (void *)gr : s) != 0)
 			return -1;
 	}
 	/* The last CQ: the one polled last by a group that walks them all. */
@@ -458,8 +513,8 @@ write_json(const char *path, const struct scenario *sc, unsigned int nsc,
 		const struct scenario *s = &sc[bl->sc];
 
 		fprintf(f, "  {\"scenario\": \"%s\", \"round\": %u, \"pos\": %u, "
-			"\"cpu_ns\": %" PRIu64 ", \"lat_ns\": [", s->name, bl->round,
-			bl->pos, s->cpu[bl->first + bs - 1] - s->cpu[bl->first - 1]);
+			"\"cpu_wakeups\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", \"lat_ns\": [", s->name, bl->round,
+			bl->pos, bs - 1, s->cpu[bl->first + bs - 1] - s->cpu[bl->first]);
 		for (i = 0; i < bs; i++)
 			fprintf(f, "%s%" PRIu64, i ? ", " : "", s->lat[bl->first + i]);
 		fprintf(f, "]}%s\n", b + 1 < nblocks ? "," : "");
@@ -530,16 +585,19 @@ out:
 static void
 report(const struct scenario *s, uint64_t bs)
 {
-	uint64_t n = s->n - bs;
+	uint64_t n = s->n - bs, first, cpu = 0;
 	uint64_t *v = malloc(n * sizeof(*v));
 
 	if (v == NULL)
 		abort();
+	/* Each block from its first sample to its last, as in the JSON. */
+	for (first = bs; first + bs <= s->n; first += bs)
+		cpu += s->cpu[first + bs - 1] - s->cpu[first];
 	memcpy(v, s->lat + bs, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_u64);
 	printf("%-10s %8" PRIu64 " %10.1f %10.1f %12.2f\n", s->name, n,
 	       (double)pct(v, n, 0.5) / 1e3, (double)pct(v, n, 0.99) / 1e3,
-	       (double)(s->cpu[s->n - 1] - s->cpu[bs - 1]) / (double)n / 1e3);
+	       (double)cpu / (double)(n - n / bs) / 1e3);
 	free(v);
 }
 
@@ -588,13 +646,14 @@ main(int argc, char **argv)
 	uint64_t rounds, i;
 	struct scenario sc[SCENARIOS_MAX] = { { .name = "raw" }, { .name = "group-1" },
 					      { .name = "group-N" }, { .name = "bare-epoll" },
-					      { .name = "bare-uring" } };
+					      { .name = "bare-uring" }, { .name = "uring-1" } };
 	enum cqpoll_arm_semantics arms[] = { CQPOLL_ARM_LEVEL, CQPOLL_ARM_EDGE,
 					     CQPOLL_ARM_REPORT_MISSED };
 	struct raw raw = { 0 }, bare = { 0 };
 #ifdef CQPOLL_BENCH_URING
 	struct bare_uring bu = { 0 };
-	unsigned int nsc = 5;
+	struct grp gu = { 0 };
+	unsigned int nsc = 6;
 #else
 	unsigned int nsc = 4;
 #endif
@@ -692,8 +751,8 @@ main(int argc, char **argv)
 	if (blocks == NULL)
 		return 1;
 	if (raw_start(&raw, &sc[0], false, &t[0]) != 0 ||
-	    grp_start(&g1, &sc[1], 1, &t[1]) != 0 ||
-	    grp_start(&gn, &sc[2], (unsigned int)ncqs, &t[2]) != 0 ||
+	    grp_start(&g1, &sc[1], 1, false, &t[1]) != 0 ||
+	    grp_start(&gn, &sc[2], (unsigned int)ncqs, false, &t[2]) != 0 ||
 	    raw_start(&bare, &sc[3], true, &t[3]) != 0)
 		return 1;
 	run[0] = (struct runner){ &sc[0], raw_fire, &raw };
@@ -701,9 +760,11 @@ main(int argc, char **argv)
 	run[2] = (struct runner){ &sc[2], grp_fire, &gn };
 	run[3] = (struct runner){ &sc[3], raw_fire, &bare };
 #ifdef CQPOLL_BENCH_URING
-	if (uring_start(&bu, &sc[4], &t[4]) != 0)
+	if (uring_start(&bu, &sc[4], &t[4]) != 0 ||
+	    grp_start(&gu, &sc[5], 1, true, &t[5]) != 0)
 		return 1;
 	run[4] = (struct runner){ &sc[4], uring_fire, &bu };
+	run[5] = (struct runner){ &sc[5], uring_grp_fire, &gu };
 #endif
 	interleave(run, nsc, rounds, bs, gap_us * 1000, seed, blocks);
 	pthread_join(t[0], NULL);
@@ -718,6 +779,10 @@ main(int argc, char **argv)
 #endif
 	if (grp_finish(&g1, t[1]) != 0 || grp_finish(&gn, t[2]) != 0)
 		ret = 1;
+#ifdef CQPOLL_BENCH_URING
+	if (grp_finish(&gu, t[5]) != 0)
+		ret = 1;
+#endif
 	printf("%" PRIu64 " samples a scenario in %" PRIu64 " rounds of blocks of %"
 	       PRIu64 ", interleaved (order shuffled per round, seed %" PRIu64
 	       "), gaps %" PRIu64 "..%" PRIu64 " us, consumers on CPU %d, poster "

@@ -15,7 +15,11 @@ devtools/run-peers.py uses:
 (the floor: a thread doing nothing but sleep in epoll_wait() on an
 eventfd). raw's and group-1's CPU per wake-up against bare-uring (a thread
 asleep in io_uring_enter()) and group-1's against bare-epoll are printed
-beside them, not judged. With --runs=N, each goal is also judged on the
+beside them, not judged, and so is uring-1's against bare-uring (a group
+of one io_uring CQ under the default safety net, fed the same NOPs: the
+io_uring driver's interrupt mode against io_uring_wait_cqe(); with
+-- --gap-us=1000 at the 1000/s of devtools/run-peers.py). A block's CPU
+runs from its first sample to its last. With --runs=N, each goal is also judged on the
 rounds of all runs together (more pairs, a narrower interval).
 Then names the machine's wake-up modes where it has two (about 4 us and
 about 17-20 us on the machines of issue 37): the split that best separates
@@ -111,6 +115,7 @@ def modes(lat):
 
 FLOOR = "bare-epoll"    # the floor raw is held to
 FLOOR_URING = "bare-uring"
+URING_G1 = "uring-1"     # a group of one io_uring CQ, held to bare-uring
 G1_CPU_GOAL = 1.05      # group-1 / raw, CPU per wake-up
 RAW_CPU_GOAL = 1.10     # raw / bare-epoll, CPU per wake-up
 
@@ -129,10 +134,17 @@ def goals(doc):
                     RAW_CPU_GOAL))
         out.append(("%s / %s, CPU per wake-up" % (g1, FLOOR), g1, FLOOR, "cpu", None))
     if FLOOR_URING in names:
-        for a in (raw, g1):
+        for a in (raw, g1) + ((URING_G1,) if URING_G1 in names else ()):
             out.append(("%s / %s, CPU per wake-up" % (a, FLOOR_URING), a,
                         FLOOR_URING, "cpu", None))
     return out
+
+
+def cpu_wakeups(bl):
+    """The wake-ups a block's cpu_ns covers: from its first sample to its
+    last; runs kept before the field existed counted from the sample before
+    the block."""
+    return bl.get("cpu_wakeups", len(bl["lat_ns"]))
 
 
 def round_ratios(doc, a, b, key):
@@ -142,7 +154,7 @@ def round_ratios(doc, a, b, key):
     for bl in doc["blocks"]:
         lat = bl["lat_ns"]
         per.setdefault(bl["round"], {})[bl["scenario"]] = {
-            "p50": statistics.median(lat), "cpu": bl["cpu_ns"] / len(lat)}
+            "p50": statistics.median(lat), "cpu": bl["cpu_ns"] / cpu_wakeups(bl)}
     rounds = [per[r] for r in sorted(per) if len(per[r]) == len(names)]
     return [r[a][key] / r[b][key] for r in rounds if r[b][key] > 0]
 
@@ -197,7 +209,7 @@ def describe(doc):
         lat[b["scenario"]] += b["lat_ns"]
         blocks[b["scenario"]].append(statistics.median(b["lat_ns"]))
         cpu[b["scenario"]][0] += b["cpu_ns"]
-        cpu[b["scenario"]][1] += len(b["lat_ns"])
+        cpu[b["scenario"]][1] += cpu_wakeups(b)
     m = modes([v for n in names for v in lat[n]])
     cpus = doc.get("cpus", [-1, -1])
     out = ["run-wakeup: %d rounds of blocks of %d, order seed %d, %d idle CQs "
