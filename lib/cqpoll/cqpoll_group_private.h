@@ -135,6 +135,12 @@ struct cqpoll_group {
 	/* The loop's passes (iterations), from 1: see member empty_pass. */
 	uint64_t pass;
 	/*
+	 * The core's debug messages wanted, asked at each transition for the
+	 * sleep and wake-up that follow it: one question to the log hook a
+	 * cycle, not three.
+	 */
+	bool log_sleep;
+	/*
 	 * The clock when the events being taken were seen (after a sleep, or
 	 * at a look without one): the woken members' activation time, and the
 	 * end of a sleep's iteration, without a clock read of their own.

@@ -69,8 +69,10 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 		return total;
 	active = g->nactive;
 	cqpoll_stat_add(&g->stats.transitions, 1);
-	CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
-		       (void *)g, g->nactive, g->n);
+	g->log_sleep = CQPOLL_LOG_LIB_WANTED(DEBUG);
+	if (g->log_sleep)
+		CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
+			       (void *)g, g->nactive, g->n);
 	while (i < g->nactive) {
 		m = g->active[i];
 		/*
@@ -175,8 +177,9 @@ cqpoll_group_begin_sleep(struct cqpoll_group *g, int timeout_ms)
 	cqpoll_group_check_oracle(g);
 	cqpoll_stat_add(&g->stats.sleeps, 1);
 	CQPOLL_TRACE(sleep, g, NULL, timeout_ms);
-	CQPOLL_LOG_LIB(DEBUG, "group %p: every cq empty and armed, sleeping",
-		       (void *)g);
+	if (g->log_sleep)
+		CQPOLL_LOG_LIB(DEBUG, "group %p: every cq empty and armed, sleeping",
+			       (void *)g);
 }
 
 /*
@@ -375,9 +378,10 @@ cqpoll_group_wait_and_wake(struct cqpoll_group *g, uint64_t t_sleep, int timeout
 		cqpoll_stat_add(&g->stats.wakeups_event, 1);
 	else if (xthread)
 		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
-	CQPOLL_LOG_LIB(DEBUG, "group %p: woken by %s, %d completions", (void *)g,
-		       cq_ready ? "a cq event" : xthread ? "another thread" :
-		       "nothing", total);
+	if (g->log_sleep)
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken by %s, %d completions", (void *)g,
+			       cq_ready ? "a cq event" : xthread ? "another thread" :
+			       "nothing", total);
 	if (cq_ready || xthread)
 		CQPOLL_TRACE(wake, g, NULL, cq_ready ? CQPOLL_TRACE_WAKE_EVENT :
 			     CQPOLL_TRACE_WAKE_XTHREAD, asleep, (uint32_t)total);
@@ -471,8 +475,9 @@ cqpoll_group_lone_wait_and_wake(struct cqpoll_group *g, struct cqpoll_group_memb
 		cqpoll_stat_add(&g->stats.wakeups_xthread, 1);
 		r = 0;
 	}
-	CQPOLL_LOG_LIB(DEBUG, "group %p: woken in its lone cq's wait by %s, %d completions",
-		       (void *)g, r > 0 ? "a cq event" : "another thread", total);
+	if (g->log_sleep)
+		CQPOLL_LOG_LIB(DEBUG, "group %p: woken in its lone cq's wait by %s, %d completions",
+			       (void *)g, r > 0 ? "a cq event" : "another thread", total);
 	CQPOLL_TRACE(wake, g, NULL, r > 0 ? CQPOLL_TRACE_WAKE_EVENT :
 		     CQPOLL_TRACE_WAKE_XTHREAD, asleep, (uint32_t)total);
 	return total;

@@ -15,6 +15,14 @@
 /* The core's own messages (logtype lib.cqpoll under DPDK). */
 #define CQPOLL_LOG_LIB(level, ...) CQPOLL_LOG(level, CQPOLL_LOG_CORE, __VA_ARGS__)
 
+/* Whether the core's messages of @p level would be written now. */
+#define CQPOLL_LOG_LIB_WANTED(level) __extension__ ({ \
+	const struct cqpoll_log_hook *cqpoll_log_h_ = \
+		__atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE); \
+	cqpoll_log_h_ != NULL && \
+	cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, CQPOLL_LOG_CORE); \
+})
+
 #if CQPOLL_DEBUG_FASTPATH
 #define CQPOLL_LOG_FP(level, component, ...) CQPOLL_LOG(level, component, __VA_ARGS__)
 #else

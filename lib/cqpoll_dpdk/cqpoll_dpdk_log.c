@@ -39,6 +39,9 @@ logtype_of(const char *component)
 {
 	unsigned int i;
 
+	/* The core's messages first: its sleep and wake-up ask every cycle. */
+	if (strcmp(component, CQPOLL_LOG_CORE) == 0)
+		return cqpoll_dpdk_logtype;
 	for (i = 0; i < RTE_DIM(drivers); i++)
 		if (drivers[i].logtype >= 0 &&
 		    strcmp(component, drivers[i].driver) == 0)
