@@ -22,6 +22,9 @@
  *            safety net (the alarm every sleep is bounded by), against
  *            bare-uring what cqpoll adds on that driver, as testpmd-cq's
  *            interrupt mode against tpcq-peer's uring-wait.
+ *  uring-1-1h  the same group with a safety net of an hour, whose alarm
+ *            a stream of short sleeps never moves: against uring-1, the
+ *            price of the default net's moves (one every half period).
  * Every consumer does the same measuring after each sample (a clock read
  * and a thread CPU clock read), so that CPU per wake-up of raw and group-1
  * against a floor's is what their wake-up paths add.
@@ -84,8 +87,8 @@
 #include "cqpoll_test.h"
 
 #define ARM_LOOPS 20000
-/* raw, group-1, group-N, bare-epoll and, with liburing, bare-uring, uring-1 */
-#define SCENARIOS_MAX 6
+/* raw, group-1, group-N, bare-epoll; with liburing bare-uring, uring-1, uring-1-1h */
+#define SCENARIOS_MAX 7
 
 static uint64_t
 now_ns(clockid_t clk)
@@ -338,12 +341,6 @@ grp_fire(void *arg)
 		abort();
 }
 
-/*
- * An interrupt-mode group of @ncqs software CQs, or with @uring of one
- * io_uring CQ under the build's default safety net. The software groups'
- * safety net is well above a round: they wait asleep while the other
- * scenarios take their blocks.
- */
 /* uring-1: a NOP completion, timed from its submission. */
 static void
 uring_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n,
@@ -376,12 +373,18 @@ uring_grp_fire(void *arg)
 }
 #endif
 
+/*
+ * An interrupt-mode group of @ncqs software CQs, or with @uring of one
+ * io_uring CQ, under a safety net of @net_ms (0: the build's default). The
+ * software groups' net is well above a round: they wait asleep while the
+ * other scenarios take their blocks.
+ */
 static int
 grp_start(struct grp *gr, struct scenario *s, unsigned int ncqs, bool uring,
-	  pthread_t *t)
+	  uint32_t net_ms, pthread_t *t)
 {
 	struct cqpoll_group_conf conf = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
-					  .wait_timeout_ms = uring ? 0 : 10000 };
+					  .wait_timeout_ms = net_ms };
 	struct cqpoll_sw_emu_conf sw = { .size = 64, .arm = CQPOLL_ARM_LEVEL };
 	unsigned int i;
 
@@ -646,14 +649,15 @@ main(int argc, char **argv)
 	uint64_t rounds, i;
 	struct scenario sc[SCENARIOS_MAX] = { { .name = "raw" }, { .name = "group-1" },
 					      { .name = "group-N" }, { .name = "bare-epoll" },
-					      { .name = "bare-uring" }, { .name = "uring-1" } };
+					      { .name = "bare-uring" }, { .name = "uring-1" },
+					      { .name = "uring-1-1h" } };
 	enum cqpoll_arm_semantics arms[] = { CQPOLL_ARM_LEVEL, CQPOLL_ARM_EDGE,
 					     CQPOLL_ARM_REPORT_MISSED };
 	struct raw raw = { 0 }, bare = { 0 };
 #ifdef CQPOLL_BENCH_URING
 	struct bare_uring bu = { 0 };
-	struct grp gu = { 0 };
-	unsigned int nsc = 6;
+	struct grp gu = { 0 }, gh = { 0 };
+	unsigned int nsc = 7;
 #else
 	unsigned int nsc = 4;
 #endif
@@ -751,8 +755,8 @@ main(int argc, char **argv)
 	if (blocks == NULL)
 		return 1;
 	if (raw_start(&raw, &sc[0], false, &t[0]) != 0 ||
-	    grp_start(&g1, &sc[1], 1, false, &t[1]) != 0 ||
-	    grp_start(&gn, &sc[2], (unsigned int)ncqs, false, &t[2]) != 0 ||
+	    grp_start(&g1, &sc[1], 1, false, 10000, &t[1]) != 0 ||
+	    grp_start(&gn, &sc[2], (unsigned int)ncqs, false, 10000, &t[2]) != 0 ||
 	    raw_start(&bare, &sc[3], true, &t[3]) != 0)
 		return 1;
 	run[0] = (struct runner){ &sc[0], raw_fire, &raw };
@@ -761,8 +765,10 @@ main(int argc, char **argv)
 	run[3] = (struct runner){ &sc[3], raw_fire, &bare };
 #ifdef CQPOLL_BENCH_URING
 	if (uring_start(&bu, &sc[4], &t[4]) != 0 ||
-	    grp_start(&gu, &sc[5], 1, true, &t[5]) != 0)
+	    grp_start(&gu, &sc[5], 1, true, 0, &t[5]) != 0 ||
+	    grp_start(&gh, &sc[6], 1, true, 3600000, &t[6]) != 0)
 		return 1;
+	run[6] = (struct runner){ &sc[6], uring_grp_fire, &gh };
 	run[4] = (struct runner){ &sc[4], uring_fire, &bu };
 	run[5] = (struct runner){ &sc[5], uring_grp_fire, &gu };
 #endif
@@ -780,7 +786,7 @@ main(int argc, char **argv)
 	if (grp_finish(&g1, t[1]) != 0 || grp_finish(&gn, t[2]) != 0)
 		ret = 1;
 #ifdef CQPOLL_BENCH_URING
-	if (grp_finish(&gu, t[5]) != 0)
+	if (grp_finish(&gu, t[5]) != 0 || grp_finish(&gh, t[6]) != 0)
 		ret = 1;
 #endif
 	printf("%" PRIu64 " samples a scenario in %" PRIu64 " rounds of blocks of %"

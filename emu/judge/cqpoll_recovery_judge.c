@@ -26,8 +26,13 @@ now_ns(void)
 uint64_t
 cqpoll_rj_deadline(const struct cqpoll_rj_sleep *s, uint64_t now)
 {
+	/*
+	 * The earliest a timeout ends a sleep: the safety net's alarm is due
+	 * within [T/2, T] of the sleep's start (cqpoll_group_conf's
+	 * wait_timeout_ms), not at T.
+	 */
 	if (s->asleep)
-		return s->t_sleep + s->timeout_ns;
+		return s->t_sleep + s->timeout_ns / 2;
 	return now > s->timeout_ns ? now - s->timeout_ns : 0;
 }
 

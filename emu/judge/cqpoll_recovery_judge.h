@@ -22,9 +22,11 @@
  * post makes visible, and its event, is done by then). That is judged
  * against the deadline by which its event must have ended the wait:
  *   after a sleep   the sleep's start, taken at the sleep hook (before the
- *                   consumer blocks), plus its timeout: epoll_wait returns
- *                   an event raised before its timeout, so work posted
- *                   before that and found by the timeout lost its event;
+ *                   consumer blocks), plus half its timeout: the earliest
+ *                   the safety net ends a sleep (its alarm is due within
+ *                   [T/2, T] of the start); a wait returns an event raised
+ *                   before its timeout, so work posted before that and
+ *                   found by the timeout lost its event;
  *   while polling   a group's net looks once per timeout at its cold CQs,
  *                   after taking the events at hand: work older than a
  *                   timeout when the net finds it lost its event (the
@@ -88,8 +90,8 @@ struct cqpoll_rj_watch {
  * The deadline of work found by a recovery at @p now_ns.
  *
  * @return
- *   The sleep's start plus its timeout if asleep, else @p now_ns less the
- *   timeout (0 if that is before the clock's start).
+ *   The sleep's start plus half its timeout if asleep, else @p now_ns less
+ *   the timeout (0 if that is before the clock's start).
  *
  * Thread safety: a pure function.
  */

@@ -14,9 +14,10 @@
  * and the generator recorded when that post began and returned
  * (run->post_ns, run->post_end_ns). Its deadline:
  *   after a sleep   the sleep's start (the sleep hook, before the thread
- *                   blocks) plus its timeout: epoll_wait returns an event
- *                   raised before its timeout, so work whose post returned
- *                   before then, found by the timeout, lost its event;
+ *                   blocks) plus half its timeout, the earliest the safety
+ *                   net's alarm ends it: a wait returns an event raised
+ *                   before its timeout, so work whose post returned before
+ *                   then, found by the timeout, lost its event;
  *   while polling   a group's net looks at its cold CQs once per timeout,
  *                   after the events at hand: work older than a timeout
  *                   when found lost its event (the library's own rule for
