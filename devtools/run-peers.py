@@ -685,7 +685,12 @@ def section(summ, meta, lines, out, recs=()):
           "(user-space instructions, `bench/run_sleep_path.sh`), "
           "[UCX](ucx-driver.md#what-a-sleep-and-wake-costs-against-ucp_worker_wait), "
           "[ethdev](ethdev-driver.md#the-sleep), "
-          "[libfabric](ofi-driver.md).",
+          "[libfabric](ofi-driver.md). The largest part found at 1000/s is "
+          "the bound on every sleep, which none of the stacks' untimed waits "
+          "pays: the safety net's alarm, moved once per half period "
+          "([poll-group.md](poll-group.md#the-transition-into-sleep), paired in one process: "
+          "[the price of the bound on a sleep]"
+          "(uring-driver.md#the-price-of-the-bound-on-a-sleep-paired)).",
           "", "Both programs do the same work on each completion: "
           "`tpcq_harness_got()` (app/common/harness.c, one object linked into "
           "both) stamps its latency, checks its order and counts it, after one "
