@@ -263,18 +263,26 @@ uring_consumer(void *arg)
 	return NULL;
 }
 
+/* A NOP on @p ring, from the poster thread, its submission time in @p t_post. */
 static void
-uring_fire(void *arg)
+post_nop(struct io_uring *ring, uint64_t *t_post)
 {
-	struct bare_uring *u = arg;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
 	if (sqe == NULL)
 		abort();
 	io_uring_prep_nop(sqe);
-	__atomic_store_n(&u->t_post, now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
-	if (io_uring_submit(&u->ring) != 1)
+	__atomic_store_n(t_post, now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+	if (io_uring_submit(ring) != 1)
 		abort();
+}
+
+static void
+uring_fire(void *arg)
+{
+	struct bare_uring *u = arg;
+
+	post_nop(&u->ring, &u->t_post);
 }
 
 static int
@@ -357,19 +365,13 @@ uring_cb(struct cqpoll_cq *cq, const struct cqpoll_completion *c, unsigned int n
 }
 
 #ifdef CQPOLL_BENCH_URING
-/* As bare-uring's poster: a NOP on the CQ's ring, from the poster thread. */
+/* As bare-uring's poster, on the CQ's ring. */
 static void
 uring_grp_fire(void *arg)
 {
 	struct grp *gr = arg;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(gr->ring);
 
-	if (sqe == NULL)
-		abort();
-	io_uring_prep_nop(sqe);
-	__atomic_store_n(&gr->t_post, now_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
-	if (io_uring_submit(gr->ring) != 1)
-		abort();
+	post_nop(gr->ring, &gr->t_post);
 }
 #endif
 
@@ -768,9 +770,9 @@ main(int argc, char **argv)
 	    grp_start(&gu, &sc[5], 1, true, 0, &t[5]) != 0 ||
 	    grp_start(&gh, &sc[6], 1, true, 3600000, &t[6]) != 0)
 		return 1;
-	run[6] = (struct runner){ &sc[6], uring_grp_fire, &gh };
 	run[4] = (struct runner){ &sc[4], uring_fire, &bu };
 	run[5] = (struct runner){ &sc[5], uring_grp_fire, &gu };
+	run[6] = (struct runner){ &sc[6], uring_grp_fire, &gh };
 #endif
 	interleave(run, nsc, rounds, bs, gap_us * 1000, seed, blocks);
 	pthread_join(t[0], NULL);

@@ -21,8 +21,9 @@ io_uring driver's interrupt mode against io_uring_wait_cqe(); with
 -- --gap-us=1000 at the 1000/s of devtools/run-peers.py), uring-1-1h's (the
 same under a net of an hour, whose alarm short sleeps never move) and
 uring-1's against uring-1-1h's: the price of the default net's moves. A
-block's CPU runs from its first sample to its last. With --runs=N, each goal is also judged on the
-rounds of all runs together (more pairs, a narrower interval).
+block's CPU runs from its first sample to its last. With --runs=N, each
+goal is also judged on the rounds of all runs together (more pairs, a
+narrower interval).
 Then names the machine's wake-up modes where it has two (about 4 us and
 about 17-20 us on the machines of issue 37): the split that best separates
 the pooled log latencies (Otsu), kept only when both sides hold >= 2 % of

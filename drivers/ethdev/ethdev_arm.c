@@ -96,6 +96,9 @@ cqpoll_ethdev_event_fd(void *priv)
 	return q->epfd;
 }
 
+/* Members of epfd: the queue's fd, the wake-up eventfd, the alarm. */
+#define ETHDEV_SET_FDS 3
+
 /*
  * The ready entries of an epoll_wait() on epfd: 1 if the queue's was one
  * of them (its interrupt disabled: the event is taken), else 0; an
@@ -132,11 +135,11 @@ int
 cqpoll_ethdev_event_get(void *priv)
 {
 	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev[3];
+	struct epoll_event ev[ETHDEV_SET_FDS];
 	int n;
 
 	/* Collects the edge; the EAL never reads virtio's eventfd, nor do we. */
-	n = epoll_wait(q->epfd, ev, 3, 0);
+	n = epoll_wait(q->epfd, ev, ETHDEV_SET_FDS, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	return take_ready(q, ev, n);
@@ -153,12 +156,12 @@ int
 cqpoll_ethdev_wait(void *priv, int timeout_ms)
 {
 	struct cqpoll_ethdev_cq *q = priv;
-	struct epoll_event ev[3];
+	struct epoll_event ev[ETHDEV_SET_FDS];
 	int n;
 
 	if (!q->alarm.open)
 		cqpoll_alarm_open_in(&q->alarm, q->epfd, &q->alarm);
-	n = epoll_wait(q->epfd, ev, 3,
+	n = epoll_wait(q->epfd, ev, ETHDEV_SET_FDS,
 		       cqpoll_alarm_cover(&q->alarm, timeout_ms, cqpoll_now_ns()));
 	if (n < 0)
 		return -errno;
