@@ -55,8 +55,9 @@
  *                    [--cq-size=N] [--cold-us=US] [--dev=sw|uring] [--check]
  *                    [--timeout-ms=MS] [--idle-ms=MS] [--channel=own|shared]
  *        defaults: --cqs=1,4096,65536 --samples=2000 --gap-us=100
- *                  --cq-size=64 --cold-us=1000 --timeout-ms=10 (the build's
- *                  default safety-net timeout) --idle-ms=1000
+ *                  --cq-size=64 --cold-us=1000 --timeout-ms=10 (DPDK's
+ *                  l3fwd-power's bound: short, so that the idle run sees
+ *                  many timeouts) --idle-ms=1000
  */
 
 #include <errno.h>
