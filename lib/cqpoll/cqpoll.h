@@ -233,6 +233,12 @@ int cqpoll_cq_destroy(struct cqpoll_cq *cq);
  * sleep. An arm stays in force until cqpoll_cq_event_get() consumes its event,
  * so repeated calls do not ring the device again.
  *
+ * On an edge or report-missed CQ whose last poll was the first after a
+ * consumed event and returned fewer than @p n completions (drained at that
+ * poll), the call starts at the arm, as a blocking wait's loop arms after
+ * its read: the poll after the arm, or the report, returns what landed
+ * since. The results are the same.
+ *
  * @param cq
  *   The CQ.
  * @param comps

@@ -207,8 +207,13 @@ cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
 		cqpoll_cq_latch_failure(cq, n);
 		return;
 	}
-	if ((pending & CQPOLL_CQ_FP_PENDING_EVENT) != 0 && n == 0)
-		cqpoll_stat_add(&cq->counters.spurious_events, 1);
+	if ((pending & CQPOLL_CQ_FP_PENDING_EVENT) != 0) {
+		if (n == 0)
+			cqpoll_stat_add(&cq->counters.spurious_events, 1);
+		cq->event_poll_seq = __atomic_load_n(&fp->counters->polls,
+						     __ATOMIC_RELAXED);
+		cq->event_poll_n = n;
+	}
 	if ((pending & CQPOLL_CQ_FP_PENDING_TIMEOUT) != 0)
 		timeout_judge(cq, comps, n,
 			      (pending & CQPOLL_CQ_FP_PENDING_HEALTH) != 0);

@@ -20,6 +20,7 @@
 #include "cqpoll_log_private.h"
 #include "cqpoll_private.h"
 #include "cqpoll_trace_private.h"
+#include "cqpoll_mutant.h"
 
 /* Ring the device. > 0 means "poll again, the CQ is not armed". */
 static int
@@ -77,12 +78,48 @@ cqpoll_cq_arm_check(struct cqpoll_cq *cq)
  */
 #define ARM_MISSED_MAX 64
 
+/*
+ * The last poll of @p cq was the first after an event and found fewer than
+ * @p n: the CQ was drained then. A poll now would only repeat it: what
+ * landed since, the arm's own handling returns (edge: the look after the
+ * arm; report-missed: the report, then a poll), so a loop of poll-and-arm
+ * and wait polls a CQ as often as the stack's blocking wait does. Not on a
+ * level CQ: there the arm announces an entry already there by an event
+ * instead of returning it, and a transition returns what it finds.
+ */
+#if CQPOLL_MUTANT(POLL_BEFORE_ARM)
+/* Negative control only (test build): every poll-and-arm polls first. */
+static bool
+drained_at_wake(struct cqpoll_cq *cq, unsigned int n)
+{
+	(void)cq;
+	(void)n;
+	return false;
+}
+#else
+static bool
+drained_at_wake(struct cqpoll_cq *cq, unsigned int n)
+{
+	return cq->arm != CQPOLL_ARM_LEVEL && cq->event_poll_seq != 0 &&
+	       cq->event_poll_seq == __atomic_load_n(&cq->counters.fp.polls,
+						     __ATOMIC_RELAXED) &&
+	       (unsigned int)cq->event_poll_n < n;
+}
+#endif
+
 int
 cqpoll_poll_and_arm(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		    unsigned int n)
 {
 	int r;
 
+	if (cq == NULL || comps == NULL || n == 0)
+		return -EINVAL;
+	if (drained_at_wake(cq, n)) {
+		/* Once: a second call polls, as the arm's result may ask. */
+		cq->event_poll_seq = 0;
+		return cqpoll_cq_arm_polled(cq, comps, n);
+	}
 	r = cqpoll_poll_burst(cq, comps, n);
 	if (r != 0)
 		return r;

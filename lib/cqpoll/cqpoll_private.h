@@ -57,6 +57,15 @@ struct cqpoll_cq {
 	 */
 	bool armed;
 	unsigned int events_unacked;
+	/*
+	 * The first poll after a consumed event (cqpoll_cq_poll_judge()):
+	 * counters.fp.polls right after it, and what it returned. While no
+	 * poll has come since, and it returned fewer than a caller's burst,
+	 * the CQ was drained at that poll, as a blocking wait's loop knows
+	 * after its read: cqpoll_poll_and_arm() starts at its arm.
+	 */
+	uint64_t event_poll_seq;
+	int event_poll_n;
 	/* Start of the last sleep that ended by timeout while armed. */
 	uint64_t t_timeout_sleep;
 	/* The poll group holding the CQ, or NULL: guards destroy and add. */

@@ -1,22 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What one sleep-and-wake of an interrupt-mode group costs in polls of its
- * CQ, counted by the CQ itself (cqpoll_cq_stats::polls). A blocking wait
- * pays one poll that finds the completion and, on an edge device, one look
- * after its arm; a group pays the same: the wake-up's poll, which left the
- * CQ empty, serves as the next pass's poll and as the first poll of its
- * poll-and-arm. Each of CYCLES completions is posted only once the group
- * sleeps, so that every cycle is one sleep and one wake-up.
+ * What one sleep-and-wake costs in polls of the CQ, counted by the CQ itself
+ * (cqpoll_cq_stats::polls). A blocking wait pays one poll that finds the
+ * completion and, on an edge device, one look after its arm. Each of CYCLES
+ * completions is posted only once the consumer sleeps, so that every cycle
+ * is one sleep and one wake-up.
  *
- * Expected polls a cycle: 1 (level: the arm fires for what is there, no
- * look after it), 2 (edge: the look after the arm, cqpoll_poll_and_arm()).
- * A group that polls its woken CQ again before arming it, or polls it a
- * second time inside the transition, pays 2 and 3 or more: caught.
+ * An interrupt-mode group pays the same: the wake-up's poll, which left the
+ * CQ empty, serves as the next pass's poll and as the first poll of its
+ * poll-and-arm. Expected polls a cycle: 1 (level: the arm fires for what is
+ * there, no look after it), 2 (edge: the look after the arm). A group that
+ * polls its woken CQ again before arming it, or polls it a second time
+ * inside the transition, pays 2 and 3 or more: caught.
+ *
+ * The CQ API's loop (cqpoll_poll_and_arm() until 0, cqpoll_cq_wait()), with
+ * --api=cq alone: its poll after the wake-up returns the completion; on an
+ * edge device the next cqpoll_poll_and_arm() starts at the arm, that poll
+ * having drained the CQ: 2 a cycle, the look after the arm included. Level
+ * pays 2 as well: the transition polls first there, to return what is
+ * there. The control (group-wake-polls-control, a library whose
+ * poll-and-arm always polls first) pays 3 on edge: caught.
  */
 
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,13 +133,118 @@ run_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
 	return rc;
 }
 
-int
-main(void)
+/* The CQ API's consumer: poll-and-arm until 0, then sleep. */
+struct cq_run {
+	struct cqpoll_cq *cq;
+	uint64_t got;
+	int stop;
+};
+
+static void *
+cq_consumer(void *arg)
 {
+	struct cq_run *r = arg;
+	struct cqpoll_completion comps[32];
+	int n;
+
+	for (;;) {
+		while ((n = cqpoll_poll_and_arm(r->cq, comps, 32)) > 0)
+			__atomic_fetch_add(&r->got, (uint64_t)n, __ATOMIC_RELEASE);
+		if (n < 0)
+			return (void *)(intptr_t)n;
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		n = cqpoll_cq_wait(r->cq, 10000);
+		if (n < 0)
+			return (void *)(intptr_t)n;
+	}
+}
+
+static uint64_t
+cq_waits(struct cqpoll_cq *cq)
+{
+	struct cqpoll_cq_stats st;
+
+	cqpoll_cq_stats_get(cq, &st);
+	return st.waits;
+}
+
+static int
+run_cq_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
+{
+	struct cqpoll_sw_conf sc = { .size = 64, .arm = arm };
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_cq_stats st;
+	struct cq_run r = { 0 };
+	uint64_t i, waits, polls0;
+	pthread_t t;
+	void *ret;
 	int rc = 0;
 
-	rc |= run_case(CQPOLL_ARM_LEVEL, 1);
-	rc |= run_case(CQPOLL_ARM_EDGE, 2);
+	r.cq = cqpoll_sw_cq_create(&sc);
+	if (r.cq == NULL) {
+		fprintf(stderr, "set-up: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pthread_create(&t, NULL, cq_consumer, &r) != 0)
+		return 1;
+	while (cq_waits(r.cq) == 0)
+		test_spin_ns(10000);
+	cqpoll_cq_stats_get(r.cq, &st);
+	polls0 = st.polls;
+	for (i = 0; i <= CYCLES; i++) {
+		waits = cq_waits(r.cq);
+		/* The last one ends the run: counted out below. */
+		if (i == CYCLES) {
+			cqpoll_cq_stats_get(r.cq, &st);
+			__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+		}
+		c.wr_id = i;
+		if (cqpoll_sw_post(r.cq, &c) != 0) {
+			fprintf(stderr, "post %" PRIu64 " failed\n", i);
+			rc = 1;
+			break;
+		}
+		if (i == CYCLES)
+			break;
+		while (__atomic_load_n(&r.got, __ATOMIC_ACQUIRE) <= i ||
+		       cq_waits(r.cq) == waits)
+			test_spin_ns(2000);
+	}
+	pthread_join(t, &ret);
+	if (ret != NULL) {
+		fprintf(stderr, "cq loop: %s\n", strerror((int)-(intptr_t)ret));
+		rc = 1;
+	}
+	printf("cq api, %s arm: %" PRIu64 " polls for %d sleep-and-wake cycles "
+	       "(%.2f a cycle, want %" PRIu64 ")\n", cqpoll_arm_semantics_name(arm),
+	       st.polls - polls0, CYCLES, (double)(st.polls - polls0) / CYCLES,
+	       per_cycle);
+	if (st.polls - polls0 > CYCLES * per_cycle + SLACK) {
+		fprintf(stderr, "FAIL: cq api, %s: more than %" PRIu64 " polls a cycle\n",
+			cqpoll_arm_semantics_name(arm), per_cycle);
+		rc = 1;
+	}
+	cqpoll_cq_destroy(r.cq);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	bool cq_only = argc > 1 && strcmp(argv[1], "--api=cq") == 0;
+	int rc = 0;
+
+	if (argc > 1 && !cq_only) {
+		fprintf(stderr, "usage: %s [--api=cq]\n", argv[0]);
+		return 2;
+	}
+	if (!cq_only) {
+		rc |= run_case(CQPOLL_ARM_LEVEL, 1);
+		rc |= run_case(CQPOLL_ARM_EDGE, 2);
+	}
+	rc |= run_cq_case(CQPOLL_ARM_LEVEL, 2);
+	rc |= run_cq_case(CQPOLL_ARM_EDGE, 2);
 	if (rc == 0)
 		printf("PASS\n");
 	return rc;
