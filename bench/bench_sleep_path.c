@@ -8,7 +8,8 @@
  *
  *   wait      io_uring_wait_cqe() and io_uring_cqe_seen(): liburing's own
  *   wait-to   the same with a 10 ms timeout (io_uring_wait_cqe_timeout())
- *   api       cqpoll's CQ API: cqpoll_poll_burst(), cqpoll_poll_and_arm(),
+ *   api       cqpoll's CQ API, the contract's loop (testpmd-cq's interrupt
+ *             mode): cqpoll_poll_and_arm() until it returns 0, then
  *             cqpoll_cq_wait(cq, 10)
  *   group     a poll group of that CQ alone, interrupt mode, 10 ms safety
  *             net: cqpoll_group_run_once() until the completion is in
@@ -84,9 +85,7 @@ consume_cycle(enum way w)
 		return 0;
 	case API:
 		while (got < want) {
-			r = cqpoll_poll_burst(cq, c, 32);
-			if (r == 0)
-				r = cqpoll_poll_and_arm(cq, c, 32);
+			r = cqpoll_poll_and_arm(cq, c, 32);
 			if (r > 0)
 				got += (uint64_t)r;
 			else if (r == 0)
