@@ -102,8 +102,10 @@ ofi_wait(void *priv, int timeout_ms)
  * under the signal's lock, once however many calls come
  * (include/ofi_signal.h fd_signal_set()). The fd stays readable until
  * the next fi_trywait() resets the signal (util_wait.c util_wait_fd_try()),
- * so a wake-up ends the wait it finds, or the next one, and the arm after
- * it sleeps again. With EQs the epoll set over cq_fd is readable too.
+ * or, on tcp's own CQ, a progress pass finds it (tcpx_progress()): both run
+ * on the consumer, awake, so a wake-up ends the wait it finds, or the next
+ * one, and the arm after it sleeps again. With EQs the epoll set over
+ * cq_fd is readable too.
  */
 static int
 ofi_wake(void *priv)
