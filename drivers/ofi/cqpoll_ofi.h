@@ -85,6 +85,11 @@ struct cqpoll_ofi_conf {
  *
  * Bind it to endpoints with fi_ep_bind(ep, &cqpoll_ofi_cq_fid(cq)->fid, ...).
  *
+ * Other threads wake a sleeper on it with fi_cq_signal() (a poll group's
+ * kicks, cqpoll_cq_fail()). A provider without it (-FI_ENOSYS) is found by
+ * one fi_cq_signal() and fi_trywait() here; its CQ then sleeps on its event
+ * fd, never in its own wait.
+ *
  * @warning EXPERIMENTAL: this API may change without notice.
  *
  * @param fabric

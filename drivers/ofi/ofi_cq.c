@@ -94,6 +94,31 @@ ofi_wait(void *priv, int timeout_ms)
 	return 1;
 }
 
+/*
+ * The cross-thread wake-up: fi_cq_signal(). On the utility CQ that tcp and
+ * ofi_rxm build on (libfabric 1.17, prov/util/src/util_cq.c
+ * ofi_cq_signal()), it signals the CQ's wait set, whose epoll fd is what
+ * FI_GETWAIT gave (q->cq_fd): a byte written to a socket pair in that set
+ * under the signal's lock, once however many calls come
+ * (include/ofi_signal.h fd_signal_set()). The fd stays readable until
+ * the next fi_trywait() resets the signal (util_wait.c util_wait_fd_try()),
+ * or, on tcp's own CQ, a progress pass finds it (tcpx_progress()): both run
+ * on the consumer, awake, so a wake-up ends the wait it finds, or the next
+ * one, and the arm after it sleeps again. With EQs the epoll set over
+ * cq_fd is readable too.
+ */
+static int
+ofi_wake(void *priv)
+{
+	struct cqpoll_ofi_cq *q = priv;
+	int r;
+
+	if (!q->can_signal)
+		return 0;
+	r = fi_cq_signal(q->cq);
+	return r == 0 ? 0 : r < 0 ? r : -EIO;
+}
+
 static void
 ofi_destroy(void *priv)
 {
@@ -112,8 +137,28 @@ const struct cqpoll_driver_ops cqpoll_ofi_ops = {
 	.event_fd = ofi_event_fd,
 	.event_get = ofi_event_get,
 	.destroy = ofi_destroy,
+	.wake = ofi_wake,
 	.wait = ofi_wait,
 };
+
+/*
+ * Whether the provider's CQ has fi_cq_signal() (shm and efa answer
+ * -FI_ENOSYS in libfabric 1.17): signalled once on the new CQ, whose
+ * fi_trywait() then resets the signal before anything waits on it.
+ */
+static int
+ofi_probe_signal(struct cqpoll_ofi_cq *q)
+{
+	struct fid *fid = &q->cq->fid;
+	int r;
+
+	r = fi_cq_signal(q->cq);
+	if (r != 0)
+		return r;
+	q->can_signal = true;
+	r = fi_trywait(q->fabric, &fid, 1);
+	return r == -FI_EAGAIN ? 0 : r;
+}
 
 struct cqpoll_cq *
 cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
@@ -158,6 +203,9 @@ cqpoll_ofi_cq_open(struct fid_fabric *fabric, struct fid_domain *domain,
 	}
 	/* Fields added later (NUMA socket, flags) stay 0: their defaults. */
 	memset(&params, 0, sizeof(params));
+	if (ofi_probe_signal(q) != 0)
+		/* No wake-up for a sleep in the wait: the epoll's event fd it is. */
+		params.flags |= CQPOLL_CQ_PARAMS_F_NO_WAIT;
 	params.arm = CQPOLL_ARM_REPORT_MISSED;
 	params.size = (uint32_t)attr.size;
 	params.event_ack_batch = conf != NULL ? conf->event_ack_batch : 0;

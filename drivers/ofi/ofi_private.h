@@ -2,7 +2,10 @@
 #ifndef CQPOLL_OFI_PRIVATE_H
 #define CQPOLL_OFI_PRIVATE_H
 
-/* libfabric driver internals; only the consumer thread touches them. */
+/*
+ * libfabric driver internals; only the consumer thread touches them, but
+ * for the wake-up (ofi_cq.c), which reads fields set before the handle.
+ */
 
 #include <poll.h>
 #include <stdbool.h>
@@ -32,6 +35,7 @@ struct cqpoll_ofi_cq {
 	uint32_t empty_polls;        /* since the EQs were last read */
 	bool eq_due;                 /* read the EQs at the next empty poll */
 	bool shut;                   /* an EQ reported the peer gone */
+	bool can_signal;             /* fi_cq_signal() works: the wake-up */
 	/* The wait's safety-net timeout (ofi_cq.c), opened at the first wait. */
 	struct cqpoll_alarm alarm;
 	struct fid_eq *eqs[CQPOLL_OFI_EQ_MAX];

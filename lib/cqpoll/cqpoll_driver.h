@@ -144,7 +144,8 @@ struct cqpoll_driver_ops {
 	 * The driver's cross-thread wake-up (cqpoll_cq_wake_t), so that a
 	 * failure reported with cqpoll_cq_fail() from any thread wakes a
 	 * sleeper on the CQ. Drivers whose event fd they can make readable (an
-	 * eventfd: sw, io_uring; a worker they can signal: UCX) give it.
+	 * eventfd: sw, io_uring; a worker or CQ they can signal: UCX,
+	 * libfabric) give it.
 	 * Optional: without it a report is seen at the CQ's next poll
 	 * (contract.md, section 11).
 	 */

@@ -8,7 +8,7 @@
  * state's errno (at the latest at the second poll: the first may latch),
  * and the next wait must refuse at once with the errno. For every driver
  * that gives the core its wake-up (cqpoll_driver_ops::wake): sw, io_uring,
- * UCX.
+ * UCX, libfabric (ofi_rxm over tcp on loopback, connected: fi_cq_signal()).
  *
  * usage: test_fail_wake [--expect-fail]
  *
@@ -35,6 +35,10 @@
 #ifdef CQPOLL_TEST_UCX
 #include "cqpoll_ucx.h"
 #include "ucx_test.h"
+#endif
+#ifdef CQPOLL_TEST_OFI
+#include "cqpoll_ofi.h"
+#include "ofi_test.h"
 #endif
 
 /* The sleeper's timeout, and how soon after the report it must be awake. */
@@ -156,11 +160,42 @@ test_ucx(void)
 #endif
 }
 
+static int
+test_ofi(void)
+{
+#ifdef CQPOLL_TEST_OFI
+	static struct test_ofi t;
+	struct cqpoll_cq *cq;
+	char why[256];
+	int r;
+
+	if (test_ofi_open(&t, "tcp", why, sizeof(why)) != 0) {
+		printf("  ofi   : skipped: %s\n", why);
+		test_ofi_close(&t);
+		return TEST_SKIP;
+	}
+	cq = cqpoll_ofi_cq_open(t.fabric, t.domain, NULL);
+	TEST_ASSERT(cq != NULL, "ofi cq: %s", strerror(errno));
+	r = test_ofi_attach(&t, cqpoll_ofi_cq_fid(cq), why, sizeof(why));
+	TEST_ASSERT(r == 0, "ofi attach: %s", why);
+	r = sleep_through_failure("ofi", cq);
+	/* A CQ still bound to an endpoint cannot be closed. */
+	test_ofi_close_eps(&t);
+	TEST_ASSERT_EQ(cqpoll_cq_destroy(cq), 0);
+	test_ofi_close(&t);
+	return r;
+#else
+	printf("  ofi   : not in this build\n");
+	return TEST_SKIP;
+#endif
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST_CASE(test_sw), TEST_CASE(test_uring), TEST_CASE(test_ucx),
+		TEST_CASE(test_ofi),
 	};
 	bool expect_fail = argc > 1 && strcmp(argv[1], "--expect-fail") == 0;
 	unsigned int i, failed = 0;

@@ -20,9 +20,12 @@
  * (the wait: poll(2) on the worker's fd; the wake-up: ucp_worker_signal()),
  * --dev=ethdev-virtio on a virtio_user Rx queue fed by vhost (the wait:
  * epoll_wait() on the driver's set; the wake-up: an eventfd in that set;
- * built in test/ethdev/, where DPDK is).
+ * built in test/ethdev/, where DPDK is), --dev=ofi-tcp on a libfabric CQ
+ * of ofi_rxm over tcp on loopback, its endpoint connected (the wait:
+ * poll(2) on the CQ's wait fd; the wake-up: fi_cq_signal()).
  *
- * Skips (77) where io_uring, or UCX's tcp transport, is unavailable. On a kernel where the driver
+ * Skips (77) where io_uring, UCX's tcp transport or libfabric's tcp
+ * provider is unavailable. On a kernel where the driver
  * has no own wait (no IORING_FEAT_EXT_ARG or IORING_OP_MSG_RING) the group
  * sleeps in its epoll: this test passes there, and so does its control,
  * which meson then reports as an unexpected pass.
@@ -48,6 +51,9 @@
 #ifdef TEST_HAVE_ETHDEV
 #include "cqpoll_ethdev.h"
 #include "ethdev_test.h"
+#endif
+#ifdef TEST_HAVE_OFI
+#include "ofi_test.h"
 #endif
 
 /* Far above any wake-up, even under the sanitizers: a sleep this long was
@@ -149,6 +155,9 @@ static struct test_ucx ux;
 #ifdef TEST_HAVE_ETHDEV
 static struct te_pair tp;
 #endif
+#ifdef TEST_HAVE_OFI
+static struct test_ofi ofi;
+#endif
 
 /* The CQ under test, or NULL with the reason (-ENODATA in @p r: skip). */
 static struct cqpoll_cq *
@@ -177,6 +186,25 @@ open_cq(const char *dev, int *r, char *why, size_t len)
 		cq = cqpoll_ucx_cq_create(ux.b, NULL);
 		if (cq == NULL)
 			snprintf(why, len, "cqpoll_ucx_cq_create: %s", strerror(errno));
+		return cq;
+	}
+#endif
+#ifdef TEST_HAVE_OFI
+	if (strcmp(dev, "ofi-tcp") == 0) {
+		*r = test_ofi_open(&ofi, "tcp", why, len);
+		if (*r != 0)
+			return NULL;
+		cq = cqpoll_ofi_cq_open(ofi.fabric, ofi.domain, NULL);
+		if (cq == NULL) {
+			snprintf(why, len, "cqpoll_ofi_cq_open: %s", strerror(errno));
+			return NULL;
+		}
+		/* Connected first: the sleeps are a live endpoint's. */
+		*r = test_ofi_attach(&ofi, cqpoll_ofi_cq_fid(cq), why, len);
+		if (*r != 0) {
+			cqpoll_cq_destroy(cq);
+			return NULL;
+		}
 		return cq;
 	}
 #endif
@@ -210,6 +238,11 @@ open_cq(const char *dev, int *r, char *why, size_t len)
 #else
 		 ""
 #endif
+#ifdef TEST_HAVE_OFI
+		 ", ofi-tcp"
+#else
+		 ""
+#endif
 		 );
 	return NULL;
 }
@@ -236,7 +269,7 @@ main(int argc, char **argv)
 	if (argc > 1 && strncmp(argv[1], "--dev=", 6) == 0)
 		dev = argv[1] + 6;
 	else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--dev=uring|ucx-tcp|ethdev-virtio]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--dev=uring|ucx-tcp|ethdev-virtio|ofi-tcp]\n", argv[0]);
 		return TEST_FAIL;
 	}
 	cq = open_cq(dev, &r, why, sizeof(why));
@@ -301,7 +334,16 @@ main(int argc, char **argv)
 	}
 	cqpoll_group_remove(rn.g, cq);
 	cqpoll_group_destroy(rn.g);
+#ifdef TEST_HAVE_OFI
+	/* A CQ still bound to an endpoint cannot be closed. */
+	if (strcmp(dev, "ofi-tcp") == 0)
+		test_ofi_close_eps(&ofi);
+#endif
 	cqpoll_cq_destroy(cq);
+#ifdef TEST_HAVE_OFI
+	if (strcmp(dev, "ofi-tcp") == 0)
+		test_ofi_close(&ofi);
+#endif
 #ifdef TEST_HAVE_UCX
 	if (strcmp(dev, "ucx-tcp") == 0)
 		test_ucx_close(&ux);
