@@ -259,6 +259,7 @@ int
 cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 {
 	uint64_t t_sleep;
+	bool dbg;
 	int r;
 
 	if (cq == NULL || timeout_ms <= 0 || timeout_ms > CQPOLL_WAIT_TIMEOUT_MS_MAX) {
@@ -285,11 +286,13 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	if (cqpoll_sleep_check_run(cq) == 1)
 		cqpoll_stat_add(&cq->counters.lost_wakeups, 1);
 	cqpoll_stat_add(&cq->counters.waits, 1);
-	CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
-		       (void *)cq, timeout_ms);
-	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
 	/* The start of the sleep: a timeout's recovery is judged against it. */
 	t_sleep = cqpoll_now_ns();
+	dbg = cqpoll_log_lib_debug(t_sleep);
+	if (dbg)
+		CQPOLL_LOG_LIB(DEBUG, "cq %p: empty and armed, sleeping up to %d ms",
+			       (void *)cq, timeout_ms);
+	CQPOLL_TRACE(sleep, NULL, cq, timeout_ms);
 	if (cq->wait != NULL) {
 		/*
 		 * The driver's own wait (io_uring: on the ring itself) sleeps and
@@ -325,17 +328,19 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 			return 1;
 		}
 		cqpoll_stat_add(&cq->counters.wait_timeouts, 1);
-		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
-			       (void *)cq, timeout_ms);
+		if (dbg)
+			CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by the %d ms timeout",
+				       (void *)cq, timeout_ms);
 		CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_TIMEOUT,
 			     cqpoll_now_ns() - t_sleep, 0);
 		cqpoll_cq_timeout_mark(cq, t_sleep);
 		return 0;
 	}
 	r = cqpoll_cq_event_get(cq);
-	CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by %s", (void *)cq,
-		       r > 0 ? "its event" : r == 0 ? "a shared channel's event" :
-		       "an event that failed");
+	if (dbg)
+		CQPOLL_LOG_LIB(DEBUG, "cq %p: woken by %s", (void *)cq,
+			       r > 0 ? "its event" : r == 0 ?
+			       "a shared channel's event" : "an event that failed");
 	if (r < 0)
 		return r;
 	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_EVENT,

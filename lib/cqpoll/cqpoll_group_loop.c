@@ -327,7 +327,7 @@ cqpoll_group_run_once(struct cqpoll_group *g)
 		return r;
 	}
 	cqpoll_group_sleep_cpu_start(g);
-	r = cqpoll_group_transition(g, &unarmed);
+	r = cqpoll_group_transition(g, &unarmed, t1);
 	/* Before the sleep: a dead CQ's fd must not stay in the epoll set. */
 	if (g->failed != NULL && cqpoll_group_reap(g))
 		return cqpoll_group_free_deferred(g);
@@ -415,7 +415,7 @@ cqpoll_group_sleep_prepare(struct cqpoll_group *g)
 		return -EALREADY;
 	/* Not the end of a pass: the caller may have run since its polls. */
 	g->pass++;
-	r = cqpoll_group_transition(g, &unarmed);
+	r = cqpoll_group_transition(g, &unarmed, cqpoll_now_ns());
 	if (g->failed != NULL && cqpoll_group_reap(g))
 		return cqpoll_group_free_deferred(g);
 	if (r != 0)

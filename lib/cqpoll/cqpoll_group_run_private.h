@@ -143,7 +143,8 @@ cqpoll_group_cold_check_due(const struct cqpoll_group *g, uint64_t now)
 }
 
 /* cqpoll_group_sleep.c */
-int cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed);
+int cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed,
+			    uint64_t now);
 void cqpoll_group_begin_sleep(struct cqpoll_group *g, int timeout_ms);
 int cqpoll_group_take_ready(struct cqpoll_group *g,
 			    const struct epoll_event *evs, int r,

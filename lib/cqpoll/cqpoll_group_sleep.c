@@ -55,7 +55,7 @@ activate_all(struct cqpoll_group *g)
  * active and the next pass drains it.
  */
 int
-cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
+cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed, uint64_t now)
 {
 	struct cqpoll_group_member *m;
 	unsigned int i = 0, active;
@@ -69,7 +69,7 @@ cqpoll_group_transition(struct cqpoll_group *g, bool *unarmed)
 		return total;
 	active = g->nactive;
 	cqpoll_stat_add(&g->stats.transitions, 1);
-	g->log_sleep = CQPOLL_LOG_LIB_WANTED(DEBUG);
+	g->log_sleep = cqpoll_log_lib_debug(now);
 	if (g->log_sleep)
 		CQPOLL_LOG_LIB(DEBUG, "group %p: transition, poll-and-arm on %u active of %u cqs",
 			       (void *)g, g->nactive, g->n);

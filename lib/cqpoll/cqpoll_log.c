@@ -15,13 +15,36 @@
 
 const struct cqpoll_log_hook *cqpoll_log_hook_cur;
 
+/*
+ * The last answer of cqpoll_log_lib_debug() and when it was asked (0: ask
+ * now). Shared by every thread: a thread may read a time and an answer of
+ * two different askings, which only moves a message by a period.
+ */
+static uint64_t debug_asked_ns;
+static bool debug_wanted;
+
 int
 cqpoll_log_set_hook(const struct cqpoll_log_hook *hook)
 {
 	if (hook != NULL && hook->write == NULL)
 		return -EINVAL;
 	__atomic_store_n(&cqpoll_log_hook_cur, hook, __ATOMIC_RELEASE);
+	__atomic_store_n(&debug_asked_ns, 0, __ATOMIC_RELEASE);
 	return 0;
+}
+
+bool
+cqpoll_log_lib_debug(uint64_t now)
+{
+	uint64_t t = __atomic_load_n(&debug_asked_ns, __ATOMIC_ACQUIRE);
+	bool w;
+
+	if (t != 0 && now >= t && now - t < CQPOLL_LOG_RECHECK_NS)
+		return __atomic_load_n(&debug_wanted, __ATOMIC_RELAXED);
+	w = CQPOLL_LOG_LIB_WANTED(DEBUG);
+	__atomic_store_n(&debug_wanted, w, __ATOMIC_RELAXED);
+	__atomic_store_n(&debug_asked_ns, now != 0 ? now : 1, __ATOMIC_RELEASE);
+	return w;
 }
 
 const struct cqpoll_log_hook *

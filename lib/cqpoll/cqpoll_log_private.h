@@ -8,6 +8,9 @@
  * the per-poll fast path, compiled in only with -Ddebug_fastpath=true.
  */
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "cqpoll_config.h"
 #include "cqpoll_driver.h"
 #include "cqpoll_log.h"
@@ -22,6 +25,18 @@
 	cqpoll_log_h_ != NULL && \
 	cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, CQPOLL_LOG_CORE); \
 })
+
+/*
+ * CQPOLL_LOG_LIB_WANTED(DEBUG) for the sleep paths, asked of the hook at
+ * most once per CQPOLL_LOG_RECHECK_NS (@p now: CLOCK_MONOTONIC ns) and
+ * at once after cqpoll_log_set_hook(). A sleep-and-wake runs cold after
+ * the sleep, and the question crosses into the hook's library (DPDK: the
+ * logtype's lookup, rte_log_can_log()): about 3 % of a wake-up's CPU in
+ * testpmd-cq under perf, for messages that are off. A level raised at
+ * run time reaches those messages within the period.
+ */
+#define CQPOLL_LOG_RECHECK_NS 100000000u
+bool cqpoll_log_lib_debug(uint64_t now);
 
 #if CQPOLL_DEBUG_FASTPATH
 #define CQPOLL_LOG_FP(level, component, ...) CQPOLL_LOG(level, component, __VA_ARGS__)

@@ -6,6 +6,7 @@
  */
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_epoll.h>
@@ -157,6 +158,11 @@ test_debug_transitions(void)
 	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_INTERRUPT), 0);
 	TEST_ASSERT(sleep_once(g) >= 0, "mode back");
 	rte_log_set_level_pattern("lib.cqpoll", RTE_LOG_DEBUG);
+	/*
+	 * The sleep paths ask whether debug messages are wanted once per
+	 * 100 ms (cqpoll_log_lib_debug()): a level raised now shows after it.
+	 */
+	usleep(110 * 1000);
 	TEST_ASSERT(log_capture() == 0, "memstream");
 	TEST_ASSERT_EQ(sleep_once(g), 0);
 	TEST_ASSERT_EQ(cqpoll_group_set_mode(g, CQPOLL_GROUP_MODE_BUSY), 0);
