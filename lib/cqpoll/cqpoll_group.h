@@ -97,8 +97,8 @@ struct cqpoll_group_conf {
 	const char *policy_args;         /**< Parameters of the policy, or NULL. */
 	/**
 	 * Safety-net timeout of every sleep, 1 .. 3600000 ms; 0: the build's
-	 * default, CQPOLL_WAIT_TIMEOUT_MS_DEFAULT (100 ms unless built with
-	 * another -Dwait_timeout_ms). A sleep that nothing else ends ends after half of it at
+	 * default (meson option wait_timeout_ms, 100 ms unless the build set
+	 * another). A sleep that nothing else ends ends after half of it at
 	 * least and all of it at most (the group's alarm, set once per half
 	 * period, not a timer per sleep).
 	 */
