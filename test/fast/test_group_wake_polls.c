@@ -72,6 +72,23 @@ group_sleeps(struct cqpoll_group *g)
 	return st.sleeps;
 }
 
+/* @p polls over CYCLES cycles against @p per_cycle a cycle: 0, or 1 (over). */
+static int
+judge_polls(const char *api, enum cqpoll_arm_semantics arm, uint64_t polls,
+	    uint64_t per_cycle)
+{
+	printf("%s, %s arm: %" PRIu64 " polls for %d sleep-and-wake cycles "
+	       "(%.2f a cycle, want %" PRIu64 ")\n", api,
+	       cqpoll_arm_semantics_name(arm), polls, CYCLES,
+	       (double)polls / CYCLES, per_cycle);
+	if (polls > CYCLES * per_cycle + SLACK) {
+		fprintf(stderr, "FAIL: %s, %s: more than %" PRIu64 " polls a cycle\n",
+			api, cqpoll_arm_semantics_name(arm), per_cycle);
+		return 1;
+	}
+	return 0;
+}
+
 static int
 run_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
 {
@@ -119,15 +136,7 @@ run_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
 		fprintf(stderr, "group run: %s\n", strerror((int)-(intptr_t)ret));
 		rc = 1;
 	}
-	printf("%s arm: %" PRIu64 " polls for %d sleep-and-wake cycles (%.2f a cycle, "
-	       "want %" PRIu64 ")\n", cqpoll_arm_semantics_name(arm),
-	       st.polls - polls0, CYCLES, (double)(st.polls - polls0) / CYCLES,
-	       per_cycle);
-	if (st.polls - polls0 > CYCLES * per_cycle + SLACK) {
-		fprintf(stderr, "FAIL: %s: more than %" PRIu64 " polls a cycle\n",
-			cqpoll_arm_semantics_name(arm), per_cycle);
-		rc = 1;
-	}
+	rc |= judge_polls("group", arm, st.polls - polls0, per_cycle);
 	cqpoll_group_destroy(r.g);
 	cqpoll_cq_destroy(r.cq);
 	return rc;
@@ -216,15 +225,7 @@ run_cq_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
 		fprintf(stderr, "cq loop: %s\n", strerror((int)-(intptr_t)ret));
 		rc = 1;
 	}
-	printf("cq api, %s arm: %" PRIu64 " polls for %d sleep-and-wake cycles "
-	       "(%.2f a cycle, want %" PRIu64 ")\n", cqpoll_arm_semantics_name(arm),
-	       st.polls - polls0, CYCLES, (double)(st.polls - polls0) / CYCLES,
-	       per_cycle);
-	if (st.polls - polls0 > CYCLES * per_cycle + SLACK) {
-		fprintf(stderr, "FAIL: cq api, %s: more than %" PRIu64 " polls a cycle\n",
-			cqpoll_arm_semantics_name(arm), per_cycle);
-		rc = 1;
-	}
+	rc |= judge_polls("cq api", arm, st.polls - polls0, per_cycle);
 	cqpoll_cq_destroy(r.cq);
 	return rc;
 }
