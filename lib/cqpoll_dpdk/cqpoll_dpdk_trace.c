@@ -39,8 +39,7 @@ on_wake(void *arg, const struct cqpoll_group *g, const struct cqpoll_cq *cq,
 	enum cqpoll_trace_wake why, uint64_t asleep_ns, uint32_t completions)
 {
 	(void)arg;
-	cqpoll_dpdk_trace_wake(g, cq, cqpoll_trace_wake_name(why), asleep_ns,
-			       completions);
+	cqpoll_dpdk_trace_wake(g, cq, (int)why, asleep_ns, completions);
 }
 
 static void

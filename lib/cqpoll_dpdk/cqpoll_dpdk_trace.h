@@ -13,6 +13,8 @@
 
 #include <rte_trace_point.h>
 
+#include "cqpoll_trace.h"
+
 RTE_TRACE_POINT(
 	cqpoll_dpdk_trace_arm,
 	RTE_TRACE_POINT_ARGS(const void *cq, uint8_t missed),
@@ -39,11 +41,16 @@ RTE_TRACE_POINT(
 	rte_trace_point_emit_i32(timeout_ms);
 )
 
+/*
+ * The reason's name is looked up past the enable check, not by the caller:
+ * a wake-up runs cold, and with the point off the lookup (a call into
+ * libcqpoll) was most of the hook's cost.
+ */
 RTE_TRACE_POINT(
 	cqpoll_dpdk_trace_wake,
-	RTE_TRACE_POINT_ARGS(const void *group, const void *cq,
-			     const char *reason, uint64_t asleep_ns,
-			     uint32_t completions),
+	RTE_TRACE_POINT_ARGS(const void *group, const void *cq, int why,
+			     uint64_t asleep_ns, uint32_t completions),
+	const char *reason = cqpoll_trace_wake_name((enum cqpoll_trace_wake)why);
 	rte_trace_point_emit_ptr(group);
 	rte_trace_point_emit_ptr(cq);
 	rte_trace_point_emit_string(reason);
