@@ -37,11 +37,13 @@ bool
 cqpoll_log_lib_debug(uint64_t now)
 {
 	uint64_t t = __atomic_load_n(&debug_asked_ns, __ATOMIC_ACQUIRE);
+	const struct cqpoll_log_hook *h;
 	bool w;
 
 	if (t != 0 && now >= t && now - t < CQPOLL_LOG_RECHECK_NS)
 		return __atomic_load_n(&debug_wanted, __ATOMIC_RELAXED);
-	w = CQPOLL_LOG_LIB_WANTED(DEBUG);
+	h = __atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE);
+	w = h != NULL && cqpoll_log_wanted(h, CQPOLL_LOG_DEBUG, CQPOLL_LOG_CORE);
 	__atomic_store_n(&debug_wanted, w, __ATOMIC_RELAXED);
 	__atomic_store_n(&debug_asked_ns, now != 0 ? now : 1, __ATOMIC_RELEASE);
 	return w;

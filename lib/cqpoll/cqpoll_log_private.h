@@ -18,22 +18,14 @@
 /* The core's own messages (logtype lib.cqpoll under DPDK). */
 #define CQPOLL_LOG_LIB(level, ...) CQPOLL_LOG(level, CQPOLL_LOG_CORE, __VA_ARGS__)
 
-/* Whether the core's messages of @p level would be written now. */
-#define CQPOLL_LOG_LIB_WANTED(level) __extension__ ({ \
-	const struct cqpoll_log_hook *cqpoll_log_h_ = \
-		__atomic_load_n(&cqpoll_log_hook_cur, __ATOMIC_ACQUIRE); \
-	cqpoll_log_h_ != NULL && \
-	cqpoll_log_wanted(cqpoll_log_h_, CQPOLL_LOG_##level, CQPOLL_LOG_CORE); \
-})
-
 /*
- * CQPOLL_LOG_LIB_WANTED(DEBUG) for the sleep paths, asked of the hook at
- * most once per CQPOLL_LOG_RECHECK_NS (@p now: CLOCK_MONOTONIC ns) and
- * at once after cqpoll_log_set_hook(). A sleep-and-wake runs cold after
- * the sleep, and the question crosses into the hook's library (DPDK: the
- * logtype's lookup, rte_log_can_log()): about 3 % of a wake-up's CPU in
- * testpmd-cq under perf, for messages that are off. A level raised at
- * run time reaches those messages within the period.
+ * Whether the core's DEBUG messages would be written, for the sleep paths:
+ * asked of the hook at most once per CQPOLL_LOG_RECHECK_NS (@p now:
+ * CLOCK_MONOTONIC ns) and at once after cqpoll_log_set_hook(). A
+ * sleep-and-wake runs cold after the sleep, and the question crosses into
+ * the hook's library (DPDK: the logtype's lookup, rte_log_can_log()) for
+ * messages that are almost always off. A level raised at run time reaches
+ * those messages within the period.
  */
 #define CQPOLL_LOG_RECHECK_NS 100000000u
 bool cqpoll_log_lib_debug(uint64_t now);

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cqpoll.h"
@@ -38,10 +39,12 @@
 /* Polls of the start (the first pass) and of the stop's wake-up. */
 #define SLACK 4
 
+/* A group's run (g set) or the CQ API's loop's (g NULL). */
 struct run {
 	struct cqpoll_group *g;
 	struct cqpoll_cq *cq;
 	uint64_t got;
+	int stop;             /* the CQ API's loop: end at the next wake-up */
 };
 
 static void
@@ -63,13 +66,72 @@ consumer(void *arg)
 	return (void *)(intptr_t)cqpoll_group_run(r->g);
 }
 
-static uint64_t
-group_sleeps(struct cqpoll_group *g)
+/* The CQ API's consumer: poll-and-arm until 0, then sleep. */
+static void *
+cq_consumer(void *arg)
 {
-	struct cqpoll_group_stats st;
+	struct run *r = arg;
+	struct cqpoll_completion comps[32];
+	int n;
 
-	cqpoll_group_stats_get(g, &st);
-	return st.sleeps;
+	for (;;) {
+		while ((n = cqpoll_poll_and_arm(r->cq, comps, 32)) > 0)
+			__atomic_fetch_add(&r->got, (uint64_t)n, __ATOMIC_RELEASE);
+		if (n < 0)
+			return (void *)(intptr_t)n;
+		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
+			return NULL;
+		n = cqpoll_cq_wait(r->cq, 10000);
+		if (n < 0)
+			return (void *)(intptr_t)n;
+	}
+}
+
+/* The consumer's sleeps so far: the group's, or the CQ's waits. */
+static uint64_t
+sleeps_of(const struct run *r)
+{
+	struct cqpoll_group_stats gs;
+	struct cqpoll_cq_stats cs;
+
+	if (r->g != NULL) {
+		cqpoll_group_stats_get(r->g, &gs);
+		return gs.sleeps;
+	}
+	cqpoll_cq_stats_get(r->cq, &cs);
+	return cs.waits;
+}
+
+/*
+ * CYCLES completions, each posted once the consumer sleeps: every cycle is
+ * one sleep and one wake-up. The polls they cost in @p polls.
+ */
+static int
+feed(struct run *r, uint64_t *polls)
+{
+	struct cqpoll_completion c = { .byte_len = 8 };
+	struct cqpoll_cq_stats st;
+	uint64_t i, sleeps, polls0;
+
+	while (sleeps_of(r) == 0)
+		test_spin_ns(10000);
+	cqpoll_cq_stats_get(r->cq, &st);
+	polls0 = st.polls;
+	for (i = 0; i < CYCLES; i++) {
+		sleeps = sleeps_of(r);
+		c.wr_id = i;
+		if (cqpoll_sw_post(r->cq, &c) != 0) {
+			fprintf(stderr, "post %" PRIu64 " failed\n", i);
+			return 1;
+		}
+		/* Delivered, and asleep again: the next post wakes it. */
+		while (__atomic_load_n(&r->got, __ATOMIC_ACQUIRE) <= i ||
+		       sleeps_of(r) == sleeps)
+			test_spin_ns(2000);
+	}
+	cqpoll_cq_stats_get(r->cq, &st);
+	*polls = st.polls - polls0;
+	return 0;
 }
 
 /* @p polls over CYCLES cycles against @p per_cycle a cycle: 0, or 1 (over). */
@@ -89,143 +151,52 @@ judge_polls(const char *api, enum cqpoll_arm_semantics arm, uint64_t polls,
 	return 0;
 }
 
+/* An interrupt-mode group of one sw CQ (@p cq_api false), or the CQ API's loop. */
 static int
-run_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
+run_case(bool cq_api, enum cqpoll_arm_semantics arm, uint64_t per_cycle)
 {
 	struct cqpoll_group_conf gc = { .mode = CQPOLL_GROUP_MODE_INTERRUPT,
 					.wait_timeout_ms = 10000 };
 	struct cqpoll_sw_conf sc = { .size = 64, .arm = arm };
-	struct cqpoll_completion c = { .byte_len = 8 };
-	struct cqpoll_cq_stats st;
+	struct cqpoll_completion c = { .byte_len = 8, .wr_id = CYCLES };
 	struct run r = { 0 };
-	uint64_t i, sleeps, polls0;
+	uint64_t polls = 0;
 	pthread_t t;
 	void *ret;
-	int rc = 0;
+	int rc;
 
 	r.cq = cqpoll_sw_cq_create(&sc);
-	r.g = cqpoll_group_create(&gc);
-	if (r.cq == NULL || r.g == NULL ||
-	    cqpoll_group_add(r.g, r.cq, on_comp, &r) != 0) {
+	if (!cq_api) {
+		r.g = cqpoll_group_create(&gc);
+		if (r.g == NULL || r.cq == NULL ||
+		    cqpoll_group_add(r.g, r.cq, on_comp, &r) != 0) {
+			fprintf(stderr, "set-up: %s\n", strerror(errno));
+			return 1;
+		}
+	} else if (r.cq == NULL) {
 		fprintf(stderr, "set-up: %s\n", strerror(errno));
 		return 1;
 	}
-	if (pthread_create(&t, NULL, consumer, &r) != 0)
+	if (pthread_create(&t, NULL, cq_api ? cq_consumer : consumer, &r) != 0)
 		return 1;
-	while (group_sleeps(r.g) == 0)
-		test_spin_ns(10000);
-	cqpoll_cq_stats_get(r.cq, &st);
-	polls0 = st.polls;
-	for (i = 0; i < CYCLES; i++) {
-		sleeps = group_sleeps(r.g);
-		c.wr_id = i;
-		if (cqpoll_sw_post(r.cq, &c) != 0) {
-			fprintf(stderr, "post %" PRIu64 " failed\n", i);
-			rc = 1;
-			break;
-		}
-		/* Delivered, and asleep again: the next post wakes it. */
-		while (__atomic_load_n(&r.got, __ATOMIC_ACQUIRE) <= i ||
-		       group_sleeps(r.g) == sleeps)
-			test_spin_ns(2000);
+	rc = feed(&r, &polls);
+	if (cq_api) {
+		/* One more completion wakes the loop, which then ends. */
+		__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+		if (cqpoll_sw_post(r.cq, &c) != 0)
+			abort();
+	} else {
+		cqpoll_group_stop(r.g);
 	}
-	cqpoll_cq_stats_get(r.cq, &st);
-	cqpoll_group_stop(r.g);
 	pthread_join(t, &ret);
 	if (ret != NULL) {
-		fprintf(stderr, "group run: %s\n", strerror((int)-(intptr_t)ret));
+		fprintf(stderr, "%s: %s\n", cq_api ? "cq loop" : "group run",
+			strerror((int)-(intptr_t)ret));
 		rc = 1;
 	}
-	rc |= judge_polls("group", arm, st.polls - polls0, per_cycle);
+	if (rc == 0)
+		rc = judge_polls(cq_api ? "cq api" : "group", arm, polls, per_cycle);
 	cqpoll_group_destroy(r.g);
-	cqpoll_cq_destroy(r.cq);
-	return rc;
-}
-
-/* The CQ API's consumer: poll-and-arm until 0, then sleep. */
-struct cq_run {
-	struct cqpoll_cq *cq;
-	uint64_t got;
-	int stop;
-};
-
-static void *
-cq_consumer(void *arg)
-{
-	struct cq_run *r = arg;
-	struct cqpoll_completion comps[32];
-	int n;
-
-	for (;;) {
-		while ((n = cqpoll_poll_and_arm(r->cq, comps, 32)) > 0)
-			__atomic_fetch_add(&r->got, (uint64_t)n, __ATOMIC_RELEASE);
-		if (n < 0)
-			return (void *)(intptr_t)n;
-		if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE))
-			return NULL;
-		n = cqpoll_cq_wait(r->cq, 10000);
-		if (n < 0)
-			return (void *)(intptr_t)n;
-	}
-}
-
-static uint64_t
-cq_waits(struct cqpoll_cq *cq)
-{
-	struct cqpoll_cq_stats st;
-
-	cqpoll_cq_stats_get(cq, &st);
-	return st.waits;
-}
-
-static int
-run_cq_case(enum cqpoll_arm_semantics arm, uint64_t per_cycle)
-{
-	struct cqpoll_sw_conf sc = { .size = 64, .arm = arm };
-	struct cqpoll_completion c = { .byte_len = 8 };
-	struct cqpoll_cq_stats st;
-	struct cq_run r = { 0 };
-	uint64_t i, waits, polls0;
-	pthread_t t;
-	void *ret;
-	int rc = 0;
-
-	r.cq = cqpoll_sw_cq_create(&sc);
-	if (r.cq == NULL) {
-		fprintf(stderr, "set-up: %s\n", strerror(errno));
-		return 1;
-	}
-	if (pthread_create(&t, NULL, cq_consumer, &r) != 0)
-		return 1;
-	while (cq_waits(r.cq) == 0)
-		test_spin_ns(10000);
-	cqpoll_cq_stats_get(r.cq, &st);
-	polls0 = st.polls;
-	for (i = 0; i <= CYCLES; i++) {
-		waits = cq_waits(r.cq);
-		/* The last one ends the run: counted out below. */
-		if (i == CYCLES) {
-			cqpoll_cq_stats_get(r.cq, &st);
-			__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
-		}
-		c.wr_id = i;
-		if (cqpoll_sw_post(r.cq, &c) != 0) {
-			fprintf(stderr, "post %" PRIu64 " failed\n", i);
-			rc = 1;
-			break;
-		}
-		if (i == CYCLES)
-			break;
-		while (__atomic_load_n(&r.got, __ATOMIC_ACQUIRE) <= i ||
-		       cq_waits(r.cq) == waits)
-			test_spin_ns(2000);
-	}
-	pthread_join(t, &ret);
-	if (ret != NULL) {
-		fprintf(stderr, "cq loop: %s\n", strerror((int)-(intptr_t)ret));
-		rc = 1;
-	}
-	rc |= judge_polls("cq api", arm, st.polls - polls0, per_cycle);
 	cqpoll_cq_destroy(r.cq);
 	return rc;
 }
@@ -241,11 +212,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (!cq_only) {
-		rc |= run_case(CQPOLL_ARM_LEVEL, 1);
-		rc |= run_case(CQPOLL_ARM_EDGE, 2);
+		rc |= run_case(false, CQPOLL_ARM_LEVEL, 1);
+		rc |= run_case(false, CQPOLL_ARM_EDGE, 2);
 	}
-	rc |= run_cq_case(CQPOLL_ARM_LEVEL, 2);
-	rc |= run_cq_case(CQPOLL_ARM_EDGE, 2);
+	rc |= run_case(true, CQPOLL_ARM_LEVEL, 2);
+	rc |= run_case(true, CQPOLL_ARM_EDGE, 2);
 	if (rc == 0)
 		printf("PASS\n");
 	return rc;
