@@ -6,11 +6,16 @@
 #     each stays one job a reader can hold at once;
 #   - in the product (lib/ and drivers/), a mutant (CQPOLL_MUTANT, the
 #     negative controls' naive code) switches whole functions: no
-#     "#if CQPOLL_MUTANT(...)" inside a function body;
+#     "#if CQPOLL_MUTANT(...)" inside a function body, and each switch has
+#     its "#define CQPOLL_MUTANT_<NAME> 0" in lib/cqpoll/cqpoll_mutant.h
+#     ("#if" takes an undefined name for 0 without a word, so a switch
+#     without one would build, and a typo in a control's flag would go
+#     unseen);
 #   - the product names no symbol of the test kit (what libcqpoll_emu
 #     exports: emu/version.map).
 #
-# usage: devtools/check-layout.sh [--max N] [--product] [--kit MAP] [DIR...]
+# usage: devtools/check-layout.sh [--max N] [--product] [--kit MAP]
+#                                 [--mutants HEADER] [DIR...]
 #
 # DIR defaults to the source tree's app/, lib/ and drivers/. A DIR named
 # lib or drivers, or any DIR with --product, gets the product's checks too.
@@ -25,6 +30,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 max=600
 product=0
 kit=$top/emu/version.map
+mutants=$top/lib/cqpoll/cqpoll_mutant.h
 while [ $# -gt 0 ]; do
     case $1 in
     --max)
@@ -41,6 +47,11 @@ while [ $# -gt 0 ]; do
         kit=$2
         shift 2
         ;;
+    --mutants)
+        [ $# -ge 2 ] && [ -f "$2" ] || { echo "check-layout: --mutants needs a header" >&2; exit 2; }
+        mutants=$2
+        shift 2
+        ;;
     *)
         break
         ;;
@@ -53,6 +64,8 @@ fi
 # The kit's symbols: the global names of its version map.
 kitsyms=$(sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);[[:space:]]*$/\1/p' "$kit" | sort -u)
 [ -n "$kitsyms" ] || { echo "check-layout: $kit names no symbol" >&2; exit 2; }
+[ -f "$mutants" ] || { echo "check-layout: $mutants: no mutant header" >&2; exit 2; }
+mutants=$(realpath "$mutants")
 
 bad=0
 files=0
@@ -81,6 +94,13 @@ for dir in "$@"; do
             END { exit bad }' "$f"; then
             bad=$((bad + 1))
         fi
+        if [ "$(realpath "$f")" != "$mutants" ]; then
+            while IFS= read -r name; do
+                grep -qx "#define CQPOLL_MUTANT_$name 0" "$mutants" && continue
+                echo "check-layout: $f: mutant $name has no \"#define CQPOLL_MUTANT_$name 0\" in $mutants"
+                bad=$((bad + 1))
+            done < <(grep -ohE 'CQPOLL_MUTANT\([A-Z0-9_]+\)' "$f" | sed 's/^CQPOLL_MUTANT(\(.*\))$/\1/' | sort -u)
+        fi
         if hits=$(grep -nwF -- "$kitsyms" "$f"); then
             while IFS= read -r h; do
                 echo "check-layout: $f:${h%%:*}: names a symbol of the test kit: ${h#*:}"
@@ -97,4 +117,4 @@ if [ "$bad" -ne 0 ]; then
     echo "check-layout: $bad breaches in $files files"
     exit 1
 fi
-echo "check-layout: $files files, none over $max lines, the product's mutants at function level, no kit symbol in it"
+echo "check-layout: $files files, none over $max lines, the product's mutants at function level with their defaults, no kit symbol in it"

@@ -823,9 +823,10 @@ def main():
                    if k[2].startswith("cqpoll-"))
     if rec:
         lines.append("run-peers: cqpoll: %d timeout recoveries (sleeps that ended by "
-                     "their 10 ms timeout and found completions), %d of them judged "
-                     "lost from the generator's post times (posted over 1 ms before "
-                     "the timeout ended), the others late (testpmd-cq.md, "
+                     "their safety net, testpmd-cq's --timeout-ms, and found "
+                     "completions), %d of them judged lost from the generator's "
+                     "post times (posted over 1 ms before the earliest the net "
+                     "ends a sleep), the others late (testpmd-cq.md, "
                      "recoveries_late and recoveries_lost)%s" % (
                          rec, rec_lost, ": FAIL" if rec_lost else ""))
         lost += rec_lost

@@ -38,7 +38,10 @@ struct cqpoll_cq;
  * change, move request, cqpoll_group_wakeup()): it may be called again and
  * again, and each call must end the wait it finds, or else the next one;
  * a wait takes the wake-ups asked before or during it, so that the wait
- * after sleeps again.
+ * after sleeps again. The arm may take one asked before it (libfabric's
+ * fi_trywait() resets what fi_cq_signal() set): the core looks at the
+ * CQ's state after every arm, so a report's wake-up that an arm took is
+ * not needed.
  *
  * @param priv
  *   The driver state given to cqpoll_cq_alloc().

@@ -48,6 +48,43 @@ arm_device(struct cqpoll_cq *cq)
 	return 0;
 }
 
+/*
+ * Reported failed (cqpoll_cq_fail(), from any thread) after the look that
+ * let the arm go ahead: a driver whose arm resets its wait object may have
+ * taken the report's wake-up with it (libfabric: fi_trywait() resets what
+ * fi_cq_signal() set), and a sleep after it would end only by its
+ * timeout. The report stores the state before it sends the wake-up, so a
+ * look after the arm sees every report whose wake-up the arm could take.
+ */
+#if CQPOLL_MUTANT(NO_STATE_AFTER_ARM)
+/* Negative control only (test build): the arm's word is taken as is. */
+static bool
+failed_at_arm(const struct cqpoll_cq *cq)
+{
+	(void)cq;
+	return false;
+}
+#else
+static bool
+failed_at_arm(const struct cqpoll_cq *cq)
+{
+	return __builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0);
+}
+#endif
+
+/*
+ * A failed CQ's last words: the entries it still holds first (flushed work;
+ * the device wrote them before it reported), then the state's errno.
+ */
+static int
+failed_out(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
+	   unsigned int n)
+{
+	int r = cqpoll_poll_burst(cq, comps, n);
+
+	return r != 0 ? r : cqpoll_cq_latch_failure(cq, 0);
+}
+
 int
 cqpoll_cq_arm_check(struct cqpoll_cq *cq)
 {
@@ -66,6 +103,8 @@ cqpoll_cq_arm_check(struct cqpoll_cq *cq)
 	r = arm_device(cq);
 	if (r < 0)
 		return cqpoll_cq_latch_failure(cq, r);
+	if (failed_at_arm(cq))
+		return cqpoll_cq_latch_failure(cq, 0);
 	if (r > 0)
 		cq->armed = false;
 	return r;
@@ -139,10 +178,8 @@ cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	 * and the device wrote its last entries before it reported: a poll
 	 * now sees them.
 	 */
-	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0)) {
-		r = cqpoll_poll_burst(cq, comps, n);
-		return r != 0 ? r : cqpoll_cq_latch_failure(cq, 0);
-	}
+	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0))
+		return failed_out(cq, comps, n);
 	/*
 	 * An arm stays in force until its event is consumed: the device will
 	 * still fire, or its event is already pending. Ringing again would only
@@ -155,11 +192,8 @@ cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		return r;
 	for (;;) {
 		r = arm_device(cq);
-		if (r < 0) {
-			/* Entries first (flushed work), then the state's errno. */
-			r = cqpoll_poll_burst(cq, comps, n);
-			return r != 0 ? r : cqpoll_cq_latch_failure(cq, 0);
-		}
+		if (r < 0)
+			return failed_out(cq, comps, n);
 		if (r == 0)
 			break;
 		/* Not armed: the caller must poll again, never sleep on it. */
@@ -170,6 +204,8 @@ cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 		if (r != 0)
 			return r;
 	}
+	if (failed_at_arm(cq))
+		return failed_out(cq, comps, n);
 	cq->armed = true;
 	if (cq->arm != CQPOLL_ARM_EDGE)
 		return 0;

@@ -5,8 +5,9 @@
 # file over 600 lines; in lib/ and drivers/ mutants switch whole functions
 # and no symbol of the test kit is named), and its negative controls on
 # made-up trees: a file of 601 lines, a mutant switch inside a function
-# body and a kit symbol named in the product must each fail it, naming the
-# file; a file of 600 lines and a function-level mutant pass.
+# body, a mutant switch without its default in the mutant header and a kit
+# symbol named in the product must each fail it, naming the file; a file
+# of 600 lines and a function-level mutant with its default pass.
 #
 # usage: check_layout.sh CHECK_LAYOUT SRCDIR
 set -euo pipefail
@@ -18,6 +19,7 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf 'CQPOLL_EMU_0.1 {\n\tglobal:\n\t\tkit_naive_arm;\n\tlocal: *;\n};\n' > "$tmp/kit.map"
+printf '#ifndef CQPOLL_MUTANT_NAIVE\n#define CQPOLL_MUTANT_NAIVE 0\n#endif\n' > "$tmp/mutant.h"
 mkdir -p "$tmp/app/sub" "$tmp/lib"
 seq 600 > "$tmp/app/sub/ok.c"
 cat > "$tmp/lib/ok.c" <<'C'
@@ -35,14 +37,14 @@ arm(void)
 }
 #endif
 C
-"$check" --kit "$tmp/kit.map" "$tmp/app" "$tmp/lib" > /dev/null ||
+"$check" --kit "$tmp/kit.map" --mutants "$tmp/mutant.h" "$tmp/app" "$tmp/lib" > /dev/null ||
     { echo "FAIL: a 600-line file or a function-level mutant was refused"; exit 1; }
 
 # expect_fail NAME FILE...: the check refuses the tree, naming NAME.
 expect_fail() {
     local name=$1 out
     shift
-    if out=$("$check" --kit "$tmp/kit.map" "$@"); then
+    if out=$("$check" --kit "$tmp/kit.map" --mutants "$tmp/mutant.h" "$@"); then
         echo "FAIL: the control $name passed the layout check"
         exit 1
     fi
@@ -69,3 +71,6 @@ expect_fail in_body.c "$tmp/in_body/lib"
 mkdir -p "$tmp/kit/drivers"
 printf 'int kit_naive_arm(void);\n' > "$tmp/kit/drivers/kit.c"
 expect_fail kit.c "$tmp/kit/drivers"
+mkdir -p "$tmp/no_default/lib"
+sed 's/NAIVE/NAIVE_TYPO/' "$tmp/lib/ok.c" > "$tmp/no_default/lib/no_default.c"
+expect_fail no_default.c "$tmp/no_default/lib"
