@@ -13,11 +13,13 @@
  *             cqpoll_cq_wait(cq, 10)
  *   group     a poll group of that CQ alone, interrupt mode, 10 ms safety
  *             net: cqpoll_group_run_once() until the completion is in
+ *   adaptive  the same group in adaptive mode, its default policy (which
+ *             sleeps at once where gaps are long: its own work per cycle)
  *
  * The kernel's share is not counted here (no PMU on the project's VMs):
  * its system calls per cycle are strace's to count (the script does).
  *
- * Usage: bench_sleep_path wait|wait-to|api|group [CYCLES] [DELAY_US]
+ * Usage: bench_sleep_path wait|wait-to|api|group|adaptive [CYCLES] [DELAY_US]
  */
 
 #include <errno.h>
@@ -31,9 +33,10 @@
 #include "cqpoll_group.h"
 #include "cqpoll_uring.h"
 
-enum way { WAIT, WAIT_TO, API, GROUP };
+enum way { WAIT, WAIT_TO, API, GROUP, ADAPTIVE };
 
-static const char *const ways[] = { "wait", "wait-to", "api", "group", NULL };
+static const char *const ways[] = { "wait", "wait-to", "api", "group", "adaptive",
+				     NULL };
 
 static struct io_uring *ring;
 static struct cqpoll_cq *cq;
@@ -95,6 +98,7 @@ consume_cycle(enum way w)
 		}
 		return 0;
 	case GROUP:
+	case ADAPTIVE:
 		while (got < want) {
 			r = cqpoll_group_run_once(g);
 			if (r < 0)
@@ -120,7 +124,7 @@ main(int argc, char **argv)
 		if (argc > 1 && strcmp(argv[1], ways[w]) == 0)
 			break;
 	if (ways[w] == NULL || cycles == 0 || us == 0 || us >= 1000000) {
-		fprintf(stderr, "usage: bench_sleep_path wait|wait-to|api|group [CYCLES] [DELAY_US]\n");
+		fprintf(stderr, "usage: bench_sleep_path wait|wait-to|api|group|adaptive [CYCLES] [DELAY_US]\n");
 		return 2;
 	}
 	delay.tv_nsec = (long long)us * 1000;
@@ -130,7 +134,9 @@ main(int argc, char **argv)
 		return errno == ENOSYS || errno == EPERM ? 77 : 1;
 	}
 	ring = cqpoll_uring_cq_ring(cq);
-	if (w == GROUP) {
+	if (w == GROUP || w == ADAPTIVE) {
+		if (w == ADAPTIVE)
+			gc.mode = CQPOLL_GROUP_MODE_ADAPTIVE;
 		g = cqpoll_group_create(&gc);
 		if (g == NULL || cqpoll_group_add(g, cq, on_comp, NULL) != 0) {
 			fprintf(stderr, "bench_sleep_path: group: %s\n", strerror(errno));

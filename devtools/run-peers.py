@@ -138,7 +138,8 @@ def round_conditions(a, b):
     d = [y - x for x, y in zip(a["stat"], b["stat"])]
     tick = os.sysconf("SC_CLK_TCK")
     total = sum(d[:8]) or 1
-    busy_s = (total - d[3] - d[4]) / tick          # less idle and iowait
+    # less idle, iowait and steal: the host's other guests are steal_pct
+    busy_s = (total - d[3] - d[4] - d[7]) / tick
     wall = max(b["t"] - a["t"], 1e-3)
     others = max(0.0, busy_s - (b["children"] - a["children"])) / wall
     return {"load_before": round(a["load"], 2), "load_after": round(b["load"], 2),
