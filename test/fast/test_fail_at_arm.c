@@ -168,9 +168,12 @@ test_cq_api(void)
 	w = r == 0 ? cqpoll_cq_wait(q.cq, TIMEOUT_MS) : 0;
 	printf("  cq api: poll-and-arm %d, wait %d after %llu us\n", r, w,
 	       (unsigned long long)((test_now_ns() - t0) / 1000));
-	TEST_ASSERT(r == -ENODEV, "poll-and-arm returned %d on a cq reported "
-		    "failed as it armed (an arm no event will end)", r);
 	TEST_ASSERT_EQ(cqpoll_cq_destroy(q.cq), 0);
+	if (r != -ENODEV) {
+		printf("poll-and-arm returned %d on a cq reported failed as it "
+		       "armed (an arm no event will end)\n", r);
+		return TEST_FAIL;
+	}
 	return TEST_PASS;
 }
 
@@ -214,6 +217,7 @@ group_of(unsigned int n)
 	struct told told = { 0 };
 	struct cqpoll_group *g;
 	unsigned int i;
+	bool ok = false;
 	uint64_t t0;
 	int r = 0;
 
@@ -234,19 +238,22 @@ group_of(unsigned int n)
 	       told.cq == q[0].cq ? "the failed cq" : told.cq == NULL ? "nothing" :
 	       "another cq", (unsigned long long)((told.t > t0 ? told.t - t0 : 0) / 1000),
 	       r);
-	TEST_ASSERT(r >= 0, "run_once: %d", r);
-	TEST_ASSERT(told.cq == q[0].cq && told.t - t0 < TOLD_WITHIN_NS,
-		    "group of %u: the failure reported as the arm ran was told "
-		    "after %llu ms (the safety net's %d ms, not the report, ended "
-		    "the sleep)", n, (unsigned long long)((told.t - t0) / 1000000),
-		    TIMEOUT_MS);
-	TEST_ASSERT_EQ(cqpoll_cq_destroy(q[0].cq), 0);
-	for (i = 1; i < n; i++)
+	if (r < 0)
+		printf("group of %u: run_once: %d\n", n, r);
+	else if (told.cq != q[0].cq || told.t - t0 >= TOLD_WITHIN_NS)
+		printf("group of %u: the failure reported as the arm ran was told "
+		       "after %llu ms (the safety net's %d ms, not the report, ended "
+		       "the sleep)\n", n, (unsigned long long)((told.t - t0) / 1000000),
+		       TIMEOUT_MS);
+	else
+		ok = true;
+	/* Told: the group let the failed CQ go; else it is still a member. */
+	for (i = told.cq == q[0].cq ? 1 : 0; i < n; i++)
 		TEST_ASSERT_EQ(cqpoll_group_remove(g, q[i].cq), 0);
 	cqpoll_group_destroy(g);
-	for (i = 1; i < n; i++)
+	for (i = 0; i < n; i++)
 		TEST_ASSERT_EQ(cqpoll_cq_destroy(q[i].cq), 0);
-	return TEST_PASS;
+	return ok ? TEST_PASS : TEST_FAIL;
 }
 
 static int
