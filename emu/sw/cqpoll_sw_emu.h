@@ -103,6 +103,11 @@ enum cqpoll_sw_hook_point {
 	 * bit is stored), the producer index not yet published.
 	 */
 	CQPOLL_SW_HOOK_BEFORE_PUBLISH,
+	/**
+	 * A look at the device's injected failure (a poll that found the CQ
+	 * drained, an arm, a post), on the looking thread, before it reads it.
+	 */
+	CQPOLL_SW_HOOK_ERROR_LOOK,
 	CQPOLL_SW_HOOK_COUNT,          /**< Number of hook points. */
 };
 
@@ -124,7 +129,8 @@ enum cqpoll_sw_hook_point {
  *   software CQ.
  *
  * Thread safety: consumer thread only, while no arm is in progress; for
- * CQPOLL_SW_HOOK_BEFORE_PUBLISH, while no post is in progress either.
+ * CQPOLL_SW_HOOK_BEFORE_PUBLISH and CQPOLL_SW_HOOK_ERROR_LOOK, while no
+ * post is in progress either.
  */
 int cqpoll_sw_emu_set_hook(struct cqpoll_cq *cq, enum cqpoll_sw_hook_point point,
 			   void (*fn)(void *arg), void *arg);

@@ -194,6 +194,8 @@ emu_error(void *f)
 {
 	struct cqpoll_sw_emu_state *e = f;
 
+	run_hook(e, CQPOLL_SW_HOOK_ERROR_LOOK);
+
 	/* Acquire: the flushed entries posted before it are visible too. */
 	return __atomic_load_n(&e->error, __ATOMIC_ACQUIRE);
 }

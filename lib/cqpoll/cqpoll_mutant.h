@@ -120,6 +120,11 @@
 #define CQPOLL_MUTANT_NO_STATE_AFTER_ARM 0
 #endif
 
+/* The software CQ's poll gives the injected errno without a second look. */
+#ifndef CQPOLL_MUTANT_SW_ERROR_NO_SECOND_LOOK
+#define CQPOLL_MUTANT_SW_ERROR_NO_SECOND_LOOK 0
+#endif
+
 /* mlx5's SRQ frees a slot when it posts it, not when its completion comes. */
 #ifndef CQPOLL_MUTANT_SRQ_FREE_AT_POST
 #define CQPOLL_MUTANT_SRQ_FREE_AT_POST 0
