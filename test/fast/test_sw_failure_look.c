@@ -4,10 +4,9 @@
  * entry written before the failure went out (doc/guides/contract.md,
  * section 11, "What it held comes first"), even an entry that became
  * visible between the poll's empty look and its read of the failure: the
- * device posting its last entry and then failing, in that window. The
- * failure-overrun-sw rounds met it under load (the device thread fails the
- * CQ right after its last post) about once in 500 runs: 28 to 60 of the
- * failed CQ's entries never delivered. The emulator's hook at
+ * device posting its last entry and then failing, in that window (as a
+ * device thread that fails the CQ right after its last post may, the
+ * device window of failure-overrun-sw). The emulator's hook at
  * CQPOLL_SW_HOOK_ERROR_LOOK makes the post and the failure land exactly
  * there: the poll must return the entry, and the next one the errno.
  *
