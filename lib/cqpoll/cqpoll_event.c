@@ -56,18 +56,25 @@ event_taken(struct cqpoll_cq *cq, int r)
 		 * that the caller polls what it still holds, then the errno.
 		 */
 		cqpoll_cq_fail(cq, r, NULL);
+		/* Failed here: the polls that follow read the CQ after it. */
+		cq->fail_seen = true;
 		cq->armed = false;
 		return 1;
 	}
 	if (r == 0) {
 		/* Reported failed while asleep, its fd made readable: poll it. */
-		if (cqpoll_cq_state_now(cq) == CQPOLL_CQ_STATE_OK)
+		if (!cqpoll_cq_failed_now(cq))
 			return 0;
 		cq->armed = false;
 		return 1;
 	}
 	/* The arm fired: the next sleep needs a new one. */
 	cq->armed = false;
+	/*
+	 * Or a report's wake-up: sent after its state, which this look sees,
+	 * so that the poll that follows, empty, may latch it.
+	 */
+	(void)cqpoll_cq_failed_now(cq);
 	__atomic_fetch_or(&cq->fp.pending, CQPOLL_CQ_FP_PENDING_EVENT,
 			  __ATOMIC_RELAXED);
 	cqpoll_stat_add(&cq->counters.events, (uint64_t)r);
@@ -196,6 +203,27 @@ timeout_judge(struct cqpoll_cq *cq, const struct cqpoll_completion *comps,
 	CQPOLL_TRACE(wake, NULL, cq, CQPOLL_TRACE_WAKE_RECOVERY, 0, (uint32_t)n);
 }
 
+/*
+ * A poll that returned @p n found a failed CQ drained: empty, and it read
+ * the CQ after a look that saw the failure (cqpoll_cq::fail_seen), not
+ * before the device's last entries.
+ */
+#if CQPOLL_MUTANT(LATCH_STALE_EMPTY)
+/* Negative control only (test build): any empty poll latches. */
+static bool
+drained(const struct cqpoll_cq *cq, int n)
+{
+	(void)cq;
+	return n == 0;
+}
+#else
+static bool
+drained(const struct cqpoll_cq *cq, int n)
+{
+	return n == 0 && cq->fail_seen;
+}
+#endif
+
 void
 cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
 		     const struct cqpoll_completion *comps, int n)
@@ -220,13 +248,18 @@ cqpoll_cq_poll_judge(struct cqpoll_cq_fp *fp,
 	if ((pending & CQPOLL_CQ_FP_PENDING_FAILED) != 0) {
 		/*
 		 * Reported failed: what the CQ held before goes out first; the
-		 * first poll that finds it drained latches the state.
+		 * first poll that finds it drained latches the state. Drained,
+		 * not just empty: this poll read the CQ before it saw the report,
+		 * and the device may have written its last entries and reported
+		 * in between. Only a poll that read the CQ after a look that saw
+		 * the failure (fail_seen) may latch it.
 		 */
-		if (n == 0)
+		if (drained(cq, n))
 			cqpoll_cq_latch_failure(cq, 0);
 		else
 			__atomic_fetch_or(&fp->pending, CQPOLL_CQ_FP_PENDING_FAILED,
 					  __ATOMIC_RELAXED);
+		cq->fail_seen = true;
 	}
 }
 
@@ -242,7 +275,7 @@ cqpoll_cq_own_wait(struct cqpoll_cq *cq, int timeout_ms)
 		return r < 0 ? r : 1;
 	}
 	/* Reported failed while asleep (its wake-up ended the wait): poll it. */
-	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+	if (cqpoll_cq_failed_now(cq)) {
 		cq->armed = false;
 		return 1;
 	}
@@ -271,7 +304,7 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	 * A failed CQ never puts its caller to sleep: the errno once drained;
 	 * before, "poll it", as an event would, for what it still holds.
 	 */
-	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+	if (cqpoll_cq_failed_now(cq)) {
 		if (cq->fail_latched)
 			return cqpoll_cq_latch_failure(cq, 0);
 		cq->armed = false;
@@ -322,8 +355,7 @@ cqpoll_cq_wait(struct cqpoll_cq *cq, int timeout_ms)
 	}
 	if (r == 0) {
 		/* Reported failed while asleep in the driver's wait: poll it. */
-		if (cq->wait != NULL &&
-		    cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK) {
+		if (cq->wait != NULL && cqpoll_cq_failed_now(cq)) {
 			cq->armed = false;
 			return 1;
 		}

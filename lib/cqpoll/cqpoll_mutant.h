@@ -125,6 +125,11 @@
 #define CQPOLL_MUTANT_SW_ERROR_NO_SECOND_LOOK 0
 #endif
 
+/* A failure reported from elsewhere is latched by any empty poll. */
+#ifndef CQPOLL_MUTANT_LATCH_STALE_EMPTY
+#define CQPOLL_MUTANT_LATCH_STALE_EMPTY 0
+#endif
+
 /* mlx5's SRQ frees a slot when it posts it, not when its completion comes. */
 #ifndef CQPOLL_MUTANT_SRQ_FREE_AT_POST
 #define CQPOLL_MUTANT_SRQ_FREE_AT_POST 0

@@ -34,6 +34,7 @@ arm_device(struct cqpoll_cq *cq)
 			   strerror(-r));
 		/* Failed: what the CQ still holds goes out before the errno. */
 		cqpoll_cq_fail(cq, r, NULL);
+		cq->fail_seen = true;
 		return r;
 	}
 	cqpoll_stat_add(&cq->counters.arms, 1);
@@ -59,16 +60,16 @@ arm_device(struct cqpoll_cq *cq)
 #if CQPOLL_MUTANT(NO_STATE_AFTER_ARM)
 /* Negative control only (test build): the arm's word is taken as is. */
 static bool
-failed_at_arm(const struct cqpoll_cq *cq)
+failed_at_arm(struct cqpoll_cq *cq)
 {
 	(void)cq;
 	return false;
 }
 #else
 static bool
-failed_at_arm(const struct cqpoll_cq *cq)
+failed_at_arm(struct cqpoll_cq *cq)
 {
-	return __builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0);
+	return __builtin_expect(cqpoll_cq_failed_now(cq), 0);
 }
 #endif
 
@@ -91,20 +92,27 @@ cqpoll_cq_arm_check(struct cqpoll_cq *cq)
 	int r;
 
 	/*
-	 * Reported failed (cqpoll_cq_fail(), from any thread) and just polled
-	 * empty: the errno now, as cqpoll_poll_and_arm() gives it, not at the
-	 * next check.
+	 * Reported failed (cqpoll_cq_fail(), from any thread): "poll again",
+	 * as a reported miss. The poll just before read the CQ before this
+	 * look saw the report, so its "empty" may predate the device's last
+	 * entries; the next poll drains them, then latches the errno.
 	 */
-	if (cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK)
+	if (cq->fail_latched)
 		return cqpoll_cq_latch_failure(cq, 0);
+	if (cqpoll_cq_failed_now(cq)) {
+		cq->armed = false;
+		return 1;
+	}
 	if (!cq->armed)
 		return 0;
 	/* An arm of an armed, empty CQ changes nothing on any driver. */
 	r = arm_device(cq);
 	if (r < 0)
 		return cqpoll_cq_latch_failure(cq, r);
-	if (failed_at_arm(cq))
-		return cqpoll_cq_latch_failure(cq, 0);
+	if (failed_at_arm(cq)) {
+		cq->armed = false;
+		return 1;
+	}
 	if (r > 0)
 		cq->armed = false;
 	return r;
@@ -178,7 +186,7 @@ cqpoll_cq_arm_polled(struct cqpoll_cq *cq, struct cqpoll_completion *comps,
 	 * and the device wrote its last entries before it reported: a poll
 	 * now sees them.
 	 */
-	if (__builtin_expect(cqpoll_cq_state_now(cq) != CQPOLL_CQ_STATE_OK, 0))
+	if (__builtin_expect(cqpoll_cq_failed_now(cq), 0))
 		return failed_out(cq, comps, n);
 	/*
 	 * An arm stays in force until its event is consumed: the device will

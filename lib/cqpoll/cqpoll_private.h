@@ -81,6 +81,12 @@ struct cqpoll_cq {
 	/* Consumer thread: the failure was latched (poll swapped, logged). */
 	bool fail_latched;
 	/*
+	 * Consumer thread: a look at the state found it failed. A poll after
+	 * that look reads every entry written before the report; one before it
+	 * may have read the CQ before the device's last entries (cqpoll_cq_poll_judge()).
+	 */
+	bool fail_seen;
+	/*
 	 * The table's wake, wait and fired ops, NULL where the driver gives
 	 * none or the CQ's params turned them off (CQPOLL_CQ_PARAMS_F_NO_*).
 	 * Makes the event fd readable after a report.
@@ -165,6 +171,19 @@ cqpoll_cq_state_now(const struct cqpoll_cq *cq)
 
 	return s == CQPOLL_CQ_STATE_CLAIMED ? CQPOLL_CQ_STATE_OK :
 		(enum cqpoll_cq_state)s;
+}
+
+/*
+ * The consumer's look at @p cq's state: true if it failed, remembered
+ * (fail_seen), so that the next poll that finds the CQ empty may latch it.
+ */
+static inline bool
+cqpoll_cq_failed_now(struct cqpoll_cq *cq)
+{
+	if (cqpoll_cq_state_now(cq) == CQPOLL_CQ_STATE_OK)
+		return false;
+	cq->fail_seen = true;
+	return true;
 }
 
 /* The check of cqpoll_sleep_check_register(), NULL when none. */
