@@ -34,7 +34,6 @@ arm_device(struct cqpoll_cq *cq)
 			   strerror(-r));
 		/* Failed: what the CQ still holds goes out before the errno. */
 		cqpoll_cq_fail(cq, r, NULL);
-		cq->fail_seen = true;
 		return r;
 	}
 	cqpoll_stat_add(&cq->counters.arms, 1);

@@ -83,7 +83,8 @@ struct cqpoll_cq {
 	/*
 	 * Consumer thread: a look at the state found it failed. A poll after
 	 * that look reads every entry written before the report; one before it
-	 * may have read the CQ before the device's last entries (cqpoll_cq_poll_judge()).
+	 * may have read the CQ before the device's last entries
+	 * (cqpoll_cq_poll_judge()).
 	 */
 	bool fail_seen;
 	/*
